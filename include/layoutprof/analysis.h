@@ -1,0 +1,40 @@
+// Trace -> Report: op tree, copy classes, provenance, split points, module aggregates.
+#pragma once
+
+#include <string>
+
+#include "layoutprof/report.h"
+
+namespace layoutprof {
+
+// Names of ops whose copies are the code's own request (explicit_layout).
+bool is_explicit_copy_op(const std::string& op_name);
+
+// Classifies one aten::copy_ by the rules in order: dtype_device, broadcast, same_layout,
+// then explicit_layout or implicit_layout by the culprit's name.
+CopyClass classify_copy(const TensorInfo& src, const TensorInfo& dst,
+                        const std::string& culprit_name);
+
+// Builds the whole report. The op list is the first recorded call; durations are medians over
+// the calls when they ran the same op sequence.
+Report analyze(const Trace& trace);
+
+}  // namespace layoutprof
+
+namespace layoutprof {
+
+// The tensor an op mainly works on: its first tensor argument (nullptr when it has none).
+const TensorInfo* main_input(const OpEvent& op);
+const TensorInfo* main_output(const OpEvent& op);
+
+// Per event: its top-level ancestor (itself for top-level ops).
+std::vector<int64_t> top_level_ancestors(const std::vector<OpEvent>& ops);
+
+// Tensor inputs of an op that are not in the contiguous class.
+int64_t noncontiguous_inputs(const OpEvent& op);
+
+// Appends the layouts of the data flowing through a top-level op (main input, then main
+// output) to a lane, skipping repeats: the layout lane of the heatmap.
+void append_flow(std::vector<std::string>& lane, const OpEvent& op);
+
+}  // namespace layoutprof

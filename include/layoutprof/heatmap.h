@@ -1,0 +1,32 @@
+// Rows of the text heatmap: modules (at a depth) or top-level op names, in execution order.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "layoutprof/report.h"
+
+namespace layoutprof {
+
+enum class GroupBy { module, op };
+
+struct HeatmapRow {
+  std::string label;
+  int64_t ops = 0;  // op events, nested included
+  int64_t noncontiguous_inputs = 0;
+  int64_t implicit_copies = 0;
+  int64_t explicit_copies = 0;
+  int64_t copy_bytes = 0;  // all copy classes
+  int64_t time_ns = 0;
+  std::vector<std::string> transitions;
+};
+
+// Module path cut to `depth` components; "(top)" for ops of the top module.
+std::string module_at_depth(const std::string& module, int depth);
+
+// The deepest module depth whose row count stays within max_rows (at least 1).
+int auto_depth(const Report& report, size_t max_rows);
+
+std::vector<HeatmapRow> heatmap_rows(const Report& report, GroupBy group_by, int depth);
+
+}  // namespace layoutprof

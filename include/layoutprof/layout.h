@@ -1,0 +1,72 @@
+// Layout classes of a strided tensor: the vocabulary of the whole tool.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace layoutprof {
+
+enum class LayoutClass {
+  contiguous,
+  channels_last,
+  channels_last_3d,
+  permuted,     // dense and non-overlapping, in another dim order
+  strided,      // non-overlapping with gaps (slice, narrow, step)
+  broadcast,    // a zero stride on a dim of size > 1
+  overlapping,  // some elements share memory
+  unknown,      // not a strided tensor (mkldnn, sparse, ...): no strides to classify
+};
+
+struct Layout {
+  LayoutClass cls = LayoutClass::contiguous;
+  // Physical dim order, outermost first; meaningful for `permuted` (and the dense formats).
+  std::vector<int> order;
+};
+
+// True when the dims taken in `order` (outermost first) tile memory densely; dims of size 1
+// are ignored.
+bool is_dense_in_order(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides,
+                       const std::vector<int>& order);
+
+// Classifies sizes/strides. Dims of size 1 never decide the class.
+Layout classify_layout(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides);
+
+const char* layout_class_name(LayoutClass c);
+LayoutClass layout_class_from_name(const std::string& name);  // throws std::invalid_argument
+
+// "permuted(0,2,1)" for permuted layouts, the plain class name otherwise.
+std::string layout_label(const Layout& layout);
+// Parses what layout_label wrote.
+Layout layout_from_label(const std::string& label);
+
+// True when the class needs no copy to be read as dense row-major memory.
+inline bool is_contiguous_class(LayoutClass c) { return c == LayoutClass::contiguous; }
+
+// Strides over the dims of size > 1 only, paired with those sizes: two tensors with equal
+// "effective" shapes and strides walk memory identically.
+std::vector<std::pair<int64_t, int64_t>> effective_dims(const std::vector<int64_t>& sizes,
+                                                        const std::vector<int64_t>& strides);
+
+int64_t numel_of(const std::vector<int64_t>& sizes);
+
+// One tensor argument or result of an op, as recorded: plain data, no torch types.
+struct TensorInfo {
+  int arg = 0;  // position in the op's argument / result list (tensor lists share one)
+  std::vector<int64_t> sizes;
+  std::vector<int64_t> strides;
+  int64_t storage_offset = 0;
+  std::string dtype;   // f32, f64, f16, bf16, i64, i32, i16, i8, u8, bool, c64, ...
+  std::string device;  // cpu, cuda:0, ...
+  int elem_size = 0;
+  uint64_t storage = 0;  // address of the storage's data: identifies the buffer within a call
+  Layout layout;
+
+  int64_t numel() const { return numel_of(sizes); }
+  int64_t bytes() const { return numel() * elem_size; }
+};
+
+// Fills `layout` from sizes/strides.
+void classify(TensorInfo& t);
+
+}  // namespace layoutprof

@@ -1,0 +1,76 @@
+// The one model every output reads: derived from a Trace by analysis, serialised as JSON.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "layoutprof/trace.h"
+
+namespace layoutprof {
+
+enum class CopyClass { implicit_layout, explicit_layout, broadcast, dtype_device, same_layout };
+constexpr int kCopyClassCount = 5;
+const char* copy_class_name(CopyClass c);
+CopyClass copy_class_from_name(const std::string& name);  // throws std::invalid_argument
+inline bool is_layout_copy(CopyClass c) {
+  return c == CopyClass::implicit_layout || c == CopyClass::explicit_layout;
+}
+
+// Counts or bytes per copy class, indexed by CopyClass.
+using PerCopyClass = std::array<int64_t, kCopyClassCount>;
+
+struct CopyRecord {
+  int64_t op = 0;        // the aten::copy_ event
+  int64_t culprit = 0;   // outermost op on the stack when the copy happened
+  int64_t origin = -1;   // op that produced the non-dense source (layout copies), -1 if none
+  int origin_input = -1;  // the source is this model input (layout copies), -1 if not
+  CopyClass cls = CopyClass::same_layout;
+  int64_t bytes = 0;  // destination numel x element size
+  TensorInfo src;
+  TensorInfo dst;
+};
+
+struct SplitPoint {
+  int64_t op = 0;  // a top-level op
+  std::vector<std::string> kinds;  // layout_change | layout_copy | mixed_formats
+  std::string before;  // layout label of the data flowing in
+  std::string after;   // layout label of the data flowing out
+  int64_t copies = 0;  // layout copies this split point leads to (its own and downstream)
+  int64_t copy_bytes = 0;
+  std::vector<int64_t> copy_ops;  // the aten::copy_ events counted above
+  std::string suggestion;
+};
+
+struct ModuleStats {
+  std::string module;
+  int64_t ops = 0;  // all op events, nested included
+  int64_t top_level_ops = 0;
+  int64_t noncontiguous_inputs = 0;  // tensor inputs of top-level ops not in the contiguous class
+  PerCopyClass copies{};
+  PerCopyClass copy_bytes{};
+  int64_t time_ns = 0;  // sum of top-level op durations (measured, median over calls)
+  int64_t split_points = 0;
+  std::vector<std::string> transitions;  // layout labels of the data as it flows, deduplicated
+};
+
+struct Summary {
+  int64_t ops = 0;
+  int64_t top_level_ops = 0;
+  PerCopyClass copies{};
+  PerCopyClass copy_bytes{};
+  int64_t split_points = 0;
+  int64_t wall_ns = 0;  // median forward() time over the recorded calls (measured)
+};
+
+struct Report {
+  RunInfo run;
+  Summary summary;
+  std::vector<OpEvent> ops;  // one recorded call
+  std::vector<CopyRecord> copies;
+  std::vector<SplitPoint> split_points;  // ranked: most bytes first
+  std::vector<ModuleStats> modules;      // execution order of first appearance
+};
+
+}  // namespace layoutprof

@@ -1,0 +1,31 @@
+// Loads a TorchScript model, builds its inputs, warms up and records calls. The interface is
+// torch-free; the implementation is one of the few translation units that include LibTorch.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "layoutprof/input_spec.h"
+#include "layoutprof/trace.h"
+
+namespace layoutprof {
+
+struct ProfileConfig {
+  std::string model;
+  std::vector<InputSpec> inputs;
+  int warmup = 3;  // the profiling graph executor specialises after its first calls
+  int iters = 3;
+  int threads = 0;  // 0: LibTorch's default
+  std::string device = "cpu";
+};
+
+using ProgressFn = std::function<void(const std::string&)>;
+
+// Throws UsageError (bad inputs for this model) or ModelLoadError. A model that raises while
+// running does not throw: the trace says status "failed" and holds what was recorded.
+Trace run_profile(const ProfileConfig& config, const ProgressFn& progress);
+
+std::string torch_version();
+
+}  // namespace layoutprof

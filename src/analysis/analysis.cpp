@@ -1,0 +1,340 @@
+#include "layoutprof/analysis.h"
+
+#include <algorithm>
+#include <map>
+#include <sstream>
+#include <tuple>
+
+namespace layoutprof {
+
+const TensorInfo* main_input(const OpEvent& op) {
+  return op.inputs.empty() ? nullptr : &op.inputs.front();
+}
+
+const TensorInfo* main_output(const OpEvent& op) {
+  return op.outputs.empty() ? nullptr : &op.outputs.front();
+}
+
+int64_t noncontiguous_inputs(const OpEvent& op) {
+  int64_t n = 0;
+  for (const TensorInfo& in : op.inputs)
+    n += in.layout.cls != LayoutClass::contiguous && in.layout.cls != LayoutClass::unknown;
+  return n;
+}
+
+void append_flow(std::vector<std::string>& lane, const OpEvent& op) {
+  for (const TensorInfo* t : {main_input(op), main_output(op)}) {
+    if (!t || t->layout.cls == LayoutClass::unknown) continue;
+    std::string label = layout_label(t->layout);
+    if (lane.empty() || lane.back() != label) lane.push_back(label);
+  }
+}
+
+std::vector<int64_t> top_level_ancestors(const std::vector<OpEvent>& ops) {
+  std::vector<int64_t> top(ops.size());
+  for (size_t i = 0; i < ops.size(); ++i) {
+    int64_t p = ops[i].parent;
+    top[i] = (p < 0 || p >= static_cast<int64_t>(i)) ? static_cast<int64_t>(i) : top[p];
+  }
+  return top;
+}
+
+namespace {
+
+// A view of memory: two tensors with the same key read the same elements the same way.
+using ViewKey = std::tuple<uint64_t, int64_t, std::vector<int64_t>, std::vector<int64_t>>;
+ViewKey view_key(const TensorInfo& t) { return {t.storage, t.storage_offset, t.sizes, t.strides}; }
+
+int64_t median(std::vector<int64_t> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+bool same_op_sequence(const Call& a, const Call& b) {
+  if (a.events.size() != b.events.size()) return false;
+  for (size_t i = 0; i < a.events.size(); ++i)
+    if (a.events[i].name != b.events[i].name || a.events[i].parent != b.events[i].parent)
+      return false;
+  return true;
+}
+
+std::string megabytes(int64_t bytes) {
+  std::ostringstream s;
+  s.precision(bytes >= 10'000'000 ? 0 : 2);
+  s << std::fixed << bytes / 1e6 << " MB";
+  return s.str();
+}
+
+// Where the non-dense tensors of a call came from.
+class Provenance {
+ public:
+  Provenance(const std::vector<OpEvent>& ops, const std::vector<ModelInput>& inputs)
+      : ops_(ops), inputs_(inputs) {
+    for (const OpEvent& op : ops) {
+      for (const TensorInfo& out : op.outputs) {
+        if (is_contiguous_class(out.layout.cls)) continue;
+        ViewKey key = view_key(out);
+        bool passed_through = std::any_of(op.inputs.begin(), op.inputs.end(),
+                                          [&](const TensorInfo& in) { return view_key(in) == key; });
+        if (!passed_through) producers_[key].push_back(op.id);
+      }
+    }
+  }
+
+  // The op that first made the non-dense tensor `t` read at op `reader`: follows the chain
+  // of view ops back while each one's input was itself non-dense. Sets *input to the model
+  // input the chain starts from, if any.
+  int64_t origin(const TensorInfo& t, int64_t reader, int* input) const {
+    *input = -1;
+    int64_t found = -1;
+    const TensorInfo* current = &t;
+    int64_t before = reader;
+    for (int hops = 0; hops < 64; ++hops) {
+      int64_t producer = latest_producer(*current, before, reader);
+      if (producer < 0) {
+        *input = model_input(*current);
+        break;
+      }
+      found = producer;
+      const TensorInfo* in = main_input(ops_[producer]);
+      if (!in || is_contiguous_class(in->layout.cls)) break;
+      current = in;
+      before = producer;
+    }
+    return found;
+  }
+
+ private:
+  bool is_ancestor(int64_t candidate, int64_t op) const {
+    for (int64_t p = ops_[op].parent; p >= 0; p = ops_[p].parent)
+      if (p == candidate) return true;
+    return false;
+  }
+
+  int64_t latest_producer(const TensorInfo& t, int64_t before, int64_t reader) const {
+    auto it = producers_.find(view_key(t));
+    if (it == producers_.end()) return -1;
+    const auto& ids = it->second;
+    for (auto p = ids.rbegin(); p != ids.rend(); ++p)
+      if (*p < before && !is_ancestor(*p, reader)) return *p;
+    return -1;
+  }
+
+  int model_input(const TensorInfo& t) const {
+    for (size_t i = 0; i < inputs_.size(); ++i)
+      if (view_key(inputs_[i].tensor) == view_key(t)) return static_cast<int>(i);
+    return -1;
+  }
+
+  const std::vector<OpEvent>& ops_;
+  const std::vector<ModelInput>& inputs_;
+  std::map<ViewKey, std::vector<int64_t>> producers_;
+};
+
+std::vector<CopyRecord> find_copies(const std::vector<OpEvent>& ops,
+                                    const std::vector<int64_t>& top,
+                                    const Provenance& provenance) {
+  std::vector<CopyRecord> copies;
+  for (const OpEvent& op : ops) {
+    if (op.name != "aten::copy_") continue;
+    const TensorInfo* dst = nullptr;
+    const TensorInfo* src = nullptr;
+    for (const TensorInfo& in : op.inputs) {
+      if (in.arg == 0 && !dst) dst = &in;
+      if (in.arg == 1 && !src) src = &in;
+    }
+    if (!dst || !src) continue;  // not a tensor-to-tensor copy we can read
+    CopyRecord c;
+    c.op = op.id;
+    c.culprit = top[op.id];
+    c.cls = classify_copy(*src, *dst, ops[c.culprit].name);
+    c.bytes = dst->bytes();
+    c.src = *src;
+    c.dst = *dst;
+    if (is_layout_copy(c.cls)) c.origin = provenance.origin(*src, op.id, &c.origin_input);
+    copies.push_back(std::move(c));
+  }
+  return copies;
+}
+
+bool mixes_memory_formats(const OpEvent& op) {
+  bool nchw = false, nhwc = false;
+  for (const TensorInfo& in : op.inputs) {
+    size_t rank = in.sizes.size();
+    if ((rank != 4 && rank != 5) || in.numel() <= 1) continue;
+    std::vector<int> cl = rank == 4 ? std::vector<int>{0, 2, 3, 1} : std::vector<int>{0, 2, 3, 4, 1};
+    std::vector<int> rowmajor(rank);
+    for (size_t d = 0; d < rank; ++d) rowmajor[d] = static_cast<int>(d);
+    bool as_nchw = is_dense_in_order(in.sizes, in.strides, rowmajor);
+    bool as_nhwc = is_dense_in_order(in.sizes, in.strides, cl);
+    // A tensor dense in both orders (1x1 kernels, C == 1) suits either format.
+    if (as_nchw && !as_nhwc) nchw = true;
+    if (as_nhwc && !as_nchw) nhwc = true;
+  }
+  return nchw && nhwc;
+}
+
+std::string where(const OpEvent& op) {
+  std::string s = op.name;
+  if (!op.module.empty()) s += " in " + op.module;
+  if (!op.source.empty()) s += " (" + op.source + ")";
+  return s;
+}
+
+std::string suggest(const SplitPoint& sp, const OpEvent& op, const Report& r,
+                    const std::vector<CopyRecord>& own_copies) {
+  auto has = [&](const char* k) {
+    return std::find(sp.kinds.begin(), sp.kinds.end(), k) != sp.kinds.end();
+  };
+  if (has("mixed_formats"))
+    return "inputs mix channels_last and NCHW tensors: convert the model to channels_last as "
+           "well (model.to(memory_format=torch.channels_last)) or feed it NCHW input";
+  if (has("layout_copy")) {
+    const CopyRecord& c = own_copies.front();
+    bool is_explicit = c.cls == CopyClass::explicit_layout;
+    std::string born;
+    if (c.origin >= 0 && r.ops[c.origin].id != op.id) {
+      const OpEvent& o = r.ops[c.origin];
+      const OpEvent* shown = &o;
+      while (shown->parent >= 0) shown = &r.ops[shown->parent];
+      born = " (born at " + where(*shown) + ")";
+    } else if (c.origin_input >= 0) {
+      born = " (born as model input " + std::to_string(c.origin_input) + ")";
+    }
+    if (is_explicit)
+      return "explicit copy of a " + layout_label(c.src.layout) + " tensor" + born +
+             ": keep it only if the ops after it need dense data; better, avoid the layout "
+             "change that makes it necessary";
+    return "copies its " + layout_label(c.src.layout) + " input" + born +
+           " on every call: make the tensor contiguous once at its origin, or keep the data "
+           "dense so this op needs no copy";
+  }
+  if (sp.copies > 0)
+    return "makes the " + sp.after + " tensor that " + std::to_string(sp.copies) +
+           " later copies pay for (" + megabytes(sp.copy_bytes) +
+           "): make it contiguous once here, or avoid the " + op.name.substr(op.name.find(':') + 2);
+  return "layout changes here with no copy downstream: ops that read it may still run slower "
+         "on non-dense data";
+}
+
+std::vector<SplitPoint> find_split_points(const Report& r, const std::vector<int64_t>& top) {
+  std::map<int64_t, std::vector<const CopyRecord*>> by_culprit, by_origin;
+  for (const CopyRecord& c : r.copies) {
+    if (!is_layout_copy(c.cls)) continue;
+    by_culprit[c.culprit].push_back(&c);
+    if (c.origin >= 0 && top[c.origin] != c.culprit) by_origin[top[c.origin]].push_back(&c);
+  }
+  std::vector<SplitPoint> points;
+  for (const OpEvent& op : r.ops) {
+    if (op.parent >= 0) continue;
+    const TensorInfo* in = main_input(op);
+    const TensorInfo* out = main_output(op);
+    SplitPoint sp;
+    sp.op = op.id;
+    if (in && out && in->layout.cls != LayoutClass::unknown &&
+        out->layout.cls != LayoutClass::unknown &&
+        layout_label(in->layout) != layout_label(out->layout))
+      sp.kinds.push_back("layout_change");
+    auto own = by_culprit.find(op.id);
+    if (own != by_culprit.end()) sp.kinds.push_back("layout_copy");
+    if (mixes_memory_formats(op)) sp.kinds.push_back("mixed_formats");
+    if (sp.kinds.empty()) continue;
+
+    sp.before = in ? layout_label(in->layout) : "";
+    sp.after = out ? layout_label(out->layout) : sp.before;
+    std::vector<const CopyRecord*> paid;
+    if (own != by_culprit.end()) paid = own->second;
+    auto downstream = by_origin.find(op.id);
+    if (downstream != by_origin.end())
+      paid.insert(paid.end(), downstream->second.begin(), downstream->second.end());
+    for (const CopyRecord* c : paid) {
+      sp.copies++;
+      sp.copy_bytes += c->bytes;
+      sp.copy_ops.push_back(c->op);
+    }
+    std::vector<CopyRecord> own_copies;
+    if (own != by_culprit.end())
+      for (const CopyRecord* c : own->second) own_copies.push_back(*c);
+    sp.suggestion = suggest(sp, op, r, own_copies);
+    points.push_back(std::move(sp));
+  }
+  std::stable_sort(points.begin(), points.end(), [](const SplitPoint& a, const SplitPoint& b) {
+    return std::tie(b.copy_bytes, b.copies) < std::tie(a.copy_bytes, a.copies);
+  });
+  return points;
+}
+
+std::vector<ModuleStats> aggregate_modules(const Report& r, const std::vector<int64_t>& top) {
+  std::vector<ModuleStats> modules;
+  std::map<std::string, size_t> index;
+  auto stats_for = [&](const std::string& module) -> ModuleStats& {
+    auto it = index.find(module);
+    if (it != index.end()) return modules[it->second];
+    index[module] = modules.size();
+    modules.emplace_back();
+    modules.back().module = module;
+    return modules.back();
+  };
+  for (const OpEvent& op : r.ops) {
+    ModuleStats& m = stats_for(r.ops[top[op.id]].module);
+    m.ops++;
+    if (op.parent >= 0) continue;
+    m.top_level_ops++;
+    m.time_ns += op.duration_ns;
+    m.noncontiguous_inputs += noncontiguous_inputs(op);
+    append_flow(m.transitions, op);
+  }
+  for (const CopyRecord& c : r.copies) {
+    ModuleStats& m = stats_for(r.ops[c.culprit].module);
+    m.copies[static_cast<int>(c.cls)]++;
+    m.copy_bytes[static_cast<int>(c.cls)] += c.bytes;
+  }
+  for (const SplitPoint& sp : r.split_points) stats_for(r.ops[sp.op].module).split_points++;
+  return modules;
+}
+
+}  // namespace
+
+Report analyze(const Trace& trace) {
+  Report r;
+  r.run = trace.run;
+  r.run.calls_recorded = static_cast<int>(trace.calls.size());
+  if (trace.calls.empty()) return r;
+
+  // The failing call is the one to show; otherwise the first recorded call.
+  const Call& shown = r.run.status == "failed" ? trace.calls.back() : trace.calls.front();
+  r.ops = shown.events;
+  std::vector<int64_t> walls;
+  std::vector<const Call*> same;
+  for (const Call& c : trace.calls) {
+    if (same_op_sequence(c, shown)) same.push_back(&c);
+    else r.run.calls_identical = false;
+    walls.push_back(c.wall_ns);
+  }
+  for (size_t i = 0; i < r.ops.size(); ++i) {
+    std::vector<int64_t> d;
+    for (const Call* c : same) d.push_back(c->events[i].duration_ns);
+    r.ops[i].duration_ns = median(d);
+  }
+
+  std::vector<int64_t> top = top_level_ancestors(r.ops);
+  Provenance provenance(r.ops, r.run.inputs);
+  r.copies = find_copies(r.ops, top, provenance);
+  r.split_points = find_split_points(r, top);
+  r.modules = aggregate_modules(r, top);
+
+  Summary& s = r.summary;
+  s.ops = static_cast<int64_t>(r.ops.size());
+  for (const OpEvent& op : r.ops) s.top_level_ops += op.parent < 0;
+  for (const CopyRecord& c : r.copies) {
+    s.copies[static_cast<int>(c.cls)]++;
+    s.copy_bytes[static_cast<int>(c.cls)] += c.bytes;
+  }
+  s.split_points = static_cast<int64_t>(r.split_points.size());
+  s.wall_ns = median(walls);
+  return r;
+}
+
+}  // namespace layoutprof

@@ -1,0 +1,76 @@
+#include "layoutprof/heatmap.h"
+
+#include <map>
+#include <set>
+
+#include "layoutprof/analysis.h"
+
+namespace layoutprof {
+
+std::string module_at_depth(const std::string& module, int depth) {
+  if (module.empty()) return "(top)";
+  size_t pos = 0;
+  for (int d = 0; d < depth; ++d) {
+    pos = module.find('.', pos);
+    if (pos == std::string::npos) return module;
+    if (d + 1 < depth) ++pos;
+  }
+  return module.substr(0, pos);
+}
+
+namespace {
+
+int module_depth(const std::string& module) {
+  if (module.empty()) return 0;
+  int depth = 1;
+  for (char c : module) depth += c == '.';
+  return depth;
+}
+
+}  // namespace
+
+int auto_depth(const Report& report, size_t max_rows) {
+  int deepest = 1;
+  for (const ModuleStats& m : report.modules) deepest = std::max(deepest, module_depth(m.module));
+  int best = 1;
+  for (int d = 1; d <= deepest; ++d) {
+    std::set<std::string> rows;
+    for (const ModuleStats& m : report.modules) rows.insert(module_at_depth(m.module, d));
+    if (rows.size() > max_rows) break;
+    best = d;
+  }
+  return best;
+}
+
+std::vector<HeatmapRow> heatmap_rows(const Report& report, GroupBy group_by, int depth) {
+  std::vector<HeatmapRow> rows;
+  std::map<std::string, size_t> index;
+  std::vector<int64_t> top = top_level_ancestors(report.ops);
+  auto row_of_op = [&](int64_t id) -> HeatmapRow& {
+    const OpEvent& t = report.ops[top[id]];
+    std::string label = group_by == GroupBy::op ? t.name : module_at_depth(t.module, depth);
+    auto it = index.find(label);
+    if (it != index.end()) return rows[it->second];
+    index[label] = rows.size();
+    rows.emplace_back();
+    rows.back().label = label;
+    return rows.back();
+  };
+  for (const OpEvent& op : report.ops) {
+    HeatmapRow& row = row_of_op(op.id);
+    row.ops++;
+    if (op.parent >= 0) continue;
+    row.time_ns += op.duration_ns;
+    row.noncontiguous_inputs += noncontiguous_inputs(op);
+    append_flow(row.transitions, op);
+  }
+  for (const CopyRecord& c : report.copies) {
+    HeatmapRow& row = row_of_op(c.op);
+    row.implicit_copies += c.cls == CopyClass::implicit_layout;
+    row.explicit_copies += c.cls == CopyClass::explicit_layout;
+    row.copy_bytes += c.bytes;
+  }
+  return rows;
+}
+
+}  // namespace layoutprof

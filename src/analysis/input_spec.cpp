@@ -1,0 +1,111 @@
+#include "layoutprof/input_spec.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <map>
+#include <sstream>
+
+#include "layoutprof/errors.h"
+
+namespace layoutprof {
+
+std::string first_line(const std::string& message) {
+  auto end = message.find('\n');
+  std::string line = message.substr(0, end);
+  while (!line.empty() && (line.back() == ' ' || line.back() == '\r')) line.pop_back();
+  return line;
+}
+
+namespace {
+
+const std::map<std::string, int>& dtype_sizes() {
+  static const std::map<std::string, int> sizes = {
+      {"f32", 4}, {"f64", 8}, {"f16", 2}, {"bf16", 2}, {"i64", 8},
+      {"i32", 4}, {"i8", 1},  {"u8", 1},  {"bool", 1},
+  };
+  return sizes;
+}
+
+std::vector<std::string> split(const std::string& text, char sep) {
+  std::vector<std::string> parts;
+  std::string item;
+  std::stringstream stream(text);
+  while (std::getline(stream, item, sep)) parts.push_back(item);
+  if (!text.empty() && text.back() == sep) parts.emplace_back();
+  return parts;
+}
+
+[[noreturn]] void fail(const std::string& text, const std::string& why) {
+  throw UsageError("--input '" + text + "': " + why);
+}
+
+int64_t parse_positive(const std::string& text, const std::string& item, const char* what) {
+  if (item.empty() || !std::all_of(item.begin(), item.end(), ::isdigit))
+    fail(text, std::string("'") + item + "' is not a " + what);
+  errno = 0;
+  long long v = std::strtoll(item.c_str(), nullptr, 10);
+  if (errno == ERANGE || v > (1LL << 40)) fail(text, std::string("'") + item + "' is too large");
+  return v;
+}
+
+std::vector<int> parse_perm(const std::string& text, const std::string& list, size_t rank) {
+  std::vector<int> perm;
+  for (const auto& item : split(list, ','))
+    perm.push_back(static_cast<int>(parse_positive(text, item, "dim index")));
+  if (perm.size() != rank)
+    fail(text, "perm= lists " + std::to_string(perm.size()) + " dims for a " +
+                   std::to_string(rank) + "-D shape");
+  std::vector<int> sorted = perm;
+  std::sort(sorted.begin(), sorted.end());
+  for (size_t i = 0; i < sorted.size(); ++i)
+    if (sorted[i] != static_cast<int>(i))
+      fail(text, "perm= must list each dim 0.." + std::to_string(rank - 1) + " once");
+  return perm;
+}
+
+}  // namespace
+
+int dtype_size(const std::string& dtype) {
+  auto it = dtype_sizes().find(dtype);
+  return it == dtype_sizes().end() ? 0 : it->second;
+}
+
+bool is_floating_dtype(const std::string& dtype) {
+  return dtype == "f32" || dtype == "f64" || dtype == "f16" || dtype == "bf16";
+}
+
+InputSpec parse_input_spec(const std::string& text) {
+  InputSpec spec;
+  spec.text = text;
+  auto fields = split(text, ':');
+  if (fields.empty() || fields[0].empty()) fail(text, "expected DIMxDIM...[:dtype][:format]");
+  if (fields.size() > 3) fail(text, "too many ':' fields (expected shape[:dtype][:format])");
+
+  for (const auto& item : split(fields[0], 'x')) spec.sizes.push_back(parse_positive(text, item, "dimension"));
+
+  for (size_t i = 1; i < fields.size(); ++i) {
+    const std::string& f = fields[i];
+    if (dtype_size(f) > 0 && i == 1) {
+      spec.dtype = f;
+    } else if (f == "contiguous" || f == "channels_last" || f == "channels_last_3d") {
+      spec.format = f;
+    } else if (f.rfind("perm=", 0) == 0) {
+      spec.format = "perm";
+      spec.perm = parse_perm(text, f.substr(5), spec.sizes.size());
+    } else if (i == 1) {
+      fail(text, "unknown dtype or format '" + f +
+                     "' (dtypes: f32 f64 f16 bf16 i64 i32 i8 u8 bool; formats: contiguous "
+                     "channels_last channels_last_3d perm=...)");
+    } else {
+      fail(text, "unknown format '" + f + "' (contiguous, channels_last, channels_last_3d, perm=...)");
+    }
+  }
+  if (spec.format == "channels_last" && spec.sizes.size() != 4)
+    fail(text, "channels_last needs a 4-D shape");
+  if (spec.format == "channels_last_3d" && spec.sizes.size() != 5)
+    fail(text, "channels_last_3d needs a 5-D shape");
+  return spec;
+}
+
+}  // namespace layoutprof

@@ -1,0 +1,164 @@
+#include "layoutprof/layout.h"
+
+#include <algorithm>
+#include <numeric>
+#include <sstream>
+#include <stdexcept>
+
+namespace layoutprof {
+
+int64_t numel_of(const std::vector<int64_t>& sizes) {
+  int64_t n = 1;
+  for (int64_t s : sizes) n *= s;
+  return n;
+}
+
+std::vector<std::pair<int64_t, int64_t>> effective_dims(const std::vector<int64_t>& sizes,
+                                                        const std::vector<int64_t>& strides) {
+  std::vector<std::pair<int64_t, int64_t>> dims;
+  for (size_t d = 0; d < sizes.size() && d < strides.size(); ++d)
+    if (sizes[d] != 1) dims.emplace_back(sizes[d], strides[d]);
+  return dims;
+}
+
+bool is_dense_in_order(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides,
+                    const std::vector<int>& order) {
+  int64_t expected = 1;
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    if (sizes[*it] == 1) continue;
+    if (strides[*it] != expected) return false;
+    expected *= sizes[*it];
+  }
+  return true;
+}
+
+namespace {
+
+std::vector<int> identity_order(size_t n) {
+  std::vector<int> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  return order;
+}
+
+// Physical order of the dims: by decreasing stride; dims of size 1 keep their logical place
+// relative to each other and sort after equal-stride dims so they never change the label.
+std::vector<int> physical_order(const std::vector<int64_t>& sizes,
+                                const std::vector<int64_t>& strides) {
+  std::vector<int> big;
+  for (size_t d = 0; d < sizes.size(); ++d)
+    if (sizes[d] != 1) big.push_back(static_cast<int>(d));
+  std::stable_sort(big.begin(), big.end(),
+                   [&](int a, int b) { return strides[a] > strides[b]; });
+  // Put size-1 dims back at their own index so that e.g. (1,C,H,W) views read naturally.
+  std::vector<int> order;
+  size_t next_big = 0;
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] == 1)
+      order.push_back(static_cast<int>(d));
+    else
+      order.push_back(big[next_big++]);
+  }
+  return order;
+}
+
+}  // namespace
+
+Layout classify_layout(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides) {
+  Layout out;
+  const size_t n = sizes.size();
+  out.order = identity_order(n);
+  if (strides.size() != n) {
+    out.cls = LayoutClass::unknown;
+    return out;
+  }
+  if (numel_of(sizes) <= 1) return out;  // nothing to lay out
+
+  for (size_t d = 0; d < n; ++d)
+    if (sizes[d] > 1 && strides[d] == 0) {
+      out.cls = LayoutClass::broadcast;
+      return out;
+    }
+  if (is_dense_in_order(sizes, strides, out.order)) return out;
+  if (n == 4 && is_dense_in_order(sizes, strides, {0, 2, 3, 1})) {
+    out.cls = LayoutClass::channels_last;
+    out.order = {0, 2, 3, 1};
+    return out;
+  }
+  if (n == 5 && is_dense_in_order(sizes, strides, {0, 2, 3, 4, 1})) {
+    out.cls = LayoutClass::channels_last_3d;
+    out.order = {0, 2, 3, 4, 1};
+    return out;
+  }
+
+  std::vector<int> order = physical_order(sizes, strides);
+  if (is_dense_in_order(sizes, strides, order)) {
+    out.cls = LayoutClass::permuted;
+    out.order = order;
+    return out;
+  }
+  // Not dense: gaps if every dim's stride spans at least the extent of the dims inside it.
+  std::vector<int> big;
+  for (int d : order)
+    if (sizes[d] != 1) big.push_back(d);
+  int64_t inner_extent = 1;  // elements spanned by the dims inside the current one
+  bool overlap = false;
+  for (auto it = big.rbegin(); it != big.rend(); ++it) {
+    int64_t stride = strides[*it] < 0 ? -strides[*it] : strides[*it];
+    if (stride < inner_extent) {
+      overlap = true;
+      break;
+    }
+    inner_extent = stride * (sizes[*it] - 1) + 1;
+  }
+  out.cls = overlap ? LayoutClass::overlapping : LayoutClass::strided;
+  out.order = order;
+  return out;
+}
+
+const char* layout_class_name(LayoutClass c) {
+  switch (c) {
+    case LayoutClass::contiguous: return "contiguous";
+    case LayoutClass::channels_last: return "channels_last";
+    case LayoutClass::channels_last_3d: return "channels_last_3d";
+    case LayoutClass::permuted: return "permuted";
+    case LayoutClass::strided: return "strided";
+    case LayoutClass::broadcast: return "broadcast";
+    case LayoutClass::overlapping: return "overlapping";
+    case LayoutClass::unknown: return "unknown";
+  }
+  return "unknown";
+}
+
+LayoutClass layout_class_from_name(const std::string& name) {
+  for (auto c : {LayoutClass::contiguous, LayoutClass::channels_last,
+                 LayoutClass::channels_last_3d, LayoutClass::permuted, LayoutClass::strided,
+                 LayoutClass::broadcast, LayoutClass::overlapping, LayoutClass::unknown})
+    if (name == layout_class_name(c)) return c;
+  throw std::invalid_argument("unknown layout class '" + name + "'");
+}
+
+std::string layout_label(const Layout& layout) {
+  if (layout.cls != LayoutClass::permuted) return layout_class_name(layout.cls);
+  std::ostringstream s;
+  s << "permuted(";
+  for (size_t i = 0; i < layout.order.size(); ++i) s << (i ? "," : "") << layout.order[i];
+  s << ")";
+  return s.str();
+}
+
+Layout layout_from_label(const std::string& label) {
+  Layout layout;
+  auto paren = label.find('(');
+  layout.cls = layout_class_from_name(label.substr(0, paren));
+  if (paren != std::string::npos) {
+    if (label.back() != ')') throw std::invalid_argument("bad layout label '" + label + "'");
+    std::stringstream dims(label.substr(paren + 1, label.size() - paren - 2));
+    std::string item;
+    while (std::getline(dims, item, ',')) layout.order.push_back(std::stoi(item));
+  }
+  return layout;
+}
+
+void classify(TensorInfo& t) { t.layout = classify_layout(t.sizes, t.strides); }
+
+}  // namespace layoutprof

@@ -1,0 +1,38 @@
+// layoutprof: the memory-layout profiler for TorchScript models.
+// The only place that turns errors into exit codes (see README, "Exit codes").
+#include <iostream>
+
+#include "cli/commands.h"
+#include "layoutprof/errors.h"
+#include "layoutprof/runner.h"
+
+int main(int argc, char** argv) {
+  using namespace layoutprof;
+  CLI::App app{"layoutprof: shapes, strides and hidden layout copies of every op of a "
+               "TorchScript model"};
+  app.set_version_flag("--version", std::string("layoutprof ") + LAYOUTPROF_VERSION +
+                                        " (LibTorch " + torch_version() + ")");
+  RunOptions run_options;
+  setup_run(app, run_options);
+  RenderOptions render_options;
+  CLI::App* render = setup_render(app, render_options);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    std::cerr << "layoutprof: " << e.what() << " (see --help)\n";
+    return kExitUsage;
+  }
+
+  try {
+    if (render->parsed()) return run_render(render_options);
+    return run_run(run_options);
+  } catch (const Error& e) {
+    std::cerr << "layoutprof: " << e.what() << "\n";
+    return e.code();
+  } catch (const std::exception& e) {
+    std::cerr << "layoutprof: internal error: " << first_line(e.what()) << "\n";
+    return 70;
+  }
+}

@@ -1,0 +1,79 @@
+#include <unistd.h>
+
+#include <iostream>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "layoutprof/analysis.h"
+#include "layoutprof/atomic_file.h"
+#include "layoutprof/errors.h"
+#include "layoutprof/json_report.h"
+#include "layoutprof/runner.h"
+#include "layoutprof/text_report.h"
+
+namespace layoutprof {
+
+void setup_run(CLI::App& app, RunOptions& o) {
+  app.add_option("model", o.model, "TorchScript archive (torch.jit.save)");
+  app.add_option("--input,-i", o.inputs,
+                 "one per forward() argument, in order: DIMxDIM...[:dtype][:format]; dtype "
+                 "f32 f64 f16 bf16 i64 i32 i8 u8 bool; format contiguous channels_last "
+                 "channels_last_3d perm=0,2,3,1");
+  app.add_option("--warmup", o.warmup, "unrecorded calls first")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--iters", o.iters, "recorded calls")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--threads", o.threads, "intra-op threads (0: LibTorch's default)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--device", o.device, "cpu, or cuda[:N] on a CUDA build")->capture_default_str();
+  app.add_option("--json", o.json_path, "write the JSON report to FILE ('-': stdout)");
+  app.add_option("--format", o.format, "what goes to stdout")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  add_view_options(app, o.view);
+}
+
+int run_run(const RunOptions& o) {
+  if (o.model.empty())
+    throw UsageError("no model given: layoutprof MODEL.pt --input 1x3x224x224 (see --help)");
+  ProfileConfig config;
+  config.model = o.model;
+  for (const std::string& text : o.inputs) config.inputs.push_back(parse_input_spec(text));
+  config.warmup = o.warmup;
+  config.iters = o.iters;
+  config.threads = o.threads;
+  config.device = o.device;
+
+  const bool progress_on = ::isatty(STDERR_FILENO);
+  auto progress = [progress_on](const std::string& line) {
+    if (progress_on) std::cerr << "layoutprof: " << line << "\n";
+  };
+  Report report = analyze(run_profile(config, progress));
+
+  const bool json_to_stdout = o.json_path == "-" || o.format == "json";
+  std::string json_text;
+  if (!o.json_path.empty() || json_to_stdout) json_text = report_to_json(report).dump(2) + "\n";
+  if (json_to_stdout) {
+    std::cout << json_text << std::flush;
+  } else {
+    TextOptions text;
+    text.group_by = o.view.group_by == "op" ? GroupBy::op : GroupBy::module;
+    text.depth = o.view.depth;
+    text.top = o.view.top;
+    text.color = stdout_wants_color();
+    std::ostringstream out;
+    write_text_report(out, report, text);
+    std::cout << out.str() << std::flush;
+  }
+  if (!o.json_path.empty() && o.json_path != "-") write_file_atomically(o.json_path, json_text);
+
+  if (report.run.status == "failed") {
+    std::cerr << "layoutprof: model '" << o.model << "' raised: " << report.run.error << "\n";
+    return kExitModelRun;
+  }
+  return kExitOk;
+}
+
+}  // namespace layoutprof

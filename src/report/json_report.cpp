@@ -1,0 +1,325 @@
+#include "layoutprof/json_report.h"
+
+#include <fstream>
+#include <cerrno>
+#include <cstring>
+
+#include "layoutprof/errors.h"
+
+namespace layoutprof {
+
+using nlohmann::json;
+
+namespace {
+
+json tensor_json(const TensorInfo& t) {
+  return json{{"arg", t.arg},
+              {"sizes", t.sizes},
+              {"strides", t.strides},
+              {"storage_offset", t.storage_offset},
+              {"dtype", t.dtype},
+              {"device", t.device},
+              {"elem_size", t.elem_size},
+              {"layout", layout_label(t.layout)},
+              {"class", layout_class_name(t.layout.cls)},
+              {"order", t.layout.order},
+              {"storage", t.storage}};
+}
+
+TensorInfo tensor_from(const json& j) {
+  TensorInfo t;
+  t.arg = j.at("arg").get<int>();
+  t.sizes = j.at("sizes").get<std::vector<int64_t>>();
+  t.strides = j.at("strides").get<std::vector<int64_t>>();
+  t.storage_offset = j.at("storage_offset").get<int64_t>();
+  t.dtype = j.at("dtype").get<std::string>();
+  t.device = j.at("device").get<std::string>();
+  t.elem_size = j.at("elem_size").get<int>();
+  t.layout.cls = layout_class_from_name(j.at("class").get<std::string>());
+  t.layout.order = j.at("order").get<std::vector<int>>();
+  t.storage = j.at("storage").get<uint64_t>();
+  return t;
+}
+
+json per_class_json(const PerCopyClass& v) {
+  json j = json::object();
+  for (int i = 0; i < kCopyClassCount; ++i) j[copy_class_name(static_cast<CopyClass>(i))] = v[i];
+  return j;
+}
+
+PerCopyClass per_class_from(const json& j) {
+  PerCopyClass v{};
+  for (int i = 0; i < kCopyClassCount; ++i)
+    v[i] = j.at(copy_class_name(static_cast<CopyClass>(i))).get<int64_t>();
+  return v;
+}
+
+json id_or_null(int64_t id) { return id < 0 ? json(nullptr) : json(id); }
+int64_t id_from(const json& j) { return j.is_null() ? -1 : j.get<int64_t>(); }
+
+json run_json(const RunInfo& r) {
+  json inputs = json::array();
+  for (const ModelInput& in : r.inputs)
+    inputs.push_back({{"spec", in.spec.text},
+                      {"sizes", in.spec.sizes},
+                      {"dtype", in.spec.dtype},
+                      {"format", in.spec.format},
+                      {"perm", in.spec.perm},
+                      {"tensor", tensor_json(in.tensor)}});
+  return json{{"model", r.model},
+              {"inputs", inputs},
+              {"threads", r.threads},
+              {"warmup", r.warmup},
+              {"iters", r.iters},
+              {"calls_recorded", r.calls_recorded},
+              {"calls_identical", r.calls_identical},
+              {"device", r.device},
+              {"torch_version", r.torch_version},
+              {"layoutprof_version", r.layoutprof_version},
+              {"status", r.status},
+              {"error", r.error.empty() ? json(nullptr) : json(r.error)},
+              {"measured", r.measured},
+              {"not_measured", r.not_measured}};
+}
+
+RunInfo run_from(const json& j) {
+  RunInfo r;
+  r.model = j.at("model").get<std::string>();
+  for (const json& in : j.at("inputs")) {
+    ModelInput m;
+    m.spec.text = in.at("spec").get<std::string>();
+    m.spec.sizes = in.at("sizes").get<std::vector<int64_t>>();
+    m.spec.dtype = in.at("dtype").get<std::string>();
+    m.spec.format = in.at("format").get<std::string>();
+    m.spec.perm = in.at("perm").get<std::vector<int>>();
+    m.tensor = tensor_from(in.at("tensor"));
+    r.inputs.push_back(std::move(m));
+  }
+  r.threads = j.at("threads").get<int>();
+  r.warmup = j.at("warmup").get<int>();
+  r.iters = j.at("iters").get<int>();
+  r.calls_recorded = j.at("calls_recorded").get<int>();
+  r.calls_identical = j.at("calls_identical").get<bool>();
+  r.device = j.at("device").get<std::string>();
+  r.torch_version = j.at("torch_version").get<std::string>();
+  r.layoutprof_version = j.at("layoutprof_version").get<std::string>();
+  r.status = j.at("status").get<std::string>();
+  r.error = j.at("error").is_null() ? "" : j.at("error").get<std::string>();
+  r.measured = j.at("measured").get<std::vector<std::string>>();
+  r.not_measured = j.at("not_measured").get<std::vector<std::string>>();
+  return r;
+}
+
+json op_json(const OpEvent& op) {
+  json inputs = json::array(), outputs = json::array();
+  for (const TensorInfo& t : op.inputs) inputs.push_back(tensor_json(t));
+  for (const TensorInfo& t : op.outputs) outputs.push_back(tensor_json(t));
+  return json{{"id", op.id},
+              {"parent", id_or_null(op.parent)},
+              {"depth", op.depth},
+              {"name", op.name},
+              {"module", op.module},
+              {"source", op.source},
+              {"source_text", op.source_text},
+              {"start_ns", op.start_ns},
+              {"duration_ns", op.duration_ns},
+              {"thread", op.thread},
+              {"failed", op.failed},
+              {"inputs", inputs},
+              {"outputs", outputs}};
+}
+
+OpEvent op_from(const json& j) {
+  OpEvent op;
+  op.id = j.at("id").get<int64_t>();
+  op.parent = id_from(j.at("parent"));
+  op.depth = j.at("depth").get<int>();
+  op.name = j.at("name").get<std::string>();
+  op.module = j.at("module").get<std::string>();
+  op.source = j.at("source").get<std::string>();
+  op.source_text = j.at("source_text").get<std::string>();
+  op.start_ns = j.at("start_ns").get<int64_t>();
+  op.duration_ns = j.at("duration_ns").get<int64_t>();
+  op.thread = j.at("thread").get<uint32_t>();
+  op.failed = j.at("failed").get<bool>();
+  for (const json& t : j.at("inputs")) op.inputs.push_back(tensor_from(t));
+  for (const json& t : j.at("outputs")) op.outputs.push_back(tensor_from(t));
+  return op;
+}
+
+json copy_json(const CopyRecord& c) {
+  return json{{"op", c.op},
+              {"culprit", c.culprit},
+              {"origin", id_or_null(c.origin)},
+              {"origin_input", c.origin_input < 0 ? json(nullptr) : json(c.origin_input)},
+              {"class", copy_class_name(c.cls)},
+              {"bytes", c.bytes},
+              {"src", tensor_json(c.src)},
+              {"dst", tensor_json(c.dst)}};
+}
+
+CopyRecord copy_from(const json& j) {
+  CopyRecord c;
+  c.op = j.at("op").get<int64_t>();
+  c.culprit = j.at("culprit").get<int64_t>();
+  c.origin = id_from(j.at("origin"));
+  c.origin_input = static_cast<int>(id_from(j.at("origin_input")));
+  c.cls = copy_class_from_name(j.at("class").get<std::string>());
+  c.bytes = j.at("bytes").get<int64_t>();
+  c.src = tensor_from(j.at("src"));
+  c.dst = tensor_from(j.at("dst"));
+  return c;
+}
+
+json split_json(const SplitPoint& sp, const std::vector<OpEvent>& ops) {
+  const OpEvent& op = ops.at(sp.op);
+  return json{{"op", sp.op},
+              {"name", op.name},
+              {"module", op.module},
+              {"source", op.source},
+              {"source_text", op.source_text},
+              {"kinds", sp.kinds},
+              {"before", sp.before},
+              {"after", sp.after},
+              {"copies", sp.copies},
+              {"copy_bytes", sp.copy_bytes},
+              {"copy_ops", sp.copy_ops},
+              {"suggestion", sp.suggestion}};
+}
+
+SplitPoint split_from(const json& j) {
+  SplitPoint sp;
+  sp.op = j.at("op").get<int64_t>();
+  sp.kinds = j.at("kinds").get<std::vector<std::string>>();
+  sp.before = j.at("before").get<std::string>();
+  sp.after = j.at("after").get<std::string>();
+  sp.copies = j.at("copies").get<int64_t>();
+  sp.copy_bytes = j.at("copy_bytes").get<int64_t>();
+  sp.copy_ops = j.at("copy_ops").get<std::vector<int64_t>>();
+  sp.suggestion = j.at("suggestion").get<std::string>();
+  return sp;
+}
+
+json module_json(const ModuleStats& m) {
+  return json{{"module", m.module},
+              {"ops", m.ops},
+              {"top_level_ops", m.top_level_ops},
+              {"noncontiguous_inputs", m.noncontiguous_inputs},
+              {"copies", per_class_json(m.copies)},
+              {"copy_bytes", per_class_json(m.copy_bytes)},
+              {"time_ns", m.time_ns},
+              {"split_points", m.split_points},
+              {"transitions", m.transitions}};
+}
+
+ModuleStats module_from(const json& j) {
+  ModuleStats m;
+  m.module = j.at("module").get<std::string>();
+  m.ops = j.at("ops").get<int64_t>();
+  m.top_level_ops = j.at("top_level_ops").get<int64_t>();
+  m.noncontiguous_inputs = j.at("noncontiguous_inputs").get<int64_t>();
+  m.copies = per_class_from(j.at("copies"));
+  m.copy_bytes = per_class_from(j.at("copy_bytes"));
+  m.time_ns = j.at("time_ns").get<int64_t>();
+  m.split_points = j.at("split_points").get<int64_t>();
+  m.transitions = j.at("transitions").get<std::vector<std::string>>();
+  return m;
+}
+
+// Ids in a report index its op list; a report that breaks this is refused, not rendered.
+void check_ids(const Report& r) {
+  auto n = static_cast<int64_t>(r.ops.size());
+  auto valid = [n](int64_t id) { return id >= -1 && id < n; };
+  for (size_t i = 0; i < r.ops.size(); ++i)
+    if (r.ops[i].id != static_cast<int64_t>(i) || !valid(r.ops[i].parent) ||
+        r.ops[i].parent >= static_cast<int64_t>(i))
+      throw std::out_of_range("ops[" + std::to_string(i) + "] has a bad id or parent");
+  for (const CopyRecord& c : r.copies)
+    if (c.op < 0 || !valid(c.op) || c.culprit < 0 || !valid(c.culprit) || !valid(c.origin))
+      throw std::out_of_range("a copy names an op that is not in the report");
+  for (const SplitPoint& sp : r.split_points)
+    if (sp.op < 0 || !valid(sp.op)) throw std::out_of_range("a split point names a missing op");
+}
+
+}  // namespace
+
+json report_to_json(const Report& r) {
+  json ops = json::array(), copies = json::array(), splits = json::array(),
+       modules = json::array();
+  for (const OpEvent& op : r.ops) ops.push_back(op_json(op));
+  for (const CopyRecord& c : r.copies) copies.push_back(copy_json(c));
+  for (const SplitPoint& sp : r.split_points) splits.push_back(split_json(sp, r.ops));
+  for (const ModuleStats& m : r.modules) modules.push_back(module_json(m));
+  const Summary& s = r.summary;
+  return json{
+      {"schema_version", kSchemaVersion},
+      {"figures",
+       {{"start_ns", "measured"},
+        {"duration_ns", "measured"},
+        {"time_ns", "measured"},
+        {"wall_ns", "measured"},
+        {"copies", "derived"},
+        {"copy_bytes", "derived"},
+        {"split_points", "derived"},
+        {"noncontiguous_inputs", "derived"}}},
+      {"run", run_json(r.run)},
+      {"summary",
+       {{"ops", s.ops},
+        {"top_level_ops", s.top_level_ops},
+        {"copies", per_class_json(s.copies)},
+        {"copy_bytes", per_class_json(s.copy_bytes)},
+        {"split_points", s.split_points},
+        {"wall_ns", s.wall_ns}}},
+      {"ops", ops},
+      {"copies", copies},
+      {"split_points", splits},
+      {"modules", modules}};
+}
+
+Report report_from_json(const json& doc) {
+  if (!doc.is_object()) throw UsageError("not a layoutprof report: the document is not an object");
+  if (!doc.contains("schema_version"))
+    throw UsageError("not a layoutprof report: no schema_version");
+  if (!doc["schema_version"].is_number_integer() || doc["schema_version"].get<int64_t>() != kSchemaVersion)
+    throw UsageError("report schema_version " + doc["schema_version"].dump() +
+                     " is not supported (this layoutprof reads " + std::to_string(kSchemaVersion) + ")");
+  try {
+    Report r;
+    r.run = run_from(doc.at("run"));
+    const json& s = doc.at("summary");
+    r.summary.ops = s.at("ops").get<int64_t>();
+    r.summary.top_level_ops = s.at("top_level_ops").get<int64_t>();
+    r.summary.copies = per_class_from(s.at("copies"));
+    r.summary.copy_bytes = per_class_from(s.at("copy_bytes"));
+    r.summary.split_points = s.at("split_points").get<int64_t>();
+    r.summary.wall_ns = s.at("wall_ns").get<int64_t>();
+    for (const json& j : doc.at("ops")) r.ops.push_back(op_from(j));
+    for (const json& j : doc.at("copies")) r.copies.push_back(copy_from(j));
+    for (const json& j : doc.at("split_points")) r.split_points.push_back(split_from(j));
+    for (const json& j : doc.at("modules")) r.modules.push_back(module_from(j));
+    check_ids(r);
+    return r;
+  } catch (const json::exception& e) {
+    throw UsageError("not a valid layoutprof report: " + first_line(e.what()));
+  } catch (const std::logic_error& e) {  // invalid_argument, out_of_range
+    throw UsageError("not a valid layoutprof report: " + first_line(e.what()));
+  }
+}
+
+Report load_report_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UsageError("cannot open report '" + path + "': " + std::strerror(errno));
+  json doc;
+  try {
+    doc = json::parse(in);
+  } catch (const json::exception& e) {
+    throw UsageError("report '" + path + "' is not valid JSON: " + first_line(e.what()));
+  }
+  try {
+    return report_from_json(doc);
+  } catch (const UsageError& e) {
+    throw UsageError("report '" + path + "': " + e.what());
+  }
+}
+
+}  // namespace layoutprof

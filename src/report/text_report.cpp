@@ -1,0 +1,201 @@
+#include "layoutprof/text_report.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <iomanip>
+#include <sstream>
+
+#include "layoutprof/analysis.h"
+
+namespace layoutprof {
+
+namespace {
+
+const char* const kShades[] = {" ", "▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
+// 256-colour ramp from cool to hot, one per shade level.
+const int kColours[] = {238, 22, 28, 64, 100, 136, 172, 166, 160};
+
+std::string fixed(double v, int precision) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(precision) << v;
+  return s.str();
+}
+
+std::string mb(int64_t bytes) { return fixed(bytes / 1e6, 3); }
+std::string ms(int64_t ns) { return fixed(ns / 1e6, 3); }
+
+// Display width of a UTF-8 string (every code point counts one column).
+size_t width(const std::string& s) {
+  size_t w = 0;
+  for (unsigned char c : s) w += (c & 0xC0) != 0x80;
+  return w;
+}
+
+std::string pad_right(const std::string& s, size_t w) {
+  size_t have = width(s);
+  return have >= w ? s : s + std::string(w - have, ' ');
+}
+
+std::string pad_left(const std::string& s, size_t w) {
+  size_t have = width(s);
+  return have >= w ? s : std::string(w - have, ' ') + s;
+}
+
+std::string clip(const std::string& s, size_t w) {
+  if (width(s) <= w) return s;
+  std::string out;
+  size_t cols = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if ((c & 0xC0) != 0x80) {
+      if (cols + 1 >= w) break;
+      ++cols;
+    }
+    out += s[i];
+  }
+  while (!out.empty() && (static_cast<unsigned char>(out.back()) & 0xC0) == 0x80) out.pop_back();
+  return out + "…";
+}
+
+struct Column {
+  std::string title;
+  size_t width;
+  std::vector<double> values;  // shading source
+  std::vector<std::string> text;
+};
+
+std::string shade_cell(const Column& col, size_t row, bool color) {
+  double max = *std::max_element(col.values.begin(), col.values.end());
+  double v = col.values[row];
+  int level = (max <= 0 || v <= 0) ? 0 : 1 + static_cast<int>((v / max) * 7.999);
+  std::string block = kShades[level];
+  if (color && level > 0)
+    block = "\x1b[38;5;" + std::to_string(kColours[level]) + "m" + block + "\x1b[0m";
+  return block + " " + pad_left(col.text[row], col.width - 2);
+}
+
+void write_header(std::ostream& out, const Report& r) {
+  const RunInfo& run = r.run;
+  out << "layoutprof " << run.layoutprof_version << " — " << run.model << "\n";
+  for (size_t i = 0; i < run.inputs.size(); ++i) {
+    const ModelInput& in = run.inputs[i];
+    out << "  input " << i << "   " << in.spec.text << "  (" << in.tensor.dtype << ", "
+        << layout_label(in.tensor.layout) << ")\n";
+  }
+  out << "  run       " << run.device << ", " << run.threads << " threads, LibTorch "
+      << run.torch_version << ", warm-up " << run.warmup << ", recorded calls "
+      << run.calls_recorded
+      << (run.calls_identical ? " (same op sequence)" : " (calls DIFFER: op list is one call)")
+      << "\n";
+  out << "  status    " << run.status;
+  if (!run.error.empty()) out << ": " << run.error;
+  out << "\n";
+  for (const std::string& m : run.measured) out << "  measured  " << m << "\n";
+  for (const std::string& m : run.not_measured) out << "  not measured  " << m << "\n";
+  out << "  derived   copies, bytes, split points and layout classes, from the recorded "
+         "tensor metadata\n";
+}
+
+void write_failure(std::ostream& out, const Report& r) {
+  for (const OpEvent& op : r.ops) {
+    if (!op.failed || op.parent >= 0) continue;
+    out << "\nThe model raised in " << op.name;
+    if (!op.module.empty()) out << " in " << op.module;
+    if (!op.source.empty()) out << " at " << op.source;
+    out << "\n";
+    if (!op.source_text.empty()) out << "    " << op.source_text << "\n";
+    for (const TensorInfo& in : op.inputs) {
+      out << "    input " << in.arg << ": ";
+      for (size_t d = 0; d < in.sizes.size(); ++d) out << (d ? "x" : "") << in.sizes[d];
+      out << " strides (";
+      for (size_t d = 0; d < in.strides.size(); ++d) out << (d ? "," : "") << in.strides[d];
+      out << ") " << layout_label(in.layout) << "\n";
+    }
+    out << "  " << r.ops.size() << " ops were recorded up to it.\n";
+  }
+}
+
+void write_heatmap(std::ostream& out, const Report& r, const TextOptions& o) {
+  int depth = o.depth > 0 ? o.depth : auto_depth(r, 40);
+  std::vector<HeatmapRow> rows = heatmap_rows(r, o.group_by, depth);
+  out << "\nHeatmap: rows are "
+      << (o.group_by == GroupBy::op ? std::string("top-level ops")
+                                    : "modules at depth " + std::to_string(depth))
+      << " in execution order; each cell is shaded by its value relative to its column\n";
+  if (rows.empty()) {
+    out << "  (no ops recorded)\n";
+    return;
+  }
+  std::vector<Column> cols = {{"ops", 8, {}, {}},      {"non-contig in", 15, {}, {}},
+                              {"implicit", 10, {}, {}}, {"explicit", 10, {}, {}},
+                              {"MB copied", 11, {}, {}}, {"time ms", 11, {}, {}}};
+  size_t label_w = 6;
+  for (const HeatmapRow& row : rows) {
+    label_w = std::max(label_w, std::min<size_t>(width(row.label), 36));
+    const int64_t v[] = {row.ops, row.noncontiguous_inputs, row.implicit_copies,
+                         row.explicit_copies, row.copy_bytes, row.time_ns};
+    for (size_t c = 0; c < cols.size(); ++c) {
+      cols[c].values.push_back(static_cast<double>(v[c]));
+      cols[c].text.push_back(c == 4 ? mb(v[c]) : c == 5 ? ms(v[c]) : std::to_string(v[c]));
+    }
+  }
+  out << "  " << pad_right(o.group_by == GroupBy::op ? "op" : "module", label_w);
+  for (const Column& c : cols) out << " " << pad_left(c.title, c.width);
+  out << "  layout lane\n";
+  for (size_t i = 0; i < rows.size(); ++i) {
+    out << "  " << pad_right(clip(rows[i].label, label_w), label_w);
+    for (const Column& c : cols) out << " " << shade_cell(c, i, o.color);
+    std::string lane;
+    for (const std::string& t : rows[i].transitions) lane += (lane.empty() ? "" : "→") + t;
+    out << "  " << clip(lane, 60) << "\n";
+  }
+  out << "  (ops, non-contig in, copies, MB: derived; time: measured, sum of the row's "
+         "top-level ops, median over calls)\n";
+}
+
+void write_split_points(std::ostream& out, const Report& r, int top) {
+  size_t shown = std::min(r.split_points.size(), static_cast<size_t>(std::max(top, 0)));
+  out << "\nSplit points (where the layout of the data changes): " << r.split_points.size();
+  if (!r.split_points.empty()) out << ", top " << shown << " by bytes copied";
+  out << "\n";
+  for (size_t i = 0; i < shown; ++i) {
+    const SplitPoint& sp = r.split_points[i];
+    const OpEvent& op = r.ops[sp.op];
+    out << "  " << (i + 1) << ". " << op.name << " in " << (op.module.empty() ? "(top)" : op.module);
+    if (!op.source.empty()) out << " at " << op.source;
+    out << "\n";
+    if (!op.source_text.empty()) out << "       " << op.source_text << "\n";
+    out << "       " << sp.before << " → " << sp.after << "  [";
+    for (size_t k = 0; k < sp.kinds.size(); ++k) out << (k ? ", " : "") << sp.kinds[k];
+    out << "]  leads to " << sp.copies << " layout cop" << (sp.copies == 1 ? "y" : "ies") << ", "
+        << mb(sp.copy_bytes) << " MB\n";
+    out << "       → " << sp.suggestion << "\n";
+  }
+}
+
+void write_totals(std::ostream& out, const Report& r) {
+  const Summary& s = r.summary;
+  out << "\nTotals: " << s.ops << " op events (" << s.top_level_ops
+      << " top-level) in one call; forward " << ms(s.wall_ns)
+      << " ms (measured, median of " << r.run.calls_recorded << ")\n";
+  out << "  " << pad_right("copies", 8);
+  for (int c = 0; c < kCopyClassCount; ++c)
+    out << " " << pad_left(copy_class_name(static_cast<CopyClass>(c)), 16);
+  out << "\n  " << pad_right("count", 8);
+  for (int c = 0; c < kCopyClassCount; ++c) out << " " << pad_left(std::to_string(s.copies[c]), 16);
+  out << "\n  " << pad_right("MB", 8);
+  for (int c = 0; c < kCopyClassCount; ++c) out << " " << pad_left(mb(s.copy_bytes[c]), 16);
+  out << "\n  split points: " << s.split_points << "\n";
+}
+
+}  // namespace
+
+void write_text_report(std::ostream& out, const Report& report, const TextOptions& options) {
+  write_header(out, report);
+  if (report.run.status == "failed") write_failure(out, report);
+  write_heatmap(out, report, options);
+  write_split_points(out, report, options.top);
+  write_totals(out, report);
+}
+
+}  // namespace layoutprof

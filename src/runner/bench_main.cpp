@@ -1,0 +1,69 @@
+// layoutprof-bench MODEL --input SPEC... [--reps N]: the cost of recording, measured side by
+// side in one process: plain forward() vs forward() under the layoutprof observer, interleaved
+// so that machine noise hits both alike. Prints one JSON line.
+#include <torch/script.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <iostream>
+
+#include "layoutprof/input_spec.h"
+#include "record/recorder.h"
+
+namespace {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 3) {
+    std::cerr << "usage: layoutprof-bench MODEL --input SPEC [--input SPEC...] [--reps N]\n";
+    return 2;
+  }
+  std::string model_path = argv[1];
+  std::vector<layoutprof::InputSpec> specs;
+  int reps = 15;
+  for (int i = 2; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--input")) specs.push_back(layoutprof::parse_input_spec(argv[i + 1]));
+    else if (!std::strcmp(argv[i], "--reps")) reps = std::stoi(argv[i + 1]);
+  }
+  torch::jit::Module module = torch::jit::load(model_path);
+  module.eval();
+  torch::NoGradGuard no_grad;
+  torch::manual_seed(0);
+  std::vector<c10::IValue> inputs;
+  for (const auto& s : specs) {
+    auto options = at::TensorOptions().dtype(s.dtype == "i64" ? at::kLong : at::kFloat);
+    inputs.emplace_back(s.dtype == "i64" ? at::randint(0, 10, s.sizes, options)
+                                         : at::randn(s.sizes, options));
+  }
+  for (int i = 0; i < 3; ++i) module.forward(inputs);
+
+  using clock = std::chrono::steady_clock;
+  std::vector<double> plain, recorded;
+  size_t events = 0;
+  for (int r = 0; r < reps; ++r) {
+    auto t0 = clock::now();
+    module.forward(inputs);
+    plain.push_back(std::chrono::duration<double, std::milli>(clock::now() - t0).count());
+
+    layoutprof::Recorder recorder;
+    recorder.start();
+    auto t1 = clock::now();
+    module.forward(inputs);
+    double ms = std::chrono::duration<double, std::milli>(clock::now() - t1).count();
+    events = recorder.stop().events.size();
+    recorded.push_back(ms);
+  }
+  double p = median(plain), q = median(recorded);
+  std::cout << "{\"model\": \"" << model_path << "\", \"plain_ms\": " << p
+            << ", \"recorded_ms\": " << q << ", \"ratio\": " << q / p << ", \"ops\": " << events
+            << ", \"reps\": " << reps << "}\n";
+  return 0;
+}

@@ -1,0 +1,181 @@
+#include "layoutprof/runner.h"
+
+#include <ATen/Parallel.h>
+#include <torch/script.h>
+#include <torch/version.h>
+
+#include <chrono>
+#include <cstring>
+#include <fstream>
+
+#include "layoutprof/errors.h"
+#include "record/recorder.h"
+#include "record/tensor_info.h"
+
+namespace layoutprof {
+
+std::string torch_version() { return TORCH_VERSION; }
+
+namespace {
+
+c10::ScalarType scalar_type(const std::string& dtype) {
+  if (dtype == "f32") return at::kFloat;
+  if (dtype == "f64") return at::kDouble;
+  if (dtype == "f16") return at::kHalf;
+  if (dtype == "bf16") return at::kBFloat16;
+  if (dtype == "i64") return at::kLong;
+  if (dtype == "i32") return at::kInt;
+  if (dtype == "i8") return at::kChar;
+  if (dtype == "u8") return at::kByte;
+  if (dtype == "bool") return at::kBool;
+  throw UsageError("unknown dtype '" + dtype + "'");
+}
+
+at::Tensor random_tensor(const std::vector<int64_t>& sizes, const std::string& dtype) {
+  auto options = at::TensorOptions().dtype(scalar_type(dtype));
+  if (is_floating_dtype(dtype)) return at::randn(sizes, options);
+  if (dtype == "bool") return at::randint(0, 2, sizes, options);
+  return at::randint(0, 10, sizes, options);
+}
+
+// A tensor of the spec's shape whose memory is laid out as the spec's format asks.
+at::Tensor make_input(const InputSpec& spec) {
+  if (spec.format == "channels_last")
+    return random_tensor(spec.sizes, spec.dtype).contiguous(at::MemoryFormat::ChannelsLast);
+  if (spec.format == "channels_last_3d")
+    return random_tensor(spec.sizes, spec.dtype).contiguous(at::MemoryFormat::ChannelsLast3d);
+  if (spec.format == "perm") {
+    // Allocate in the physical order, then view back to the logical shape.
+    std::vector<int64_t> physical;
+    for (int d : spec.perm) physical.push_back(spec.sizes[d]);
+    std::vector<int64_t> back(spec.perm.size());
+    for (size_t p = 0; p < spec.perm.size(); ++p) back[spec.perm[p]] = static_cast<int64_t>(p);
+    return random_tensor(physical, spec.dtype).permute(back);
+  }
+  return random_tensor(spec.sizes, spec.dtype);
+}
+
+std::string describe_schema(const c10::FunctionSchema& schema) {
+  std::string names;
+  for (size_t i = 1; i < schema.arguments().size(); ++i)
+    names += (i > 1 ? ", " : "") + schema.arguments()[i].name();
+  return names;
+}
+
+torch::jit::Module load_model(const std::string& path) {
+  {
+    std::ifstream probe(path, std::ios::binary);
+    if (!probe) throw ModelLoadError("cannot open model '" + path + "': " + std::strerror(errno));
+  }
+  try {
+    return torch::jit::load(path, at::Device(at::kCPU));
+  } catch (const c10::Error& e) {
+    throw ModelLoadError("'" + path + "' is not a loadable TorchScript archive: " +
+                         first_line(e.what_without_backtrace()));
+  } catch (const std::exception& e) {
+    throw ModelLoadError("'" + path + "' is not a loadable TorchScript archive: " +
+                         first_line(e.what()));
+  }
+}
+
+int64_t elapsed_ns(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
+                                                              since)
+      .count();
+}
+
+// TorchScript errors start with the interpreter's traceback; the reason is the last line.
+std::string model_error(const std::exception& e) {
+  auto* c10e = dynamic_cast<const c10::Error*>(&e);
+  std::string msg = c10e ? c10e->what_without_backtrace() : e.what();
+  std::string last;
+  size_t pos = 0;
+  while (pos < msg.size()) {
+    size_t end = msg.find('\n', pos);
+    std::string line = msg.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+    auto text = line.find_first_not_of(" \t");
+    if (text != std::string::npos) last = line.substr(text);
+    if (end == std::string::npos) break;
+    pos = end + 1;
+  }
+  return last.empty() ? "unknown error" : last;
+}
+
+}  // namespace
+
+Trace run_profile(const ProfileConfig& config, const ProgressFn& progress) {
+  if (config.device != "cpu")
+    throw UsageError("--device " + config.device +
+                     ": this build runs on CPU only (Debian's LibTorch has no CUDA)");
+  Trace trace;
+  RunInfo& run = trace.run;
+  run.model = config.model;
+  run.warmup = config.warmup;
+  run.iters = config.iters;
+  run.torch_version = torch_version();
+  run.layoutprof_version = LAYOUTPROF_VERSION;
+  run.device = config.device;
+
+  if (config.threads > 0) at::set_num_threads(config.threads);
+  run.threads = at::get_num_threads();
+
+  progress("loading " + config.model);
+  torch::jit::Module module = load_model(config.model);
+  module.eval();
+
+  const auto& schema = module.get_method("forward").function().getSchema();
+  size_t expected = schema.arguments().size() - 1;  // minus self
+  if (config.inputs.size() != expected)
+    throw UsageError("model '" + config.model + "' forward() takes " + std::to_string(expected) +
+                     " input" + (expected == 1 ? "" : "s") + " (" + describe_schema(schema) +
+                     "), got " + std::to_string(config.inputs.size()) + " --input");
+
+  torch::manual_seed(0);  // identical inputs on every run
+  std::vector<c10::IValue> inputs;
+  for (const InputSpec& spec : config.inputs) {
+    at::Tensor t = make_input(spec);
+    run.inputs.push_back({spec, describe_tensor(t, static_cast<int>(run.inputs.size()))});
+    inputs.emplace_back(std::move(t));
+  }
+
+  torch::NoGradGuard no_grad;
+  bool warmup_failed = false;
+  for (int i = 0; i < config.warmup && !warmup_failed; ++i) {
+    progress("warm-up " + std::to_string(i + 1) + "/" + std::to_string(config.warmup));
+    try {
+      module.forward(inputs);
+    } catch (const std::exception&) {
+      warmup_failed = true;  // the recorded call below fails the same way and shows where
+    }
+  }
+
+  Recorder recorder;
+  int iters = warmup_failed ? 1 : std::max(1, config.iters);
+  for (int i = 0; i < iters; ++i) {
+    progress("recorded call " + std::to_string(i + 1) + "/" + std::to_string(iters));
+    recorder.start();
+    auto t0 = std::chrono::steady_clock::now();
+    try {
+      module.forward(inputs);
+    } catch (const std::exception& e) {
+      Call call = recorder.stop();
+      call.wall_ns = elapsed_ns(t0);
+      trace.calls.push_back(std::move(call));
+      run.status = "failed";
+      run.error = model_error(e);
+      break;
+    }
+    Call call = recorder.stop();
+    call.wall_ns = elapsed_ns(t0);
+    trace.calls.push_back(std::move(call));
+  }
+  run.calls_recorded = static_cast<int>(trace.calls.size());
+  run.measured = {"op times and forward() wall time: steady clock, median over recorded calls",
+                  "shapes, strides and layout classes of every op's tensors (recorded)"};
+  run.not_measured = {
+      "hardware counters (DTLB misses, bandwidth): no counter collector in this build",
+      "GPU time: CPU run"};
+  return trace;
+}
+
+}  // namespace layoutprof
