@@ -1,0 +1,182 @@
+#include "layoutprof/analysis.h"
+
+#include <gtest/gtest.h>
+
+#include "synthetic.h"
+
+namespace layoutprof {
+namespace {
+
+using namespace testing;
+
+int count(const PerCopyClass& v, CopyClass c) { return static_cast<int>(v[static_cast<int>(c)]); }
+
+TEST(Analysis, ReshapeAfterTransposeIsAnImplicitCopyBornAtTheTranspose) {
+  Report r = analyze(trace_of({transpose_reshape_call()}));
+  ASSERT_EQ(r.copies.size(), 1u);
+  const CopyRecord& c = r.copies[0];
+  EXPECT_EQ(c.cls, CopyClass::implicit_layout);
+  EXPECT_EQ(r.ops[c.culprit].name, "aten::reshape");
+  ASSERT_GE(c.origin, 0);
+  EXPECT_EQ(r.ops[c.origin].name, "aten::transpose");
+  EXPECT_EQ(c.bytes, 24 * 4);
+  EXPECT_EQ(count(r.summary.copies, CopyClass::implicit_layout), 1);
+  EXPECT_EQ(count(r.summary.copy_bytes, CopyClass::implicit_layout), 96);
+  EXPECT_EQ(r.summary.ops, 5);
+  EXPECT_EQ(r.summary.top_level_ops, 2);
+}
+
+TEST(Analysis, SplitPointsAtTheTransposeAndAtTheCopy) {
+  Report r = analyze(trace_of({transpose_reshape_call()}));
+  ASSERT_EQ(r.split_points.size(), 2u);
+  EXPECT_EQ(r.summary.split_points, 2);
+  for (const SplitPoint& sp : r.split_points) {
+    EXPECT_EQ(sp.copies, 1) << r.ops[sp.op].name;
+    EXPECT_EQ(sp.copy_bytes, 96);
+    EXPECT_FALSE(sp.suggestion.empty());
+  }
+  const SplitPoint* transpose = nullptr;
+  const SplitPoint* reshape = nullptr;
+  for (const SplitPoint& sp : r.split_points)
+    (r.ops[sp.op].name == "aten::transpose" ? transpose : reshape) = &sp;
+  ASSERT_TRUE(transpose && reshape);
+  EXPECT_EQ(transpose->before, "contiguous");
+  EXPECT_EQ(transpose->after, "permuted(0,2,1)");
+  EXPECT_EQ(transpose->kinds, (std::vector<std::string>{"layout_change"}));
+  EXPECT_EQ(reshape->kinds, (std::vector<std::string>{"layout_change", "layout_copy"}));
+  EXPECT_NE(reshape->suggestion.find("born at aten::transpose"), std::string::npos)
+      << reshape->suggestion;
+}
+
+TEST(Analysis, ExplicitContiguousIsExplicit) {
+  Call call;
+  TensorInfo xt = tensor({3, 4}, {1, 3}, 1);
+  TensorInfo dense = tensor({3, 4}, {4, 1}, 2);
+  add_op(call, "aten::t", -1, {tensor({4, 3}, {3, 1}, 1)}, {xt});
+  int64_t c = add_op(call, "aten::contiguous", -1, {xt}, {dense});
+  int64_t k = add_op(call, "aten::clone", c, {xt}, {dense});
+  TensorInfo src = xt;
+  src.arg = 1;
+  add_op(call, "aten::copy_", k, {dense, src}, {dense});
+  Report r = analyze(trace_of({call}));
+  ASSERT_EQ(r.copies.size(), 1u);
+  EXPECT_EQ(r.copies[0].cls, CopyClass::explicit_layout);
+  EXPECT_EQ(r.ops[r.copies[0].origin].name, "aten::t");
+}
+
+TEST(Analysis, OriginFollowsChainsOfViewsBackToTheFirstLayoutChange) {
+  // transpose (dense -> permuted) then narrow (permuted -> strided) then a copy of the narrow.
+  Call call;
+  TensorInfo x = tensor({2, 4, 3}, {12, 3, 1}, 1);
+  TensorInfo xt = tensor({2, 3, 4}, {12, 1, 3}, 1);
+  TensorInfo xn = tensor({2, 2, 4}, {12, 1, 3}, 1);
+  TensorInfo dense = tensor({2, 2, 4}, {8, 4, 1}, 2);
+  add_op(call, "aten::transpose", -1, {x}, {xt});
+  add_op(call, "aten::narrow", -1, {xt}, {xn});
+  int64_t m = add_op(call, "aten::matmul", -1, {xn}, {dense});
+  TensorInfo src = xn;
+  src.arg = 1;
+  add_op(call, "aten::copy_", m, {dense, src}, {dense});
+  Report r = analyze(trace_of({call}));
+  ASSERT_EQ(r.copies.size(), 1u);
+  EXPECT_EQ(r.ops[r.copies[0].origin].name, "aten::transpose");
+  EXPECT_EQ(r.copies[0].cls, CopyClass::implicit_layout);
+}
+
+TEST(Analysis, OriginIsAModelInputWhenTheInputItselfIsNotDense) {
+  Call call;
+  TensorInfo in = tensor({2, 3, 4, 5}, {60, 1, 15, 3}, 7);  // channels_last input
+  TensorInfo w = tensor({8, 3, 3, 3}, {27, 9, 3, 1}, 8, 1);
+  TensorInfo dense = tensor({2, 3, 4, 5}, {60, 20, 5, 1}, 9);
+  int64_t conv = add_op(call, "aten::conv2d", -1, {in, w}, {tensor({2, 8, 2, 3}, {48, 6, 3, 1}, 10)});
+  TensorInfo src = in;
+  src.arg = 1;
+  add_op(call, "aten::copy_", conv, {dense, src}, {dense});
+  ModelInput mi;
+  mi.tensor = in;
+  Report r = analyze(trace_of({call}, {mi}));
+  ASSERT_EQ(r.copies.size(), 1u);
+  EXPECT_EQ(r.copies[0].origin, -1);
+  EXPECT_EQ(r.copies[0].origin_input, 0);
+  ASSERT_EQ(r.split_points.size(), 1u);
+  const SplitPoint& sp = r.split_points[0];
+  EXPECT_EQ(sp.kinds, (std::vector<std::string>{"layout_change", "layout_copy", "mixed_formats"}));
+  EXPECT_NE(sp.suggestion.find("channels_last"), std::string::npos);
+}
+
+TEST(Analysis, OneByOneKernelsDoNotMixFormats) {
+  Call call;
+  TensorInfo in = tensor({2, 3, 4, 5}, {60, 1, 15, 3}, 7);
+  TensorInfo w = tensor({8, 3, 1, 1}, {3, 1, 1, 1}, 8, 1);  // dense in both orders
+  add_op(call, "aten::conv2d", -1, {in, w}, {tensor({2, 8, 4, 5}, {160, 1, 40, 8}, 10)});
+  Report r = analyze(trace_of({call}));
+  EXPECT_TRUE(r.split_points.empty());
+}
+
+TEST(Analysis, ModulesAggregateInExecutionOrder) {
+  Report r = analyze(trace_of({transpose_reshape_call()}));
+  ASSERT_EQ(r.modules.size(), 1u);
+  const ModuleStats& m = r.modules[0];
+  EXPECT_EQ(m.module, "block");
+  EXPECT_EQ(m.ops, 5);
+  EXPECT_EQ(m.top_level_ops, 2);
+  EXPECT_EQ(m.noncontiguous_inputs, 1);  // reshape reads the permuted tensor
+  EXPECT_EQ(count(m.copies, CopyClass::implicit_layout), 1);
+  EXPECT_EQ(m.split_points, 2);
+  EXPECT_EQ(m.transitions, (std::vector<std::string>{"contiguous", "permuted(0,2,1)", "contiguous"}));
+}
+
+TEST(Analysis, DurationsAreMediansOverIdenticalCalls) {
+  Report r = analyze(trace_of({transpose_reshape_call(100), transpose_reshape_call(900),
+                               transpose_reshape_call(300)}));
+  EXPECT_TRUE(r.run.calls_identical);
+  EXPECT_EQ(r.ops[1].duration_ns, 300);
+  EXPECT_EQ(r.run.calls_recorded, 3);
+}
+
+TEST(Analysis, DifferingCallsAreReported) {
+  Call other = transpose_reshape_call();
+  other.events.pop_back();
+  Report r = analyze(trace_of({transpose_reshape_call(), other}));
+  EXPECT_FALSE(r.run.calls_identical);
+  EXPECT_EQ(r.ops.size(), 5u);
+}
+
+TEST(Analysis, FailedRunShowsTheFailingCall) {
+  Call call;
+  TensorInfo xt = tensor({2, 3, 4}, {12, 1, 3}, 1);
+  add_op(call, "aten::transpose", -1, {tensor({2, 4, 3}, {12, 3, 1}, 1)}, {xt});
+  int64_t v = add_op(call, "aten::view", -1, {xt}, {});
+  call.events[v].failed = true;
+  Trace t = trace_of({call});
+  t.run.status = "failed";
+  t.run.error = "RuntimeError: view size is not compatible";
+  Report r = analyze(t);
+  ASSERT_EQ(r.ops.size(), 2u);
+  EXPECT_TRUE(r.ops[1].failed);
+  EXPECT_EQ(r.ops[1].inputs[0].layout.cls, LayoutClass::permuted);
+  EXPECT_EQ(r.run.status, "failed");
+}
+
+TEST(Analysis, NoCallsGivesAnEmptyReport) {
+  Report r = analyze(trace_of({}));
+  EXPECT_TRUE(r.ops.empty());
+  EXPECT_EQ(r.summary.ops, 0);
+}
+
+TEST(Analysis, BroadcastCopiesHaveNoOrigin) {
+  Call call;
+  TensorInfo bias = tensor({4}, {1}, 3);
+  TensorInfo out = tensor({8, 4}, {4, 1}, 4);
+  int64_t l = add_op(call, "aten::linear", -1, {tensor({8, 4}, {4, 1}, 1), tensor({4, 4}, {4, 1}, 2), bias}, {out});
+  TensorInfo src = tensor({8, 4}, {0, 1}, 3, 1);
+  add_op(call, "aten::copy_", l, {out, src}, {out});
+  Report r = analyze(trace_of({call}));
+  ASSERT_EQ(r.copies.size(), 1u);
+  EXPECT_EQ(r.copies[0].cls, CopyClass::broadcast);
+  EXPECT_EQ(r.copies[0].origin, -1);
+  EXPECT_TRUE(r.split_points.empty());
+}
+
+}  // namespace
+}  // namespace layoutprof

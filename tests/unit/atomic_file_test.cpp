@@ -1,0 +1,64 @@
+#include "layoutprof/atomic_file.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "layoutprof/errors.h"
+
+namespace layoutprof {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path temp_dir() {
+  fs::path dir = fs::temp_directory_path() / ("layoutprof_atomic_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  return dir;
+}
+
+TEST(AtomicFile, WritesWholeAndLeavesNoTemporary) {
+  fs::path dir = temp_dir();
+  fs::path file = dir / "out.json";
+  write_file_atomically(file.string(), "{\"a\": 1}\n");
+  std::ifstream in(file);
+  std::stringstream s;
+  s << in.rdbuf();
+  EXPECT_EQ(s.str(), "{\"a\": 1}\n");
+  write_file_atomically(file.string(), "second");
+  std::ifstream again(file);
+  std::stringstream s2;
+  s2 << again.rdbuf();
+  EXPECT_EQ(s2.str(), "second");
+  size_t entries = std::distance(fs::directory_iterator(dir), fs::directory_iterator());
+  EXPECT_EQ(entries, 1u);
+  fs::remove_all(dir);
+}
+
+TEST(AtomicFile, ErrorNamesTheFileAndTheReason) {
+  try {
+    write_file_atomically("/nonexistent-dir/out.json", "x");
+    FAIL();
+  } catch (const OutputError& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("'/nonexistent-dir/out.json'"));
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("No such file or directory"));
+    EXPECT_EQ(e.code(), kExitOutput);
+  }
+}
+
+TEST(AtomicFile, FailureKeepsTheOldFile) {
+  fs::path dir = temp_dir();
+  fs::path target = dir / "report.json";
+  fs::create_directories(target);  // rename onto a directory fails
+  EXPECT_THROW(write_file_atomically(target.string(), "x"), OutputError);
+  EXPECT_TRUE(fs::is_directory(target));
+  size_t entries = std::distance(fs::directory_iterator(dir), fs::directory_iterator());
+  EXPECT_EQ(entries, 1u) << "temporary file left behind";
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace layoutprof

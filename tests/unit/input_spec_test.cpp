@@ -1,0 +1,80 @@
+#include "layoutprof/input_spec.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "layoutprof/errors.h"
+
+namespace layoutprof {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(InputSpec, ShapeOnlyDefaultsToContiguousF32) {
+  InputSpec s = parse_input_spec("64x3x224x224");
+  EXPECT_EQ(s.sizes, (std::vector<int64_t>{64, 3, 224, 224}));
+  EXPECT_EQ(s.dtype, "f32");
+  EXPECT_EQ(s.format, "contiguous");
+}
+
+TEST(InputSpec, DtypeAndFormat) {
+  InputSpec s = parse_input_spec("8x3x224x224:f16:channels_last");
+  EXPECT_EQ(s.dtype, "f16");
+  EXPECT_EQ(s.format, "channels_last");
+  EXPECT_EQ(parse_input_spec("8:i64").dtype, "i64");
+  EXPECT_EQ(parse_input_spec("2x3x4x5x6:channels_last_3d").format, "channels_last_3d");
+  EXPECT_EQ(parse_input_spec("4x4:bool").dtype, "bool");
+}
+
+TEST(InputSpec, Permutation) {
+  InputSpec s = parse_input_spec("2x3x4x5:perm=0,2,3,1");
+  EXPECT_EQ(s.format, "perm");
+  EXPECT_EQ(s.perm, (std::vector<int>{0, 2, 3, 1}));
+  EXPECT_EQ(parse_input_spec("2x3:u8:perm=1,0").dtype, "u8");
+}
+
+struct BadSpec {
+  const char* text;
+  const char* reason;
+};
+
+class InputSpecErrors : public ::testing::TestWithParam<BadSpec> {};
+
+TEST_P(InputSpecErrors, NameTheArgumentAndTheReason) {
+  const BadSpec& b = GetParam();
+  try {
+    parse_input_spec(b.text);
+    FAIL() << "accepted " << b.text;
+  } catch (const UsageError& e) {
+    EXPECT_THAT(e.what(), HasSubstr(std::string("'") + b.text + "'"));
+    EXPECT_THAT(e.what(), HasSubstr(b.reason));
+    EXPECT_EQ(e.code(), kExitUsage);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Table, InputSpecErrors,
+    ::testing::Values(BadSpec{"", "expected DIMxDIM"}, BadSpec{"2xa", "'a' is not a dimension"},
+                      BadSpec{"2x", "'' is not a dimension"},
+                      BadSpec{"2x-3", "'-3' is not a dimension"},
+                      BadSpec{"2x3:f33", "unknown dtype or format 'f33'"},
+                      BadSpec{"2x3:f32:sideways", "unknown format 'sideways'"},
+                      BadSpec{"2x3:f32:contiguous:x", "too many ':' fields"},
+                      BadSpec{"2x3:channels_last", "channels_last needs a 4-D shape"},
+                      BadSpec{"2x3x4:channels_last_3d", "channels_last_3d needs a 5-D shape"},
+                      BadSpec{"2x3:perm=0", "perm= lists 1 dims for a 2-D shape"},
+                      BadSpec{"2x3:perm=0,0", "each dim 0..1 once"},
+                      BadSpec{"2x3:perm=0,x", "'x' is not a dim index"},
+                      BadSpec{"99999999999999999999", "too large"}));
+
+TEST(InputSpec, DtypeSizes) {
+  EXPECT_EQ(dtype_size("f32"), 4);
+  EXPECT_EQ(dtype_size("bf16"), 2);
+  EXPECT_EQ(dtype_size("i64"), 8);
+  EXPECT_EQ(dtype_size("nope"), 0);
+  EXPECT_TRUE(is_floating_dtype("f16"));
+  EXPECT_FALSE(is_floating_dtype("i8"));
+}
+
+}  // namespace
+}  // namespace layoutprof
