@@ -118,8 +118,19 @@ class Provenance {
     if (it == producers_.end()) return -1;
     const auto& ids = it->second;
     for (auto p = ids.rbegin(); p != ids.rend(); ++p)
-      if (*p < before && !is_ancestor(*p, reader)) return *p;
+      if (*p < before && !is_ancestor(*p, reader)) return outermost_producer(*p, view_key(t));
     return -1;
+  }
+
+  // transpose makes its view through a nested as_strided: name the op the model called.
+  int64_t outermost_producer(int64_t op, const ViewKey& key) const {
+    for (int64_t p = ops_[op].parent; p >= 0; p = ops_[p].parent) {
+      const auto& outs = ops_[p].outputs;
+      if (std::none_of(outs.begin(), outs.end(), [&](const TensorInfo& o) { return view_key(o) == key; }))
+        break;
+      op = p;
+    }
+    return op;
   }
 
   int model_input(const TensorInfo& t) const {

@@ -136,12 +136,36 @@ std::string module_path(const std::vector<std::string>& hierarchy) {
   return path;
 }
 
+// Ops called by the TorchScript interpreter see the interpreter's whole stack as their inputs
+// (and outputs): their own arguments are the last `declared` values.
+template <typename Values>
+Values own_values(Values values, size_t declared) {
+  return values.size() > declared ? values.slice(values.size() - declared) : values;
+}
+
+size_t declared_inputs(const at::RecordFunction& fn, size_t fallback) {
+  try {
+    return fn.num_inputs();
+  } catch (const c10::Error&) {  // not an operator: no schema to go by
+    return fallback;
+  }
+}
+
+size_t declared_outputs(const at::RecordFunction& fn, size_t fallback) {
+  try {
+    return fn.num_outputs();
+  } catch (const c10::Error&) {
+    return fallback;
+  }
+}
+
 std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction& fn) {
   ThreadBuffer& b = thread_buffer();
   RawEvent e;
   e.name = fn.name();
   e.parent = b.stack.empty() ? -1 : b.stack.back().event;
-  auto inputs = fn.inputs();
+  auto all_inputs = fn.inputs();
+  auto inputs = own_values(all_inputs, declared_inputs(fn, all_inputs.size()));
   for (size_t i = 0; i < inputs.size(); ++i) append_tensors(inputs[i], static_cast<int>(i), e.inputs);
   int32_t index = static_cast<int32_t>(b.events.size());
   if (b.stack.empty() && b.main) {
@@ -165,7 +189,8 @@ void on_op_end(const at::RecordFunction& fn, at::ObserverContext*) {
   RawEvent& e = b.events[frame.event];
   e.end_ns = end;
   if (std::uncaught_exceptions() > frame.uncaught) e.failed = true;
-  const auto& outputs = fn.outputs();
+  c10::ArrayRef<c10::IValue> all_outputs(fn.outputs());
+  auto outputs = own_values(all_outputs, declared_outputs(fn, all_outputs.size()));
   for (size_t i = 0; i < outputs.size(); ++i) append_tensors(outputs[i], static_cast<int>(i), e.outputs);
 }
 

@@ -1,0 +1,651 @@
+#!/usr/bin/python3
+"""Build the TorchScript sample models that layoutprof is tested and demonstrated on.
+
+Usage (Debian's torch 1.13 lives in /usr/bin/python3):
+
+    /usr/bin/python3 samples/make_samples.py --out samples
+    /usr/bin/python3 samples/make_samples.py --out /tmp/samples_large --large --check
+
+Every sample is a small nn.Module scripted with torch.jit.script (so the archive keeps
+source ranges that layoutprof reports as file:line) and saved as NAME.pt. The small ones
+are committed to git; --large adds resnet18 and small_transformer, which are not.
+manifest.json (written next to the models) is generated from the SAMPLES table below.
+
+The expected copy counts in that table were derived by hand from how ATen 1.13 (CPU)
+implements each op, following layoutprof's counting rules:
+
+  * one copy = one aten::copy_ event during one forward() call, after 3 warm-up calls,
+    under torch.no_grad() (the tool runs under a NoGradGuard);
+  * the culprit is the outermost op on the RecordFunction stack with scope FUNCTION,
+    i.e. the op the TorchScript interpreter called (the TorchScript "forward" range has
+    scope TORCHSCRIPT_FUNCTION and is not an op);
+  * the class is the first that matches:
+      dtype_device     src dtype or device differs from dst
+      broadcast        src has fewer elements than dst, or a zero stride on a dim of size > 1
+      same_layout      src and dst strides equal once size-1 dims are dropped
+      explicit_layout  culprit is contiguous, clone, copy_, to, _to_copy or type_as
+      implicit_layout  any other culprit (reshape, matmul, conv2d, layer_norm, ...)
+
+--check re-derives all of this from the profiler (independently of the C++ tool): it
+walks torch.profiler's event tree, which, unlike function_events, records strides and
+dtypes, classifies every aten::copy_ by the rules above and fails when the hand-written
+expectations and the profiler disagree (total, class split or ok/failed status).
+"""
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+from typing import Callable, Dict, List, NamedTuple, Optional
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCRIPT = os.path.relpath(os.path.abspath(__file__), REPO_ROOT)  # samples/make_samples.py
+CHILD_ENV = "LAYOUTPROF_MAKE_SAMPLES_CHILD"
+WARMUP_CALLS = 3  # the profiling executor specialises the graph during the first calls
+SMALL_LIMIT_BYTES = 200 * 1024  # committed samples must stay small
+COPY_CLASSES = ("implicit_layout", "explicit_layout", "broadcast", "dtype_device", "same_layout")
+EXPLICIT_CULPRITS = {"aten::contiguous", "aten::clone", "aten::copy_", "aten::to",
+                     "aten::_to_copy", "aten::type_as"}
+
+
+# ---------------------------------------------------------------------------------------
+# Sample models. Shapes in comments are those of the manifest inputs.
+# ---------------------------------------------------------------------------------------
+
+class TransposeMatmul(nn.Module):
+    # x: [B, S, H, D] activations, w: [B, H, D, E] per-head matrices.
+    def forward(self, x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+        return torch.matmul(x.transpose(1, 2), w)
+
+
+class TransposeBmmFree(nn.Module):
+    # A transposed operand of a 3-D matmul costs nothing: bmm passes it to gemm as "T".
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.matmul(x.transpose(1, 2), x)
+
+
+class BroadcastMatmul(nn.Module):
+    # One [D, E] matrix per head, shared across the batch: x [B, H, S, D] @ w [H, D, E].
+    def __init__(self, heads: int = 4, dim: int = 16, out: int = 8):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(heads, dim, out))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.matmul(x, self.w)
+
+
+class TransposeReshape(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x.transpose(1, 2).reshape(x.size(0), -1)
+
+
+class PermuteConv2d(nn.Module):
+    # The usual NHWC image -> NCHW conv pattern.
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, kernel_size=3, padding=1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.conv(x.permute(0, 3, 1, 2))
+
+
+class NarrowAfterTranspose(nn.Module):
+    # x: [B, C, T] features; drop the first time step and normalise over C.
+    def __init__(self, channels: int = 16):
+        super().__init__()
+        self.norm = nn.LayerNorm(channels)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = x.transpose(1, 2)
+        y = y.narrow(1, 1, y.size(1) - 1)
+        return self.norm(y)
+
+
+class ExplicitContiguous(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x.transpose(1, 2).contiguous()
+
+
+class ExpandContiguous(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x.expand(4, -1, -1).contiguous()
+
+
+class ChannelShuffle(nn.Module):
+    # ShuffleNet's channel shuffle, written with reshape instead of contiguous().view().
+    def __init__(self, groups: int = 2):
+        super().__init__()
+        self.groups = groups
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        n, c, h, w = x.size()
+        x = x.view(n, self.groups, c // self.groups, h, w)
+        return x.transpose(1, 2).reshape(n, c, h, w)
+
+
+class SelfAttention(nn.Module):
+    """Multi-head self-attention, heads split with view+transpose as most code does."""
+
+    def __init__(self, dim: int, heads: int):
+        super().__init__()
+        self.heads = heads
+        self.head_dim = dim // heads
+        self.scale = 1.0 / math.sqrt(self.head_dim)
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, s, e = x.size()
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        q = q.view(b, s, self.heads, self.head_dim).transpose(1, 2)  # [B, H, S, D]
+        k = k.view(b, s, self.heads, self.head_dim).transpose(1, 2)
+        v = v.view(b, s, self.heads, self.head_dim).transpose(1, 2)
+        att = torch.matmul(q, k.transpose(-2, -1)) * self.scale
+        att = att.softmax(dim=-1)
+        out = torch.matmul(att, v)  # [B, H, S, D]
+        out = out.transpose(1, 2).reshape(b, s, e)  # merge heads
+        return self.proj(out)
+
+
+class SmallConvNet(nn.Module):
+    # An ordinary NCHW classifier; the sample feeds it a channels_last input.
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 8, kernel_size=3, padding=1)
+        self.bn1 = nn.BatchNorm2d(8)
+        self.conv2 = nn.Conv2d(8, 16, kernel_size=3, stride=2, padding=1)
+        self.fc = nn.Linear(16, 10)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = F.relu(self.bn1(self.conv1(x)))
+        x = F.relu(self.conv2(x))
+        x = F.adaptive_avg_pool2d(x, 1).flatten(1)
+        return self.fc(x)
+
+
+class ViewFails(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x.transpose(1, 2).view(x.size(0), -1)
+
+
+class DefensiveClone(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        a = x.clone()
+        b = x.t().clone()
+        return a + b.t()
+
+
+class DtypeCast(nn.Module):
+    # uint8 image to float.
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x.to(torch.float32)
+
+
+class ScalarArith(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x * 0.5 + 1.0
+
+
+class NoncontigInput(nn.Module):
+    # Nothing wrong with the model: the caller hands it a transposed tensor.
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x.flatten(1)
+
+
+class CatTransposed(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.cat([x.t(), x.t()], 0)
+
+
+class SliceAssign(nn.Module):
+    # Slice assignment compiles to aten::copy_ called by the interpreter itself.
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out = torch.zeros(x.size(1), x.size(0) + 4)
+        out[:, :x.size(0)] = x.t()
+        out[:, x.size(0):] = 1.0
+        return out
+
+
+class TransformerBlock(nn.Module):
+    """Pre-LN transformer block: x + attn(ln(x)), then x + mlp(ln(x))."""
+
+    def __init__(self, dim: int, heads: int, hidden: int):
+        super().__init__()
+        self.ln1 = nn.LayerNorm(dim)
+        self.attn = SelfAttention(dim, heads)
+        self.ln2 = nn.LayerNorm(dim)
+        self.fc1 = nn.Linear(dim, hidden)
+        self.fc2 = nn.Linear(hidden, dim)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x + self.attn(self.ln1(x))
+        return x + self.fc2(F.gelu(self.fc1(self.ln2(x))))
+
+
+class SmallTransformer(nn.Module):
+    def __init__(self, layers: int = 4, dim: int = 256, heads: int = 4):
+        super().__init__()
+        self.blocks = nn.ModuleList([TransformerBlock(dim, heads, 4 * dim) for _ in range(layers)])
+        self.ln = nn.LayerNorm(dim)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for block in self.blocks:
+            x = block(x)
+        return self.ln(x)
+
+
+def resnet18() -> nn.Module:
+    import torchvision  # only --large needs it; importing it is slow
+
+    return torchvision.models.resnet18(weights=None)
+
+
+# ---------------------------------------------------------------------------------------
+# The sample table: one entry per model, and the source of manifest.json.
+# ---------------------------------------------------------------------------------------
+
+class Sample(NamedTuple):
+    name: str
+    build: Callable[[], nn.Module]
+    inputs: List[str]
+    copies: Dict[str, int]
+    why: str
+    status: str = "ok"
+    large: bool = False
+
+
+def copies(implicit_layout=0, explicit_layout=0, broadcast=0, dtype_device=0, same_layout=0):
+    return {"implicit_layout": implicit_layout, "explicit_layout": explicit_layout,
+            "broadcast": broadcast, "dtype_device": dtype_device, "same_layout": same_layout}
+
+
+SAMPLES = [
+    Sample("transpose_matmul", TransposeMatmul, ["2x8x4x16", "2x4x16x8"],
+           copies(implicit_layout=1),
+           "matmul folds the batch dims of a 4-D operand into one with reshape; after "
+           "transpose(1, 2) the B and H dims of x cannot be merged by a view, so matmul "
+           "copies x (the contiguous w folds for free)."),
+    Sample("transpose_bmm_free", TransposeBmmFree, ["2x8x16"],
+           copies(),
+           "No copy: a 3-D matmul goes straight to bmm, and a transposed matrix is just a "
+           "'T' gemm operand; the negative control for transpose_matmul."),
+    Sample("broadcast_matmul", BroadcastMatmul, ["2x4x8x16"],
+           copies(broadcast=1),
+           "matmul expands the [H, D, E] weight over the batch to [B, H, D, E] and reshapes "
+           "it to [B*H, D, E]; a zero-stride batch dim cannot be folded by a view, so the "
+           "weight is materialised B times on every call."),
+    Sample("transpose_reshape", TransposeReshape, ["2x8x16"],
+           copies(implicit_layout=1),
+           "reshape after transpose cannot be a view (the merged dims are not adjacent in "
+           "memory), so aten::reshape clones the tensor."),
+    Sample("permute_conv2d", PermuteConv2d, ["2x16x16x3"],
+           copies(implicit_layout=1),
+           "The NHWC->NCHW permute yields channels_last strides, so the oneDNN conv follows "
+           "the input's format and copies the NCHW weight to channels_last on every call; "
+           "the permuted input itself is used without a copy."),
+    Sample("narrow_after_transpose", NarrowAfterTranspose, ["2x16x8"],
+           copies(implicit_layout=1),
+           "layer_norm needs a dense input and calls contiguous() on the narrowed, transposed "
+           "view; the culprit is aten::layer_norm (the outermost op), not the aten::contiguous "
+           "it calls."),
+    Sample("explicit_contiguous", ExplicitContiguous, ["2x8x16"],
+           copies(explicit_layout=1),
+           "The model asks for the copy itself: contiguous() on a transposed tensor."),
+    Sample("expand_contiguous", ExpandContiguous, ["1x8x16"],
+           copies(broadcast=1),
+           "contiguous() on an expanded tensor materialises the broadcast: the source has a "
+           "zero stride on the expanded dim, which makes it a broadcast copy before it can be "
+           "an explicit_layout one."),
+    Sample("channel_shuffle", ChannelShuffle, ["2x8x4x4"],
+           copies(implicit_layout=1),
+           "The shuffle's reshape after view+transpose cannot be a view, so aten::reshape "
+           "copies the whole activation."),
+    Sample("attention", lambda: SelfAttention(32, 4), ["2x16x32"],
+           copies(implicit_layout=4, broadcast=2, dtype_device=1),
+           "With B > 1 matmul must copy the head-split q, k and v to fold B and H, and the "
+           "head merge reshape copies once more (4 implicit); each Linear on a 3-D input "
+           "copies its bias into the output inside addmm (2 broadcast), and '* scale' copies "
+           "the 0-dim double scalar to float (dtype_device)."),
+    Sample("channels_last_convnet", SmallConvNet, ["2x3x32x32:channels_last"],
+           copies(implicit_layout=2, broadcast=1, dtype_device=1),
+           "Given a channels_last input, each oneDNN conv copies its NCHW weight to "
+           "channels_last on every call (2 implicit; an NCHW input has none); the pooling "
+           "mean divides by an int64 0-dim count (dtype_device) and fc's addmm copies its "
+           "bias into the [2, 10] output (broadcast)."),
+    Sample("view_fails", ViewFails, ["2x8x16"],
+           copies(), status="failed",
+           why="view() on a transposed tensor raises RuntimeError (use reshape); nothing is "
+               "copied before it fails."),
+    Sample("defensive_clone", DefensiveClone, ["8x16"],
+           copies(same_layout=2),
+           "clone() keeps the source's strides (preserve_format), so both the plain clone and "
+           "the clone of a transposed view copy without changing layout."),
+    Sample("dtype_cast", DtypeCast, ["2x3x8x8:u8"],
+           copies(dtype_device=1),
+           "to(torch.float32) on a uint8 image copies with conversion."),
+    Sample("scalar_arith", ScalarArith, ["4x8"],
+           copies(dtype_device=2),
+           "A tensor-scalar op wraps the Python number in a 0-dim double tensor, and "
+           "TensorIterator casts it to float with a 0-dim copy_: one per op."),
+    Sample("noncontig_input", NoncontigInput, ["2x8x16:perm=0,2,1"],
+           copies(implicit_layout=1),
+           "The model is fine; the input is allocated as [2, 16, 8] and viewed back "
+           "transposed, so flatten's reshape cannot be a view and copies."),
+    Sample("cat_transposed", CatTransposed, ["8x16"],
+           copies(),
+           "cat writes each (transposed) input into a narrow() of the output with "
+           "TensorIterator's copy_stub, never through aten::copy_, so its real copies are not "
+           "counted: a blind spot of copy_-based counting."),
+    Sample("slice_assign", SliceAssign, ["8x16"],
+           copies(explicit_layout=1, broadcast=1),
+           "Slice assignment is an aten::copy_ issued by the model: writing the transposed x "
+           "into a column block is an explicit layout copy, and assigning 1.0 copies a 0-dim "
+           "tensor into the slice (broadcast)."),
+    Sample("resnet18", resnet18, ["1x3x224x224"],
+           copies(dtype_device=1, same_layout=1), large=True,
+           why="NCHW convs (all on oneDNN) copy nothing; the avgpool mean divides by an int64 "
+               "0-dim count (dtype_device) and fc's addmm copies its bias into the [1, 1000] "
+               "output, same_layout because batch 1 leaves no broadcast dim."),
+    Sample("small_transformer", SmallTransformer, ["1x128x256"],
+           copies(implicit_layout=4, broadcast=16, dtype_device=4), large=True,
+           why="Per block: 4 Linear bias copies in addmm (broadcast), the head-merge reshape "
+               "(implicit) and the 0-dim '* scale' cast (dtype_device); with batch 1 the "
+               "head-split q, k, v fold for free in matmul, unlike the attention sample."),
+]
+
+
+def manifest() -> dict:
+    """The manifest in a fixed key order, so regenerating it gives identical bytes."""
+    entries = []
+    for s in SAMPLES:
+        entries.append({
+            "name": s.name,
+            "file": s.name + ".pt",
+            "large": s.large,
+            "inputs": list(s.inputs),
+            "status": s.status,
+            "expect": {"copies": {k: s.copies[k] for k in COPY_CLASSES}},
+            "why": s.why,
+        })
+    return {"schema": 1, "samples": entries}
+
+
+# ---------------------------------------------------------------------------------------
+# Inputs: the same --input syntax and semantics as layoutprof.
+# ---------------------------------------------------------------------------------------
+
+DTYPES = {"f32": torch.float32, "f64": torch.float64, "f16": torch.float16,
+          "bf16": torch.bfloat16, "i64": torch.int64, "i32": torch.int32, "i8": torch.int8,
+          "u8": torch.uint8, "bool": torch.bool}
+
+
+def make_input(spec: str) -> torch.Tensor:
+    parts = spec.split(":")
+    sizes = [int(d) for d in parts[0].split("x")]
+    dtype, fmt = "f32", "contiguous"
+    for part in parts[1:]:
+        if part in DTYPES:
+            dtype = part
+        else:
+            fmt = part
+
+    def random(shape):
+        t = DTYPES[dtype]
+        if t.is_floating_point:
+            return torch.randn(shape, dtype=t)
+        return torch.randint(0, 2 if t == torch.bool else 10, shape, dtype=t)
+
+    if fmt == "contiguous":
+        return random(sizes)
+    if fmt == "channels_last":
+        return random(sizes).contiguous(memory_format=torch.channels_last)
+    if fmt == "channels_last_3d":
+        return random(sizes).contiguous(memory_format=torch.channels_last_3d)
+    if fmt.startswith("perm="):
+        perm = [int(p) for p in fmt[len("perm="):].split(",")]
+        physical = random([sizes[p] for p in perm])
+        back = [perm.index(d) for d in range(len(perm))]
+        return physical.permute(back)
+    raise ValueError(f"unknown input format '{fmt}' in '{spec}'")
+
+
+# ---------------------------------------------------------------------------------------
+# Generation
+# ---------------------------------------------------------------------------------------
+
+def build(sample: Sample, out_dir: str) -> str:
+    torch.manual_seed(0)
+    model = sample.build().eval()
+    # Inference samples: with frozen parameters no op sees a tensor that requires grad, so
+    # the executed graph cannot depend on the caller's grad mode (--check verifies this).
+    for p in model.parameters():
+        p.requires_grad_(False)
+    scripted = torch.jit.script(model)
+    path = os.path.join(out_dir, sample.name + ".pt")
+    torch.jit.save(scripted, path)
+    size = os.path.getsize(path)
+    if not sample.large and size > SMALL_LIMIT_BYTES:
+        raise SystemExit(f"{path}: {size} bytes, too large to commit")
+    return path
+
+
+def write_state_dict(out_dir: str) -> str:
+    """A torch.save'd state_dict: a zip archive that is not TorchScript, for the bad-input
+    tests (users hand those to a profiler more often than random bytes)."""
+    torch.manual_seed(0)
+    os.makedirs(os.path.join(out_dir, "not_torchscript"), exist_ok=True)
+    path = os.path.join(out_dir, "not_torchscript", "state_dict.pt")
+    torch.save(torch.nn.Linear(4, 4).state_dict(), path)
+    return path
+
+
+# ---------------------------------------------------------------------------------------
+# --check: count and classify aten::copy_ with the profiler, independently of layoutprof
+# ---------------------------------------------------------------------------------------
+
+class Copy(NamedTuple):
+    cls: str
+    culprit: str
+    culprit_shapes: list
+    shapes: list  # [dst, src]
+    strides: list
+    dtypes: list
+
+
+def classify(shapes, strides, dtypes, devices, culprit: str) -> str:
+    (dst_shape, src_shape), (dst_stride, src_stride) = shapes, strides
+    if dtypes[0] != dtypes[1] or devices[0] != devices[1]:
+        return "dtype_device"
+    if math.prod(src_shape) < math.prod(dst_shape) or any(
+            st == 0 and sz > 1 for sz, st in zip(src_shape, src_stride)):
+        return "broadcast"
+
+    def drop_ones(shape, stride):
+        return [st for sz, st in zip(shape, stride) if sz != 1]
+
+    if drop_ones(src_shape, src_stride) == drop_ones(dst_shape, dst_stride):
+        return "same_layout"
+    return "explicit_layout" if culprit in EXPLICIT_CULPRITS else "implicit_layout"
+
+
+_ARG_COUNTS: Dict[str, List[int]] = {}
+
+
+def own_args(name: str, recorded: int) -> slice:
+    """Which recorded inputs are the op's own arguments.
+
+    Ops called by the TorchScript interpreter go through Dispatcher::callBoxed, which in
+    1.13 hands RecordFunction the whole interpreter stack: values kept there for later ops
+    come first, the op's arguments last. Take as many trailing entries as the op's
+    (non-out) schema has arguments; ops called from C++ kernels record exactly those.
+    """
+    if name not in _ARG_COUNTS:
+        schemas = torch._C._jit_get_schemas_for_operator(name)
+        _ARG_COUNTS[name] = sorted({len(sc.arguments) for sc in schemas
+                                    if not any(a.is_out for a in sc.arguments)})
+    fitting = [n for n in _ARG_COUNTS[name] if n <= recorded]
+    return slice(recorded - fitting[-1] if fitting else 0, None)
+
+
+def profile_copies(module, inputs):
+    """One profiled forward(); returns (copies, exception or None)."""
+    error = None
+    with torch.profiler.profile(record_shapes=True) as prof:
+        try:
+            module(*inputs)
+        except RuntimeError as e:
+            error = e
+    function_scope = torch._C._profiler.RecordScope.FUNCTION
+    found: List[Copy] = []
+
+    def walk(event, ops):
+        # The experimental event tree (unlike function_events) carries strides and tensor
+        # metadata, which the classification needs.
+        fields = event.extra_fields
+        is_op = isinstance(fields, torch._C._profiler._ExtraFields_TorchOp) and \
+            fields.scope == function_scope
+        if is_op:
+            ops = ops + [event]
+        if event.name == "aten::copy_" and is_op:
+            culprit = ops[0]
+            args = fields.inputs
+            # copy_(self, src, non_blocking): dst and src are the two entries before the last.
+            own = slice(len(args.shapes) - 3, len(args.shapes) - 1)
+            shapes, strides, dtypes = args.shapes[own], args.strides[own], args.dtypes[own]
+            devices = [str(m.device) if m is not None else "?" for m in args.tensor_metadata[own]]
+            culprit_args = culprit.extra_fields.inputs.shapes
+            found.append(Copy(
+                classify(shapes, strides, dtypes, devices, culprit.name),
+                culprit.name,
+                [sh for sh in culprit_args[own_args(culprit.name, len(culprit_args))] if sh],
+                shapes, strides, dtypes))
+        for child in event.children:
+            walk(child, ops)
+
+    for root in prof.profiler.kineto_results.experimental_event_tree():
+        walk(root, [])
+    # The plain event list must agree with the tree walk, or the walk missed a thread.
+    listed = sum(1 for e in prof.events() if e.name == "aten::copy_")
+    if listed != len(found):
+        raise RuntimeError(f"profiler lists {listed} aten::copy_ events, tree walk found "
+                           f"{len(found)}")
+    return found, error
+
+
+def check_sample(sample: Sample, path: str, grad_mode: bool):
+    module = torch.jit.load(path)
+    torch.manual_seed(0)
+    inputs = [make_input(spec) for spec in sample.inputs]
+    with torch.set_grad_enabled(grad_mode):
+        for _ in range(WARMUP_CALLS):
+            try:
+                module(*inputs)
+            except RuntimeError:
+                break  # a failing model fails the same way in the profiled call
+        return profile_copies(module, inputs)
+
+
+def check(samples: List[Sample], paths: Dict[str, str]) -> bool:
+    print(f"\nchecking {len(samples)} samples: {WARMUP_CALLS} warm-up calls, then one "
+          "profiled call under no_grad (and again with grad enabled, which must agree)")
+    ok = True
+    rows = []
+    for s in samples:
+        found, error = check_sample(s, paths[s.name], grad_mode=False)
+        got = {k: 0 for k in COPY_CLASSES}
+        for c in found:
+            got[c.cls] += 1
+        status = "failed" if error is not None else "ok"
+        problems = []
+        if status != s.status:
+            problems.append(f"status {status}, expected {s.status}")
+        if len(found) != sum(s.copies.values()):
+            problems.append(f"total {len(found)}, expected {sum(s.copies.values())}")
+        if got != s.copies:
+            diff = [f"{k} {got[k]} (expected {s.copies[k]})" for k in COPY_CLASSES
+                    if got[k] != s.copies[k]]
+            problems.append("classes differ: " + ", ".join(diff))
+        # The tool runs under no_grad; the frozen samples must not depend on that.
+        grad_found, grad_error = check_sample(s, paths[s.name], grad_mode=True)
+        if [c.cls for c in grad_found] != [c.cls for c in found] or \
+                (grad_error is None) != (error is None):
+            problems.append("copies differ with grad mode enabled")
+
+        verdict = "OK" if not problems else "MISMATCH: " + "; ".join(problems)
+        print(f"{s.name}: expected {sum(s.copies.values())}, profiler {len(found)}, "
+              f"status {status} -> {verdict}")
+        summary = ", ".join(f"{k}={got[k]}" for k in COPY_CLASSES if got[k])
+        print(f"    classes: {summary or 'none'}")
+        for c in found:
+            print(f"    {c.cls:15s} {c.culprit}{c.culprit_shapes}  "
+                  f"dst {c.dtypes[0]}{c.shapes[0]}/{c.strides[0]} <- "
+                  f"src {c.dtypes[1]}{c.shapes[1]}/{c.strides[1]}")
+        if error is not None:
+            print(f"    raised: {str(error).strip().splitlines()[-1]}")
+        ok = ok and not problems
+        rows.append((s.name, status, sum(s.copies.values()), len(found),
+                     [got[k] for k in COPY_CLASSES], "OK" if not problems else "MISMATCH"))
+
+    print("\nsample                   status  expect profiler  impl expl bcast dtype same  result")
+    for name, status, expect, total, counts, verdict in rows:
+        print(f"{name:24s} {status:6s} {expect:7d} {total:8d}  "
+              + " ".join(f"{n:4d}" if i != 2 else f"{n:5d}" for i, n in enumerate(counts))
+              + f"  {verdict}")
+    return ok
+
+
+def run_reproducibly(args) -> int:
+    """Re-run this script in a child process whose archives are byte-for-byte reproducible.
+
+    Two things would otherwise leak into the .pt files: TorchScript orders a module's
+    Final constants by iterating a Python set, which follows the per-process string hash
+    seed; and the debug info records the source file path as Python compiled it, which
+    for a script is absolute (machine-specific). The child runs with a fixed hash seed,
+    from the repository root, with this file compiled as samples/make_samples.py.
+    """
+    env = dict(os.environ, PYTHONHASHSEED="0", **{CHILD_ENV: "1"})
+    argv = ["--out", os.path.abspath(args.out)]
+    argv += ["--large"] if args.large else []
+    argv += ["--check"] if args.check else []
+    code = (f"import runpy, sys; sys.argv[0] = {SCRIPT!r}; "
+            f"runpy.run_path({SCRIPT!r}, run_name='__main__')")
+    return subprocess.call([sys.executable, "-c", code] + argv, cwd=REPO_ROOT, env=env)
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", required=True, help="directory for NAME.pt and manifest.json")
+    parser.add_argument("--large", action="store_true",
+                        help="also build resnet18 and small_transformer (not committed)")
+    parser.add_argument("--check", action="store_true",
+                        help="profile every built sample and compare with the expectations")
+    args = parser.parse_args(argv)
+    if os.environ.get(CHILD_ENV) != "1":
+        return run_reproducibly(args)
+
+    os.makedirs(args.out, exist_ok=True)
+    chosen = [s for s in SAMPLES if args.large or not s.large]
+    paths = {}
+    for s in chosen:
+        paths[s.name] = build(s, args.out)
+        print(f"wrote {paths[s.name]} ({os.path.getsize(paths[s.name])} bytes)")
+    print(f"wrote {write_state_dict(args.out)}")
+    with open(os.path.join(args.out, "manifest.json"), "w", encoding="utf-8") as f:
+        json.dump(manifest(), f, indent=2)
+        f.write("\n")
+    print(f"wrote {os.path.join(args.out, 'manifest.json')}")
+
+    if args.check and not check(chosen, paths):
+        print("check FAILED", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,256 @@
+// Runs the layoutprof binary on the samples and checks what a user would see: copy counts
+// against the manifest, exit codes, one-line errors, reports that validate and render.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using ::testing::HasSubstr;
+
+struct Result {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+fs::path work_dir() {
+  static fs::path dir = [] {
+    fs::path d = fs::temp_directory_path() / ("layoutprof_e2e_" + std::to_string(::getpid()));
+    fs::create_directories(d);
+    return d;
+  }();
+  return dir;
+}
+
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// Runs the binary with NO_COLOR and no terminal, capturing stdout and stderr.
+Result run(const std::vector<std::string>& args) {
+  static int n = 0;
+  fs::path out = work_dir() / ("out" + std::to_string(n));
+  fs::path err = work_dir() / ("err" + std::to_string(n++));
+  std::string cmd = "NO_COLOR=1 " + quote(LAYOUTPROF_BIN);
+  for (const auto& a : args) cmd += " " + quote(a);
+  cmd += " >" + quote(out.string()) + " 2>" + quote(err.string()) + " </dev/null";
+  int status = std::system(cmd.c_str());
+  Result r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = read_file(out);
+  r.err = read_file(err);
+  return r;
+}
+
+int lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
+
+const json& manifest() {
+  static const json m = json::parse(read_file(fs::path(SAMPLES_DIR) / "manifest.json"));
+  return m;
+}
+
+fs::path sample_path(const json& entry) {
+  fs::path dir = entry.value("large", false) ? fs::path(LARGE_SAMPLES_DIR) : fs::path(SAMPLES_DIR);
+  return dir / entry.at("file").get<std::string>();
+}
+
+std::vector<std::string> run_args(const json& entry, const fs::path& report) {
+  std::vector<std::string> args = {sample_path(entry).string()};
+  for (const auto& in : entry.at("inputs")) {
+    args.push_back("--input");
+    args.push_back(in.get<std::string>());
+  }
+  args.push_back("--json");
+  args.push_back(report.string());
+  args.push_back("--iters");
+  args.push_back("2");
+  return args;
+}
+
+class Samples : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Samples, CopyCountsMatchTheManifest) {
+  json entry;
+  for (const auto& e : manifest().at("samples"))
+    if (e.at("name") == GetParam()) entry = e;
+  ASSERT_FALSE(entry.is_null());
+  ASSERT_TRUE(fs::exists(sample_path(entry))) << sample_path(entry) << ": run scripts/setup.sh";
+  fs::path report = work_dir() / (GetParam() + ".json");
+  Result r = run(run_args(entry, report));
+  bool ok = entry.at("status") == "ok";
+  EXPECT_EQ(r.code, ok ? 0 : 4) << r.err;
+  ASSERT_TRUE(fs::exists(report)) << r.err;
+  json j = json::parse(read_file(report));
+  EXPECT_EQ(j["run"]["status"], entry.at("status"));
+  EXPECT_EQ(j["summary"]["copies"], entry.at("expect").at("copies"))
+      << GetParam() << ": " << entry.value("why", "");
+  EXPECT_TRUE(j["run"]["calls_identical"].get<bool>());
+  EXPECT_GT(j["summary"]["ops"].get<int>(), 0);
+  // Every copy listed adds up to the summary.
+  std::map<std::string, int64_t> bytes;
+  for (const auto& c : j["copies"]) bytes[c["class"]] += c["bytes"].get<int64_t>();
+  for (auto& [cls, b] : j["summary"]["copy_bytes"].items()) EXPECT_EQ(bytes[cls], b.get<int64_t>()) << cls;
+}
+
+std::vector<std::string> sample_names() {
+  std::vector<std::string> names;
+  for (const auto& e : manifest().at("samples")) names.push_back(e.at("name").get<std::string>());
+  return names;
+}
+
+INSTANTIATE_TEST_SUITE_P(Manifest, Samples, ::testing::ValuesIn(sample_names()),
+                         [](const auto& info) { return info.param; });
+
+const json& entry_named(const std::string& name) {
+  for (const auto& e : manifest().at("samples"))
+    if (e.at("name") == name) return e;
+  throw std::runtime_error("no sample " + name);
+}
+
+TEST(Reports, ValidateAgainstTheSchema) {
+  // Every sample, the failing one included, against the JSON Schema in the repository.
+  std::vector<std::string> files;
+  for (const auto& e : manifest().at("samples")) {
+    fs::path report = work_dir() / ("schema_" + e.at("name").get<std::string>() + ".json");
+    run(run_args(e, report));
+    ASSERT_TRUE(fs::exists(report)) << e.at("name");
+    files.push_back(report.string());
+  }
+  std::string cmd = "/usr/bin/python3 " + quote(VALIDATOR) + " " + quote(SCHEMA);
+  for (const auto& f : files) cmd += " " + quote(f);
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+}
+
+TEST(Reports, RenderReproducesTheLiveText) {
+  fs::path report = work_dir() / "render.json";
+  auto args = run_args(entry_named("transpose_reshape"), report);
+  Result live = run(args);
+  ASSERT_EQ(live.code, 0) << live.err;
+  Result rendered = run({"render", report.string()});
+  ASSERT_EQ(rendered.code, 0) << rendered.err;
+  EXPECT_EQ(rendered.out, live.out);
+  EXPECT_THAT(live.out, HasSubstr("Heatmap"));
+  // The same with rows by op.
+  Result live_ops = run({"render", report.string(), "--group-by", "op", "--top", "1"});
+  EXPECT_EQ(live_ops.code, 0);
+  EXPECT_THAT(live_ops.out, HasSubstr("rows are top-level ops"));
+}
+
+TEST(Reports, JsonToStdout) {
+  Result r = run({sample_path(entry_named("transpose_reshape")).string(), "--input",
+                  entry_named("transpose_reshape")["inputs"][0], "--format", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["schema_version"], 1);
+}
+
+TEST(FailingModel, ReportsEverythingUpToTheFailingOp) {
+  const json& e = entry_named("view_fails");
+  fs::path report = work_dir() / "fails.json";
+  Result r = run(run_args(e, report));
+  EXPECT_EQ(r.code, 4);
+  EXPECT_EQ(lines(r.err), 1) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("view"));
+  json j = json::parse(read_file(report));
+  EXPECT_EQ(j["run"]["status"], "failed");
+  EXPECT_THAT(j["run"]["error"].get<std::string>(), HasSubstr("view size is not compatible"));
+  const json& last_top = [&]() -> const json& {
+    const json* found = nullptr;
+    for (const auto& op : j["ops"])
+      if (op["parent"].is_null()) found = &op;
+    return *found;
+  }();
+  EXPECT_EQ(last_top["name"], "aten::view");
+  EXPECT_TRUE(last_top["failed"].get<bool>());
+  EXPECT_NE(last_top["inputs"][0]["class"], "contiguous");
+  EXPECT_THAT(r.out, HasSubstr("The model raised in aten::view"));
+}
+
+struct BadRun {
+  const char* what;
+  std::vector<std::string> args;
+  int code;
+  const char* message;
+};
+
+TEST(BadInput, OneLineErrorAndDocumentedExitCode) {
+  fs::path random = work_dir() / "random.pt";
+  {
+    std::ofstream f(random, std::ios::binary);
+    for (int i = 0; i < 4096; ++i) f.put(static_cast<char>((i * 7919) % 251));
+  }
+  fs::path truncated = work_dir() / "truncated.pt";
+  std::string whole = read_file(sample_path(entry_named("attention")));
+  std::ofstream(truncated, std::ios::binary) << whole.substr(0, whole.size() / 2);
+  fs::path state_dict = fs::path(SAMPLES_DIR) / "not_torchscript" / "state_dict.pt";
+  std::string ok_model = sample_path(entry_named("transpose_reshape")).string();
+  std::string ok_input = entry_named("transpose_reshape")["inputs"][0];
+
+  std::vector<BadRun> cases = {
+      {"missing model", {"/nonexistent/model.pt", "--input", "2x3"}, 3, "cannot open model '/nonexistent/model.pt'"},
+      {"directory", {"/tmp", "--input", "2x3"}, 3, "'/tmp'"},
+      {"random bytes", {random.string(), "--input", "2x3"}, 3, "not a loadable TorchScript archive"},
+      {"truncated archive", {truncated.string(), "--input", "2x3"}, 3, "not a loadable TorchScript archive"},
+      {"a state_dict", {state_dict.string(), "--input", "2x3"}, 3, "not a loadable TorchScript archive"},
+      {"malformed --input", {ok_model, "--input", "2xQ"}, 2, "--input '2xQ'"},
+      {"wrong number of inputs", {ok_model, "--input", ok_input, "--input", ok_input}, 2, "takes 1 input"},
+      {"no model", {"--input", "2x3"}, 2, "no model given"},
+      {"unknown option", {ok_model, "--bogus"}, 2, "--bogus"},
+      {"bad --iters", {ok_model, "--input", ok_input, "--iters", "0"}, 2, "--iters"},
+      {"shape the model rejects", {ok_model, "--input", "3"}, 4, "raised"},
+      {"cuda on a CPU build", {ok_model, "--input", ok_input, "--device", "cuda"}, 2, "--device cuda"},
+      {"unwritable --json", {ok_model, "--input", ok_input, "--json", "/nonexistent/r.json"}, 5, "'/nonexistent/r.json'"},
+      {"render of a missing report", {"render", "/nonexistent/r.json"}, 2, "cannot open report"},
+      {"render of a model file", {"render", ok_model}, 2, "is not valid JSON"},
+  };
+  for (const BadRun& c : cases) {
+    Result r = run(c.args);
+    EXPECT_EQ(r.code, c.code) << c.what << ": " << r.err;
+    EXPECT_EQ(lines(r.err), 1) << c.what << ": " << r.err;
+    EXPECT_THAT(r.err, HasSubstr(c.message)) << c.what;
+    EXPECT_THAT(r.err, ::testing::StartsWith("layoutprof: ")) << c.what;
+  }
+}
+
+TEST(Cli, VersionNamesLibTorch) {
+  Result r = run({"--version"});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_THAT(r.out, HasSubstr("layoutprof "));
+  EXPECT_THAT(r.out, HasSubstr("LibTorch 1."));
+}
+
+TEST(Cli, HelpListsTheOptions) {
+  Result r = run({"--help"});
+  EXPECT_EQ(r.code, 0);
+  for (const char* opt : {"--input", "--warmup", "--iters", "--threads", "--json", "--format",
+                          "--group-by", "--depth", "--top", "render"})
+    EXPECT_THAT(r.out, HasSubstr(opt));
+}
+
+TEST(Cli, UnwritableJsonStillPrintsTheText) {
+  Result r = run({sample_path(entry_named("transpose_reshape")).string(), "--input",
+                  entry_named("transpose_reshape")["inputs"][0], "--json", "/nonexistent/r.json"});
+  EXPECT_EQ(r.code, 5);
+  EXPECT_THAT(r.out, HasSubstr("Heatmap"));
+}
+
+}  // namespace
