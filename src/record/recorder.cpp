@@ -7,6 +7,9 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstring>
+#include <deque>
+#include <unordered_map>
 #include <exception>
 #include <map>
 #include <mutex>
@@ -63,27 +66,56 @@ TensorInfo describe_tensor(const at::Tensor& t, int arg) {
 
 namespace {
 
-struct RawEvent {
-  std::string name;
-  int32_t parent = -1;  // local index in the same thread's buffer
-  int64_t start_ns = 0;
-  int64_t end_ns = 0;
-  bool failed = false;
-  bool top = false;
-  std::string module;
-  std::vector<TensorInfo> inputs;
-  std::vector<TensorInfo> outputs;
+// What the hot path stores: plain structs in per-thread arrays, no allocation per op once
+// the arrays have grown. Turned into OpEvent/TensorInfo in stop().
+struct RawTensor {
+  uint32_t dims;  // offset into ThreadBuffer::dims: sizes, then strides (strided tensors)
+  uint8_t ndim;
+  bool strided;
+  int8_t arg;
+  c10::ScalarType dtype;
+  c10::DeviceType device_type;
+  c10::DeviceIndex device_index;
+  uint16_t elem_size;
+  int64_t storage_offset;
+  uint64_t storage;
 };
 
-struct Frame {
-  int32_t event;
-  int uncaught;  // std::uncaught_exceptions() when the op began: more at its end means it threw
+struct RawEvent {
+  const char* name;  // into ThreadBuffer::names
+  int32_t parent;    // index in the same thread's buffer, -1 at the top
+  int32_t uncaught;  // std::uncaught_exceptions() at the start: more at the end means it threw
+  int64_t start_ns;
+  int64_t end_ns;
+  uint32_t first_input;  // into ThreadBuffer::tensors
+  uint32_t inputs;
+  uint32_t first_output;
+  uint32_t outputs;
+  bool failed;
 };
 
 struct ThreadBuffer {
   std::vector<RawEvent> events;
-  std::vector<Frame> stack;
-  std::vector<std::pair<int32_t, torch::jit::SourceRange>> sources;  // resolved in stop()
+  std::vector<RawTensor> tensors;
+  std::vector<int64_t> dims;
+  std::vector<int32_t> stack;
+  // Op names, interned: a RecordFunction's name may live only as long as it does (kernels'
+  // own RECORD_FUNCTIONs, JIT operators with temporary schemas), so the hot path keeps a copy
+  // per distinct name, found by address and confirmed by content.
+  std::deque<std::string> names;
+  std::unordered_map<const char*, const std::string*> name_index;
+
+  const char* intern(const char* name) {
+    auto it = name_index.find(name);
+    if (C10_LIKELY(it != name_index.end() && std::strcmp(it->second->c_str(), name) == 0))
+      return it->second->c_str();
+    names.emplace_back(name);
+    name_index[name] = &names.back();
+    return names.back().c_str();
+  }
+  // `sites` mode: the top-level ops and the interpreter's view of where they came from.
+  std::vector<std::pair<std::string, torch::jit::SourceRange>> site_ranges;
+  std::vector<std::string> site_modules;
   bool main = false;
 };
 
@@ -93,47 +125,61 @@ std::mutex g_mutex;
 std::vector<std::unique_ptr<ThreadBuffer>> g_buffers;
 std::atomic<uint64_t> g_session{0};
 std::thread::id g_main_thread;
+size_t g_reserve_events = 1024;  // grown to the size of the last call
 thread_local ThreadBuffer* t_buffer = nullptr;
 thread_local uint64_t t_session = 0;
 
 ThreadBuffer& thread_buffer() {
   uint64_t session = g_session.load(std::memory_order_acquire);
-  if (t_buffer == nullptr || t_session != session) {
+  if (C10_UNLIKELY(t_buffer == nullptr || t_session != session)) {
     std::lock_guard<std::mutex> lock(g_mutex);
     g_buffers.push_back(std::make_unique<ThreadBuffer>());
     t_buffer = g_buffers.back().get();
     t_buffer->main = std::this_thread::get_id() == g_main_thread;
-    t_buffer->events.reserve(4096);
+    size_t n = t_buffer->main ? g_reserve_events : 64;
+    t_buffer->events.reserve(n);
+    t_buffer->tensors.reserve(n * 3);
+    t_buffer->dims.reserve(n * 16);
     t_session = session;
   }
   return *t_buffer;
 }
 
-void append_tensors(const c10::IValue& value, int arg, std::vector<TensorInfo>& out) {
-  if (value.isTensor()) {
-    const at::Tensor& t = value.toTensor();
-    if (t.defined()) out.push_back(describe_tensor(t, arg));
-  } else if (value.isTensorList()) {
-    for (const at::Tensor& t : value.toTensorList().vec())
-      if (t.defined()) out.push_back(describe_tensor(t, arg));
-  } else if (value.isList()) {
-    for (const c10::IValue& item : value.toListRef())
-      if (item.isTensor() && item.toTensor().defined())
-        out.push_back(describe_tensor(item.toTensor(), arg));
+void append_tensor(ThreadBuffer& b, const at::Tensor& t, int arg) {
+  if (!t.defined()) return;
+  const c10::TensorImpl* impl = t.unsafeGetTensorImpl();
+  RawTensor r;
+  r.dims = static_cast<uint32_t>(b.dims.size());
+  auto sizes = impl->sizes();
+  r.ndim = static_cast<uint8_t>(sizes.size());
+  r.strided = impl->layout() == c10::kStrided;
+  r.arg = static_cast<int8_t>(std::min(arg, 127));
+  r.dtype = c10::typeMetaToScalarType(impl->dtype());
+  c10::Device device = impl->device();
+  r.device_type = device.type();
+  r.device_index = device.index();
+  r.elem_size = static_cast<uint16_t>(impl->dtype().itemsize());
+  b.dims.insert(b.dims.end(), sizes.begin(), sizes.end());
+  r.storage_offset = 0;
+  r.storage = 0;
+  if (r.strided) {
+    auto strides = impl->strides();
+    b.dims.insert(b.dims.end(), strides.begin(), strides.end());
+    r.storage_offset = impl->storage_offset();
+    if (impl->has_storage()) r.storage = reinterpret_cast<uint64_t>(impl->storage().data());
   }
+  b.tensors.push_back(r);
 }
 
-// "TOP(ResNet)::forward", "layer1(Sequential)::forward", "0(BasicBlock)::forward" ->
-// "layer1.0". A method calling another method of the same module repeats its instance name.
-std::string module_path(const std::vector<std::string>& hierarchy) {
-  std::string path;
-  for (size_t i = 1; i < hierarchy.size(); ++i) {
-    const std::string& entry = hierarchy[i];
-    std::string name = entry.substr(0, entry.find('('));
-    if (name.empty() || name == "TOP") continue;
-    path += (path.empty() ? "" : ".") + name;
+void append_value(ThreadBuffer& b, const c10::IValue& value, int arg) {
+  if (value.isTensor()) {
+    append_tensor(b, value.toTensor(), arg);
+  } else if (value.isTensorList()) {
+    for (const at::Tensor& t : value.toTensorList().vec()) append_tensor(b, t, arg);
+  } else if (value.isList()) {
+    for (const c10::IValue& item : value.toListRef())
+      if (item.isTensor()) append_tensor(b, item.toTensor(), arg);
   }
-  return path;
 }
 
 // Ops called by the TorchScript interpreter see the interpreter's whole stack as their inputs
@@ -143,11 +189,13 @@ Values own_values(Values values, size_t declared) {
   return values.size() > declared ? values.slice(values.size() - declared) : values;
 }
 
-size_t declared_inputs(const at::RecordFunction& fn, size_t fallback) {
+// Returns -1 for RecordFunctions that are not operators (a kernel's own RECORD_FUNCTION with
+// a string name): no schema to go by.
+int64_t declared_inputs(const at::RecordFunction& fn) {
   try {
-    return fn.num_inputs();
-  } catch (const c10::Error&) {  // not an operator: no schema to go by
-    return fallback;
+    return static_cast<int64_t>(fn.num_inputs());
+  } catch (const c10::Error&) {
+    return -1;
   }
 }
 
@@ -162,21 +210,21 @@ size_t declared_outputs(const at::RecordFunction& fn, size_t fallback) {
 std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction& fn) {
   ThreadBuffer& b = thread_buffer();
   RawEvent e;
-  e.name = fn.name();
-  e.parent = b.stack.empty() ? -1 : b.stack.back().event;
-  auto all_inputs = fn.inputs();
-  auto inputs = own_values(all_inputs, declared_inputs(fn, all_inputs.size()));
-  for (size_t i = 0; i < inputs.size(); ++i) append_tensors(inputs[i], static_cast<int>(i), e.inputs);
-  int32_t index = static_cast<int32_t>(b.events.size());
-  if (b.stack.empty() && b.main) {
-    e.top = true;
-    e.module = module_path(torch::jit::currentModuleHierarchy());
-    auto callstack = torch::jit::currentCallstack();
-    if (!callstack.empty()) b.sources.emplace_back(index, callstack.front().range);
-  }
-  b.stack.push_back({index, std::uncaught_exceptions()});
+  auto all = fn.inputs();
+  int64_t declared = declared_inputs(fn);
+  e.name = b.intern(fn.name());
+  e.parent = b.stack.empty() ? -1 : b.stack.back();
+  e.uncaught = std::uncaught_exceptions();
+  e.first_input = static_cast<uint32_t>(b.tensors.size());
+  auto inputs = own_values(all, declared < 0 ? all.size() : static_cast<size_t>(declared));
+  for (size_t i = 0; i < inputs.size(); ++i) append_value(b, inputs[i], static_cast<int>(i));
+  e.inputs = static_cast<uint32_t>(b.tensors.size()) - e.first_input;
+  e.first_output = e.outputs = 0;
+  e.end_ns = 0;
+  e.failed = false;
+  b.stack.push_back(static_cast<int32_t>(b.events.size()));
   e.start_ns = now_ns();  // last, so that recording the inputs stays outside the op's time
-  b.events.push_back(std::move(e));
+  b.events.push_back(e);
   return nullptr;
 }
 
@@ -184,14 +232,47 @@ void on_op_end(const at::RecordFunction& fn, at::ObserverContext*) {
   int64_t end = now_ns();
   ThreadBuffer& b = thread_buffer();
   if (b.stack.empty()) return;  // the op began before this session
-  Frame frame = b.stack.back();
+  RawEvent& e = b.events[b.stack.back()];
   b.stack.pop_back();
-  RawEvent& e = b.events[frame.event];
   e.end_ns = end;
-  if (std::uncaught_exceptions() > frame.uncaught) e.failed = true;
-  c10::ArrayRef<c10::IValue> all_outputs(fn.outputs());
-  auto outputs = own_values(all_outputs, declared_outputs(fn, all_outputs.size()));
-  for (size_t i = 0; i < outputs.size(); ++i) append_tensors(outputs[i], static_cast<int>(i), e.outputs);
+  e.failed = std::uncaught_exceptions() > e.uncaught;
+  e.first_output = static_cast<uint32_t>(b.tensors.size());
+  c10::ArrayRef<c10::IValue> all(fn.outputs());
+  auto outputs = own_values(all, declared_outputs(fn, all.size()));
+  for (size_t i = 0; i < outputs.size(); ++i) append_value(b, outputs[i], static_cast<int>(i));
+  e.outputs = static_cast<uint32_t>(b.tensors.size()) - e.first_output;
+}
+
+// currentModuleHierarchy() has one entry per TorchScript frame: "TOP(ResNet)::forward",
+// "SELF(ResNet)::_forward_impl" (a method of the same module), "layer1(Sequential)::forward",
+// "::batch_norm" (a free function). Only the named submodule entries make the path: "layer1.0".
+std::string module_path(const std::vector<std::string>& hierarchy) {
+  std::string path;
+  for (const std::string& entry : hierarchy) {
+    auto paren = entry.find('(');
+    if (paren == std::string::npos || paren == 0) continue;
+    std::string name = entry.substr(0, paren);
+    if (name == "TOP" || name == "SELF") continue;
+    path += (path.empty() ? "" : ".") + name;
+  }
+  return path;
+}
+
+std::unique_ptr<at::ObserverContext> on_site_start(const at::RecordFunction& fn) {
+  ThreadBuffer& b = thread_buffer();
+  if (b.stack.empty() && b.main) {
+    auto callstack = torch::jit::currentCallstack();
+    b.site_ranges.emplace_back(fn.name(), callstack.empty() ? torch::jit::SourceRange()
+                                                            : callstack.front().range);
+    b.site_modules.push_back(module_path(torch::jit::currentModuleHierarchy()));
+  }
+  b.stack.push_back(0);
+  return nullptr;
+}
+
+void on_site_end(const at::RecordFunction&, at::ObserverContext*) {
+  ThreadBuffer& b = thread_buffer();
+  if (!b.stack.empty()) b.stack.pop_back();
 }
 
 std::string trim(std::string s) {
@@ -214,10 +295,26 @@ std::pair<std::string, std::string> resolve_source(const torch::jit::SourceRange
   return {std::get<0>(*flc) + ":" + std::to_string(std::get<1>(*flc)), text};
 }
 
+TensorInfo to_tensor_info(const RawTensor& r, const std::vector<int64_t>& dims) {
+  TensorInfo t;
+  t.arg = r.arg;
+  auto first = dims.begin() + r.dims;
+  t.sizes.assign(first, first + r.ndim);
+  if (r.strided) t.strides.assign(first + r.ndim, first + 2 * r.ndim);
+  t.storage_offset = r.storage_offset;
+  t.dtype = dtype_name(r.dtype);
+  t.device = c10::Device(r.device_type, r.device_index).str();
+  t.elem_size = r.elem_size;
+  t.storage = r.storage;
+  classify(t);
+  return t;
+}
+
 }  // namespace
 
 struct Recorder::State {
   at::CallbackHandle handle = 0;
+  Mode mode = Mode::timed;
   int64_t start_ns = 0;
 };
 
@@ -227,7 +324,7 @@ Recorder::~Recorder() {
   if (state_->handle) at::removeCallback(state_->handle);
 }
 
-void Recorder::start() {
+void Recorder::start(Mode mode) {
   if (state_->handle) throw std::logic_error("recorder already started");
   {
     std::lock_guard<std::mutex> lock(g_mutex);
@@ -235,25 +332,53 @@ void Recorder::start() {
     g_main_thread = std::this_thread::get_id();
     g_session.fetch_add(1, std::memory_order_acq_rel);
   }
+  state_->mode = mode;
+  auto callback = mode == Mode::timed
+                      ? at::RecordFunctionCallback(on_op_start, on_op_end)
+                            .needsInputs(true)
+                            .needsOutputs(true)
+                      : at::RecordFunctionCallback(on_site_start, on_site_end);
   state_->start_ns = now_ns();
-  state_->handle = at::addGlobalCallback(at::RecordFunctionCallback(on_op_start, on_op_end)
-                                             .needsInputs(true)
-                                             .needsOutputs(true)
-                                             .scopes({at::RecordScope::FUNCTION}));
+  state_->handle = at::addGlobalCallback(callback.scopes({at::RecordScope::FUNCTION}));
+}
+
+namespace {
+
+std::vector<std::unique_ptr<ThreadBuffer>> take_buffers(at::CallbackHandle handle) {
+  at::removeCallback(handle);
+  std::vector<std::unique_ptr<ThreadBuffer>> buffers;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  buffers.swap(g_buffers);
+  g_session.fetch_add(1, std::memory_order_acq_rel);  // stale thread_local pointers re-register
+  return buffers;
+}
+
+}  // namespace
+
+std::vector<OpSite> Recorder::stop_sites() {
+  if (!state_->handle || state_->mode != Mode::sites) throw std::logic_error("no sites call");
+  auto buffers = take_buffers(state_->handle);
+  state_->handle = 0;
+  std::vector<OpSite> sites;
+  std::map<std::pair<const void*, size_t>, std::pair<std::string, std::string>> resolved;
+  for (auto& b : buffers) {
+    if (!b->main) continue;
+    for (size_t i = 0; i < b->site_ranges.size(); ++i) {
+      const auto& [name, range] = b->site_ranges[i];
+      auto key = std::make_pair(static_cast<const void*>(range.source().get()), range.start());
+      auto it = resolved.find(key);
+      if (it == resolved.end()) it = resolved.emplace(key, resolve_source(range)).first;
+      sites.push_back({name, b->site_modules[i], it->second.first, it->second.second});
+    }
+  }
+  return sites;
 }
 
 Call Recorder::stop() {
-  if (!state_->handle) throw std::logic_error("recorder not started");
-  at::removeCallback(state_->handle);
-  state_->handle = 0;
+  if (!state_->handle || state_->mode != Mode::timed) throw std::logic_error("no timed call");
   int64_t stop_ns = now_ns();
-
-  std::vector<std::unique_ptr<ThreadBuffer>> buffers;
-  {
-    std::lock_guard<std::mutex> lock(g_mutex);
-    buffers.swap(g_buffers);
-    g_session.fetch_add(1, std::memory_order_acq_rel);  // stale thread_local pointers re-register
-  }
+  auto buffers = take_buffers(state_->handle);
+  state_->handle = 0;
   // Main thread first so that it is thread 0.
   std::stable_partition(buffers.begin(), buffers.end(), [](const auto& b) { return b->main; });
 
@@ -269,43 +394,30 @@ Call Recorder::stop() {
   std::sort(order.begin(), order.end(), [](const Ref& a, const Ref& b) {
     return std::tie(a.start, a.buffer, a.local) < std::tie(b.start, b.buffer, b.local);
   });
-
   std::vector<std::vector<int64_t>> global_id(buffers.size());
   for (uint32_t bi = 0; bi < buffers.size(); ++bi) global_id[bi].resize(buffers[bi]->events.size());
   for (size_t i = 0; i < order.size(); ++i) global_id[order[i].buffer][order[i].local] = i;
-
-  std::map<std::pair<const void*, size_t>, std::pair<std::string, std::string>> resolved;
-  std::vector<std::vector<std::pair<std::string, std::string>*>> source_of(buffers.size());
-  for (uint32_t bi = 0; bi < buffers.size(); ++bi) {
-    source_of[bi].assign(buffers[bi]->events.size(), nullptr);
-    for (auto& [local, range] : buffers[bi]->sources) {
-      auto key = std::make_pair(static_cast<const void*>(range.source().get()), range.start());
-      auto it = resolved.find(key);
-      if (it == resolved.end()) it = resolved.emplace(key, resolve_source(range)).first;
-      source_of[bi][local] = &it->second;
-    }
-  }
+  if (!buffers.empty() && buffers[0]->main)
+    g_reserve_events = std::max(g_reserve_events, buffers[0]->events.size() + 64);
 
   Call call;
   call.events.resize(order.size());
   for (size_t i = 0; i < order.size(); ++i) {
-    RawEvent& raw = buffers[order[i].buffer]->events[order[i].local];
+    const ThreadBuffer& b = *buffers[order[i].buffer];
+    const RawEvent& raw = b.events[order[i].local];
     OpEvent& e = call.events[i];
     e.id = static_cast<int64_t>(i);
     e.parent = raw.parent >= 0 ? global_id[order[i].buffer][raw.parent] : -1;
-    e.name = std::move(raw.name);
-    e.module = std::move(raw.module);
-    if (auto* src = source_of[order[i].buffer][order[i].local]) {
-      e.source = src->first;
-      e.source_text = src->second;
-    }
+    e.name = raw.name;
     e.start_ns = raw.start_ns - state_->start_ns;
     // An op still open at stop() (the model raised past it) ends when recording stopped.
     e.duration_ns = (raw.end_ns ? raw.end_ns : stop_ns) - raw.start_ns;
     e.thread = order[i].buffer;
     e.failed = raw.failed;
-    e.inputs = std::move(raw.inputs);
-    e.outputs = std::move(raw.outputs);
+    for (uint32_t k = 0; k < raw.inputs; ++k)
+      e.inputs.push_back(to_tensor_info(b.tensors[raw.first_input + k], b.dims));
+    for (uint32_t k = 0; k < raw.outputs; ++k)
+      e.outputs.push_back(to_tensor_info(b.tensors[raw.first_output + k], b.dims));
     if (e.thread != 0 && e.parent < 0) {
       // An op on an intra-op pool thread: its parent is the innermost main-thread op that
       // was running around it.
@@ -317,17 +429,34 @@ Call Recorder::stop() {
         }
       }
     }
-    if (e.parent >= 0) {
-      const OpEvent& p = call.events[e.parent];
-      e.depth = p.depth + 1;
-      e.module = p.module;
-      if (e.source.empty()) {
-        e.source = p.source;
-        e.source_text = p.source_text;
-      }
-    }
+    if (e.parent >= 0) e.depth = call.events[e.parent].depth + 1;
   }
   return call;
+}
+
+bool apply_sites(Call& call, const std::vector<OpSite>& sites) {
+  size_t n = 0;
+  for (const OpEvent& e : call.events)
+    if (e.parent < 0) {
+      if (n >= sites.size() || sites[n].name != e.name) return false;
+      ++n;
+    }
+  if (n != sites.size()) return false;
+  n = 0;
+  for (OpEvent& e : call.events) {
+    if (e.parent < 0) {
+      const OpSite& s = sites[n++];
+      e.module = s.module;
+      e.source = s.source;
+      e.source_text = s.source_text;
+    } else {
+      const OpEvent& p = call.events[e.parent];
+      e.module = p.module;
+      e.source = p.source;
+      e.source_text = p.source_text;
+    }
+  }
+  return true;
 }
 
 }  // namespace layoutprof

@@ -2,28 +2,51 @@
 #pragma once
 
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "layoutprof/trace.h"
 
 namespace layoutprof {
 
+// Where a top-level op was called from: its module path and source line.
+struct OpSite {
+  std::string name;  // the op, to check that a timed call ran the same sequence
+  std::string module;
+  std::string source;
+  std::string source_text;
+};
+
 // Records every ATen op (FUNCTION scope, nested ones included) on every thread between
 // start() and stop(). One recorder may be active at a time.
+//
+// Asking the TorchScript interpreter for module paths and source lines costs about a
+// microsecond per op, more than everything else together, so it is a separate mode: one
+// untimed `sites` call learns where each top-level op comes from, and the timed calls record
+// names, times and tensors only, into per-thread append-only buffers of plain structs.
 class Recorder {
  public:
+  enum class Mode { timed, sites };
+
   Recorder();
   ~Recorder();
   Recorder(const Recorder&) = delete;
   Recorder& operator=(const Recorder&) = delete;
 
-  void start();
+  void start(Mode mode = Mode::timed);
   // Removes the observer and returns the recorded events in execution order (ids assigned,
   // parents resolved, times relative to start()). wall_ns is left for the caller.
   Call stop();
+  // After a `sites` call: the top-level ops in execution order.
+  std::vector<OpSite> stop_sites();
 
  private:
   struct State;
   std::unique_ptr<State> state_;
 };
+
+// Gives the top-level ops of `call` (and their nested ops) the module paths and source lines
+// of `sites`. Returns false, changing nothing, when the call ran another op sequence.
+bool apply_sites(Call& call, const std::vector<OpSite>& sites);
 
 }  // namespace layoutprof

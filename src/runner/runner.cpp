@@ -149,32 +149,48 @@ Trace run_profile(const ProfileConfig& config, const ProgressFn& progress) {
     }
   }
 
+  // One untimed call learns each top-level op's module path and source line; the timed
+  // calls then record without asking the interpreter (see Recorder).
   Recorder recorder;
+  progress("locating ops in the model's code");
+  recorder.start(Recorder::Mode::sites);
+  try {
+    module.forward(inputs);
+  } catch (const std::exception&) {
+    // The timed call below fails the same way; the sites up to the failing op are kept.
+  }
+  std::vector<OpSite> sites = recorder.stop_sites();
+
   int iters = warmup_failed ? 1 : std::max(1, config.iters);
+  bool sites_applied = true;
   for (int i = 0; i < iters; ++i) {
     progress("recorded call " + std::to_string(i + 1) + "/" + std::to_string(iters));
     recorder.start();
     auto t0 = std::chrono::steady_clock::now();
+    bool failed = false;
     try {
       module.forward(inputs);
     } catch (const std::exception& e) {
-      Call call = recorder.stop();
-      call.wall_ns = elapsed_ns(t0);
-      trace.calls.push_back(std::move(call));
+      failed = true;
       run.status = "failed";
       run.error = model_error(e);
-      break;
     }
+    int64_t wall = elapsed_ns(t0);
     Call call = recorder.stop();
-    call.wall_ns = elapsed_ns(t0);
+    call.wall_ns = wall;
+    sites_applied = apply_sites(call, sites) && sites_applied;
     trace.calls.push_back(std::move(call));
+    if (failed) break;
   }
   run.calls_recorded = static_cast<int>(trace.calls.size());
   run.measured = {"op times and forward() wall time: steady clock, median over recorded calls",
                   "shapes, strides and layout classes of every op's tensors (recorded)"};
-  run.not_measured = {
+  if (!sites_applied)
+    run.not_measured.push_back(
+        "module paths and source lines of some calls: the op sequence changed between calls");
+  run.not_measured.insert(run.not_measured.begin(), {
       "hardware counters (DTLB misses, bandwidth): no counter collector in this build",
-      "GPU time: CPU run"};
+      "GPU time: CPU run"});
   return trace;
 }
 
