@@ -11,8 +11,20 @@ const TensorInfo* main_input(const OpEvent& op) {
   return op.inputs.empty() ? nullptr : &op.inputs.front();
 }
 
-const TensorInfo* main_output(const OpEvent& op) {
-  return op.outputs.empty() ? nullptr : &op.outputs.front();
+const TensorInfo* main_output(const std::vector<OpEvent>& ops, int64_t id) {
+  const OpEvent& op = ops[id];
+  if (!op.outputs.empty()) return &op.outputs.front();
+  // Some TorchScript-level ops (chunk) report no outputs; their first child that does, on the
+  // same input, made them.
+  const TensorInfo* in = main_input(op);
+  for (size_t i = id + 1; i < ops.size() && ops[i].depth > op.depth; ++i) {
+    const OpEvent& child = ops[i];
+    if (child.parent != id || child.outputs.empty()) continue;
+    const TensorInfo* child_in = main_input(child);
+    if (in && child_in && child_in->storage == in->storage && child_in->sizes == in->sizes)
+      return &child.outputs.front();
+  }
+  return nullptr;
 }
 
 int64_t noncontiguous_inputs(const OpEvent& op) {
@@ -22,8 +34,8 @@ int64_t noncontiguous_inputs(const OpEvent& op) {
   return n;
 }
 
-void append_flow(std::vector<std::string>& lane, const OpEvent& op) {
-  for (const TensorInfo* t : {main_input(op), main_output(op)}) {
+void append_flow(std::vector<std::string>& lane, const std::vector<OpEvent>& ops, int64_t id) {
+  for (const TensorInfo* t : {main_input(ops[id]), main_output(ops, id)}) {
     if (!t || t->layout.cls == LayoutClass::unknown) continue;
     std::string label = layout_label(t->layout);
     if (lane.empty() || lane.back() != label) lane.push_back(label);
@@ -62,7 +74,7 @@ bool same_op_sequence(const Call& a, const Call& b) {
 
 std::string megabytes(int64_t bytes) {
   std::ostringstream s;
-  s.precision(bytes >= 10'000'000 ? 0 : 2);
+  s.precision(3);
   s << std::fixed << bytes / 1e6 << " MB";
   return s.str();
 }
@@ -187,6 +199,12 @@ bool mixes_memory_formats(const OpEvent& op) {
   return nchw && nhwc;
 }
 
+// "aten::transpose" -> "transpose".
+std::string short_name(const std::string& op_name) {
+  auto colons = op_name.rfind("::");
+  return colons == std::string::npos ? op_name : op_name.substr(colons + 2);
+}
+
 std::string where(const OpEvent& op) {
   std::string s = op.name;
   if (!op.module.empty()) s += " in " + op.module;
@@ -225,7 +243,7 @@ std::string suggest(const SplitPoint& sp, const OpEvent& op, const Report& r,
   if (sp.copies > 0)
     return "makes the " + sp.after + " tensor that " + std::to_string(sp.copies) +
            " later copies pay for (" + megabytes(sp.copy_bytes) +
-           "): make it contiguous once here, or avoid the " + op.name.substr(op.name.find(':') + 2);
+           "): make it contiguous once here, or avoid the " + short_name(op.name);
   return "layout changes here with no copy downstream: ops that read it may still run slower "
          "on non-dense data";
 }
@@ -241,7 +259,7 @@ std::vector<SplitPoint> find_split_points(const Report& r, const std::vector<int
   for (const OpEvent& op : r.ops) {
     if (op.parent >= 0) continue;
     const TensorInfo* in = main_input(op);
-    const TensorInfo* out = main_output(op);
+    const TensorInfo* out = main_output(r.ops, op.id);
     SplitPoint sp;
     sp.op = op.id;
     if (in && out && in->layout.cls != LayoutClass::unknown &&
@@ -295,7 +313,7 @@ std::vector<ModuleStats> aggregate_modules(const Report& r, const std::vector<in
     m.top_level_ops++;
     m.time_ns += op.duration_ns;
     m.noncontiguous_inputs += noncontiguous_inputs(op);
-    append_flow(m.transitions, op);
+    append_flow(m.transitions, r.ops, op.id);
   }
   for (const CopyRecord& c : r.copies) {
     ModuleStats& m = stats_for(r.ops[c.culprit].module);

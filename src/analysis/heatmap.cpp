@@ -62,7 +62,7 @@ std::vector<HeatmapRow> heatmap_rows(const Report& report, GroupBy group_by, int
     if (op.parent >= 0) continue;
     row.time_ns += op.duration_ns;
     row.noncontiguous_inputs += noncontiguous_inputs(op);
-    append_flow(row.transitions, op);
+    append_flow(row.transitions, report.ops, op.id);
   }
   for (const CopyRecord& c : report.copies) {
     HeatmapRow& row = row_of_op(c.op);
