@@ -38,7 +38,7 @@ import math
 import os
 import subprocess
 import sys
-from typing import Callable, Dict, List, NamedTuple, Optional
+from typing import Callable, Dict, List, NamedTuple, Optional, Tuple
 
 import torch
 import torch.nn.functional as F
@@ -212,6 +212,13 @@ class SliceAssign(nn.Module):
         return out
 
 
+class FreshTensor(nn.Module):
+    # A view (no memory touched) next to an op that writes a large fresh tensor: the
+    # page-fault counter must see the second and not the first.
+    def forward(self, x: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+        return x.t(), x * x
+
+
 class TransformerBlock(nn.Module):
     """Pre-LN transformer block: x + attn(ln(x)), then x + mlp(ln(x))."""
 
@@ -347,6 +354,10 @@ SAMPLES = [
            "Slice assignment is an aten::copy_ issued by the model: writing the transposed x "
            "into a column block is an explicit layout copy, and assigning 1.0 copies a 0-dim "
            "tensor into the slice (broadcast)."),
+    Sample("fresh_tensor", FreshTensor, ["4096x4096"],
+           copies(),
+           "No copy: t() is a view and x * x writes a new 64 MB tensor; the e2e tests use it "
+           "to check that page faults are counted on the write and not on the view."),
     Sample("resnet18", resnet18, ["1x3x224x224"],
            copies(dtype_device=1, same_layout=1), large=True,
            why="NCHW convs (all on oneDNN) copy nothing; the avgpool mean divides by an int64 "

@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PACKAGES=(g++ cmake ninja-build ccache pkg-config
+PACKAGES=(g++ cmake ninja-build ccache pkg-config libpfm4-dev
           libtorch-dev libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev googletest
           python3-torch python3-torchvision python3-jsonschema)
 

@@ -19,6 +19,9 @@ struct HeatmapRow {
   int64_t copy_bytes = 0;  // all copy classes
   int64_t time_ns = 0;
   std::vector<std::string> transitions;
+  int64_t dtlb_walks = 0;              // modelled, over the row's copies
+  int64_t tensor_bytes = 0;            // of the row's top-level ops (derived bandwidth)
+  std::vector<CounterValue> counters;  // measured, summed over the row's top-level ops
 };
 
 // Module path cut to `depth` components; "(top)" for ops of the top module.

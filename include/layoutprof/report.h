@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "layoutprof/dtlb_model.h"
 #include "layoutprof/trace.h"
 
 namespace layoutprof {
@@ -30,6 +31,8 @@ struct CopyRecord {
   int64_t bytes = 0;  // destination numel x element size
   TensorInfo src;
   TensorInfo dst;
+  DtlbEstimate dtlb;                  // modelled
+  std::vector<CounterValue> counters;  // measured over the aten::copy_, if counting
 };
 
 struct SplitPoint {
@@ -53,6 +56,9 @@ struct ModuleStats {
   int64_t time_ns = 0;  // sum of top-level op durations (measured, median over calls)
   int64_t split_points = 0;
   std::vector<std::string> transitions;  // layout labels of the data as it flows, deduplicated
+  int64_t dtlb_walks = 0;  // modelled, over the module's copies
+  int64_t tensor_bytes = 0;  // bytes of the top-level ops' tensors: derived bandwidth's numerator
+  std::vector<CounterValue> counters;  // measured, summed over the top-level ops
 };
 
 struct Summary {
@@ -62,7 +68,15 @@ struct Summary {
   PerCopyClass copy_bytes{};
   int64_t split_points = 0;
   int64_t wall_ns = 0;  // median forward() time over the recorded calls (measured)
+  DtlbEstimate dtlb;     // modelled, summed over every copy (sampled: any copy was)
+  int64_t tensor_bytes = 0;
+  std::vector<CounterValue> counters;  // measured, summed over the top-level ops
 };
+
+// Bytes of an op's tensors, inputs and outputs: what it could have read and written.
+int64_t tensor_bytes(const OpEvent& op);
+// Sums counters element-wise into `total` (sized on first use).
+void add_counters(std::vector<CounterValue>& total, const std::vector<CounterValue>& add);
 
 struct Report {
   RunInfo run;

@@ -18,6 +18,9 @@ struct ProfileConfig {
   int iters = 3;
   int threads = 0;  // 0: LibTorch's default
   std::string device = "cpu";
+  bool counters = true;             // --no-counters turns counting off
+  std::vector<std::string> events;  // libpfm4 event names; empty: PerfCounters::default_events()
+  std::string tlb;                  // DTLB model configuration (--tlb); empty: the default
 };
 
 using ProgressFn = std::function<void(const std::string&)>;

@@ -10,6 +10,22 @@
 
 namespace layoutprof {
 
+// One counter over one op (or the whole run): measured by perf_event_open.
+struct CounterValue {
+  uint64_t raw = 0;       // summed over the threads' groups
+  double scaled = 0;      // raw x time_enabled / time_running, per thread
+  bool multiplexed = false;  // some group ran less than it was enabled
+};
+
+// Whether a requested counter was measured, and if not, why.
+struct CounterStatus {
+  std::string event;     // as requested (--events)
+  std::string encoding;  // libpfm4's full name, when it knows the event
+  std::string scope = "thread";  // thread: the process's threads; system: uncore, per socket
+  bool measured = false;
+  std::string reason;    // why not: errno text, pfm_strerror, paranoid level
+};
+
 struct OpEvent {
   int64_t id = 0;       // index in its call's event list (execution order by start time)
   int64_t parent = -1;  // enclosing op event, -1 for top-level ops
@@ -24,6 +40,9 @@ struct OpEvent {
   bool failed = false;      // the op raised (it is the last op of a failed call)
   std::vector<TensorInfo> inputs;
   std::vector<TensorInfo> outputs;
+  // Per measured counter (RunInfo::counters order), for top-level ops and copies; empty for
+  // other ops and when no counter was measured.
+  std::vector<CounterValue> counters;
 };
 
 struct Call {
@@ -50,6 +69,15 @@ struct RunInfo {
   std::string error;          // empty when ok
   bool calls_identical = true;  // every recorded call ran the same op sequence
   int calls_recorded = 0;
+  // Requested counters, measured or not; `counter_read` says how they were read.
+  std::vector<CounterStatus> counters;
+  std::string counter_read;
+  // Memory bandwidth: "measured" from uncore memory-controller events or "derived" from the
+  // bytes of each op's tensors over its time; bandwidth_note says which events or why not.
+  std::string bandwidth = "derived";
+  std::string bandwidth_note;
+  // The DTLB model's configuration (--tlb), as written.
+  std::string tlb;
   // What this run measured and what it did not, with the reason.
   std::vector<std::string> measured;
   std::vector<std::string> not_measured;

@@ -1,5 +1,7 @@
 #include "layoutprof/analysis.h"
 
+#include "layoutprof/dtlb_model.h"
+
 #include <algorithm>
 #include <map>
 #include <sstream>
@@ -25,6 +27,22 @@ const TensorInfo* main_output(const std::vector<OpEvent>& ops, int64_t id) {
       return &child.outputs.front();
   }
   return nullptr;
+}
+
+int64_t tensor_bytes(const OpEvent& op) {
+  int64_t bytes = 0;
+  for (const auto* list : {&op.inputs, &op.outputs})
+    for (const TensorInfo& t : *list) bytes += t.bytes();
+  return bytes;
+}
+
+void add_counters(std::vector<CounterValue>& total, const std::vector<CounterValue>& add) {
+  if (total.size() < add.size()) total.resize(add.size());
+  for (size_t k = 0; k < add.size(); ++k) {
+    total[k].raw += add[k].raw;
+    total[k].scaled += add[k].scaled;
+    total[k].multiplexed = total[k].multiplexed || add[k].multiplexed;
+  }
 }
 
 int64_t noncontiguous_inputs(const OpEvent& op) {
@@ -62,6 +80,27 @@ int64_t median(std::vector<int64_t> v) {
   std::sort(v.begin(), v.end());
   size_t n = v.size();
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// Per counter: the median raw and scaled counts over the calls; multiplexed if any was.
+std::vector<CounterValue> median_counters(const std::vector<const Call*>& calls, size_t op) {
+  std::vector<CounterValue> out = calls.front()->events[op].counters;
+  for (size_t k = 0; k < out.size(); ++k) {
+    std::vector<int64_t> raw;
+    std::vector<double> scaled;
+    for (const Call* c : calls) {
+      const auto& v = c->events[op].counters;
+      if (k >= v.size()) continue;
+      raw.push_back(static_cast<int64_t>(v[k].raw));
+      scaled.push_back(v[k].scaled);
+      out[k].multiplexed = out[k].multiplexed || v[k].multiplexed;
+    }
+    out[k].raw = static_cast<uint64_t>(median(raw));
+    std::sort(scaled.begin(), scaled.end());
+    size_t n = scaled.size();
+    out[k].scaled = n % 2 ? scaled[n / 2] : (scaled[n / 2 - 1] + scaled[n / 2]) / 2;
+  }
+  return out;
 }
 
 bool same_op_sequence(const Call& a, const Call& b) {
@@ -158,7 +197,7 @@ class Provenance {
 
 std::vector<CopyRecord> find_copies(const std::vector<OpEvent>& ops,
                                     const std::vector<int64_t>& top,
-                                    const Provenance& provenance) {
+                                    const Provenance& provenance, const TlbConfig& tlb) {
   std::vector<CopyRecord> copies;
   for (const OpEvent& op : ops) {
     if (op.name != "aten::copy_") continue;
@@ -177,6 +216,8 @@ std::vector<CopyRecord> find_copies(const std::vector<OpEvent>& ops,
     c.src = *src;
     c.dst = *dst;
     if (is_layout_copy(c.cls)) c.origin = provenance.origin(*src, op.id, &c.origin_input);
+    c.dtlb = model_copy_dtlb(*src, *dst, tlb);
+    c.counters = op.counters;
     copies.push_back(std::move(c));
   }
   return copies;
@@ -313,12 +354,15 @@ std::vector<ModuleStats> aggregate_modules(const Report& r, const std::vector<in
     m.top_level_ops++;
     m.time_ns += op.duration_ns;
     m.noncontiguous_inputs += noncontiguous_inputs(op);
+    m.tensor_bytes += tensor_bytes(op);
+    add_counters(m.counters, op.counters);
     append_flow(m.transitions, r.ops, op.id);
   }
   for (const CopyRecord& c : r.copies) {
     ModuleStats& m = stats_for(r.ops[c.culprit].module);
     m.copies[static_cast<int>(c.cls)]++;
     m.copy_bytes[static_cast<int>(c.cls)] += c.bytes;
+    m.dtlb_walks += c.dtlb.walks;
   }
   for (const SplitPoint& sp : r.split_points) stats_for(r.ops[sp.op].module).split_points++;
   return modules;
@@ -346,11 +390,14 @@ Report analyze(const Trace& trace) {
     std::vector<int64_t> d;
     for (const Call* c : same) d.push_back(c->events[i].duration_ns);
     r.ops[i].duration_ns = median(d);
+    r.ops[i].counters = median_counters(same, i);
   }
 
   std::vector<int64_t> top = top_level_ancestors(r.ops);
   Provenance provenance(r.ops, r.run.inputs);
-  r.copies = find_copies(r.ops, top, provenance);
+  const TlbConfig tlb = parse_tlb_config(r.run.tlb);
+  r.run.tlb = tlb_config_string(tlb);
+  r.copies = find_copies(r.ops, top, provenance, tlb);
   r.split_points = find_split_points(r, top);
   r.modules = aggregate_modules(r, top);
 
@@ -360,6 +407,15 @@ Report analyze(const Trace& trace) {
   for (const CopyRecord& c : r.copies) {
     s.copies[static_cast<int>(c.cls)]++;
     s.copy_bytes[static_cast<int>(c.cls)] += c.bytes;
+    s.dtlb.accesses += c.dtlb.accesses;
+    s.dtlb.l1_misses += c.dtlb.l1_misses;
+    s.dtlb.walks += c.dtlb.walks;
+    s.dtlb.sampled = s.dtlb.sampled || c.dtlb.sampled;
+  }
+  for (const OpEvent& op : r.ops) {
+    if (op.parent >= 0) continue;
+    s.tensor_bytes += tensor_bytes(op);
+    add_counters(s.counters, op.counters);
   }
   s.split_points = static_cast<int64_t>(r.split_points.size());
   s.wall_ns = median(walls);

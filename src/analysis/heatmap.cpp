@@ -62,6 +62,8 @@ std::vector<HeatmapRow> heatmap_rows(const Report& report, GroupBy group_by, int
     if (op.parent >= 0) continue;
     row.time_ns += op.duration_ns;
     row.noncontiguous_inputs += noncontiguous_inputs(op);
+    row.tensor_bytes += tensor_bytes(op);
+    add_counters(row.counters, op.counters);
     append_flow(row.transitions, report.ops, op.id);
   }
   for (const CopyRecord& c : report.copies) {
@@ -69,6 +71,7 @@ std::vector<HeatmapRow> heatmap_rows(const Report& report, GroupBy group_by, int
     row.implicit_copies += c.cls == CopyClass::implicit_layout;
     row.explicit_copies += c.cls == CopyClass::explicit_layout;
     row.copy_bytes += c.bytes;
+    row.dtlb_walks += c.dtlb.walks;
   }
   return rows;
 }

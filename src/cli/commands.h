@@ -23,6 +23,10 @@ struct RunOptions {
   std::string json_path;
   std::string format = "text";
   ViewOptions view;
+  std::string events;  // comma-separated libpfm4 event names
+  bool list_events = false;
+  bool no_counters = false;
+  std::string tlb;
 };
 
 struct RenderOptions {

@@ -6,6 +6,8 @@
 #include "cli/commands.h"
 #include "layoutprof/analysis.h"
 #include "layoutprof/atomic_file.h"
+#include "layoutprof/counters.h"
+#include "layoutprof/dtlb_model.h"
 #include "layoutprof/errors.h"
 #include "layoutprof/json_report.h"
 #include "layoutprof/runner.h"
@@ -32,10 +34,35 @@ void setup_run(CLI::App& app, RunOptions& o) {
   app.add_option("--format", o.format, "what goes to stdout")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
+  app.add_option("--events", o.events,
+                 "performance counters to read per op: libpfm4 event names, comma-separated, as "
+                 "perf stat -e takes them (default: DTLB load/store misses, LLC misses, cycles, "
+                 "instructions, page-faults, task-clock)");
+  app.add_flag("--list-events", o.list_events, "list the events this machine's PMUs offer, then exit");
+  app.add_flag("--no-counters", o.no_counters, "read no performance counters");
+  app.add_option("--tlb", o.tlb,
+                 "DTLB model: l1=ENTRIES:WAYS,l2=ENTRIES:WAYS,page=4k|2m (default "
+                 "l1=64:4,l2=1536:12,page=4k)");
   add_view_options(app, o.view);
 }
 
+std::vector<std::string> split_events(const std::string& list) {
+  std::vector<std::string> events;
+  std::string item;
+  std::stringstream s(list);
+  while (std::getline(s, item, ','))
+    if (!item.empty()) events.push_back(item);
+  if (!list.empty() && events.empty()) throw UsageError("--events '" + list + "' names no event");
+  return events;
+}
+
 int run_run(const RunOptions& o) {
+  if (o.list_events) {
+    std::cout << PerfCounters::list_events() << std::flush;
+    return kExitOk;
+  }
+  if (o.no_counters && !o.events.empty())
+    throw UsageError("--events and --no-counters contradict each other");
   if (o.model.empty())
     throw UsageError("no model given: layoutprof MODEL.pt --input 1x3x224x224 (see --help)");
   ProfileConfig config;
@@ -45,6 +72,10 @@ int run_run(const RunOptions& o) {
   config.iters = o.iters;
   config.threads = o.threads;
   config.device = o.device;
+  config.counters = !o.no_counters;
+  config.events = split_events(o.events);
+  config.tlb = o.tlb;
+  parse_tlb_config(o.tlb);  // a bad --tlb is a usage error before the model loads
 
   const bool progress_on = ::isatty(STDERR_FILENO);
   auto progress = [progress_on](const std::string& line) {

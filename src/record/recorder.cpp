@@ -16,6 +16,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "layoutprof/counters.h"
 #include "record/tensor_info.h"
 
 namespace layoutprof {
@@ -81,8 +82,13 @@ struct RawTensor {
   uint64_t storage;
 };
 
+struct Name {
+  std::string text;
+  bool is_copy;  // aten::copy_: counted like a top-level op
+};
+
 struct RawEvent {
-  const char* name;  // into ThreadBuffer::names
+  const Name* name;  // into ThreadBuffer::names
   int32_t parent;    // index in the same thread's buffer, -1 at the top
   int32_t uncaught;  // std::uncaught_exceptions() at the start: more at the end means it threw
   int64_t start_ns;
@@ -92,6 +98,8 @@ struct RawEvent {
   uint32_t first_output;
   uint32_t outputs;
   bool failed;
+  int32_t counters_begin;  // snapshot indices into ThreadBuffer::snapshots, -1 if none
+  int32_t counters_end;
 };
 
 struct ThreadBuffer {
@@ -102,16 +110,17 @@ struct ThreadBuffer {
   // Op names, interned: a RecordFunction's name may live only as long as it does (kernels'
   // own RECORD_FUNCTIONs, JIT operators with temporary schemas), so the hot path keeps a copy
   // per distinct name, found by address and confirmed by content.
-  std::deque<std::string> names;
-  std::unordered_map<const char*, const std::string*> name_index;
+  std::deque<Name> names;
+  std::unordered_map<const char*, const Name*> name_index;
+  std::vector<uint64_t> snapshots;  // counter snapshots, PerfCounters::snapshot_size() each
 
-  const char* intern(const char* name) {
+  const Name* intern(const char* name) {
     auto it = name_index.find(name);
-    if (C10_LIKELY(it != name_index.end() && std::strcmp(it->second->c_str(), name) == 0))
-      return it->second->c_str();
-    names.emplace_back(name);
+    if (C10_LIKELY(it != name_index.end() && std::strcmp(it->second->text.c_str(), name) == 0))
+      return it->second;
+    names.push_back({name, std::strcmp(name, "aten::copy_") == 0});
     name_index[name] = &names.back();
-    return names.back().c_str();
+    return &names.back();
   }
   // `sites` mode: the top-level ops and the interpreter's view of where they came from.
   std::vector<std::pair<std::string, torch::jit::SourceRange>> site_ranges;
@@ -126,6 +135,7 @@ std::vector<std::unique_ptr<ThreadBuffer>> g_buffers;
 std::atomic<uint64_t> g_session{0};
 std::thread::id g_main_thread;
 size_t g_reserve_events = 1024;  // grown to the size of the last call
+const PerfCounters* g_counters = nullptr;  // read by the main thread only
 thread_local ThreadBuffer* t_buffer = nullptr;
 thread_local uint64_t t_session = 0;
 
@@ -140,9 +150,19 @@ ThreadBuffer& thread_buffer() {
     t_buffer->events.reserve(n);
     t_buffer->tensors.reserve(n * 3);
     t_buffer->dims.reserve(n * 16);
+    if (g_counters && t_buffer->main) t_buffer->snapshots.reserve(n * g_counters->snapshot_size());
     t_session = session;
   }
   return *t_buffer;
+}
+
+// Reads every thread's counter group into the buffer; returns the snapshot's index.
+int32_t snapshot(ThreadBuffer& b) {
+  size_t size = g_counters->snapshot_size();
+  size_t at = b.snapshots.size();
+  b.snapshots.resize(at + size);
+  g_counters->read(b.snapshots.data() + at);
+  return static_cast<int32_t>(at / size);
 }
 
 void append_tensor(ThreadBuffer& b, const at::Tensor& t, int arg) {
@@ -213,7 +233,8 @@ std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction& fn) {
   auto all = fn.inputs();
   int64_t declared = declared_inputs(fn);
   e.name = b.intern(fn.name());
-  e.parent = b.stack.empty() ? -1 : b.stack.back();
+  const bool top = b.stack.empty();
+  e.parent = top ? -1 : b.stack.back();
   e.uncaught = std::uncaught_exceptions();
   e.first_input = static_cast<uint32_t>(b.tensors.size());
   auto inputs = own_values(all, declared < 0 ? all.size() : static_cast<size_t>(declared));
@@ -222,7 +243,9 @@ std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction& fn) {
   e.first_output = e.outputs = 0;
   e.end_ns = 0;
   e.failed = false;
+  e.counters_begin = e.counters_end = -1;
   b.stack.push_back(static_cast<int32_t>(b.events.size()));
+  if (g_counters && b.main && (top || e.name->is_copy)) e.counters_begin = snapshot(b);
   e.start_ns = now_ns();  // last, so that recording the inputs stays outside the op's time
   b.events.push_back(e);
   return nullptr;
@@ -235,6 +258,7 @@ void on_op_end(const at::RecordFunction& fn, at::ObserverContext*) {
   RawEvent& e = b.events[b.stack.back()];
   b.stack.pop_back();
   e.end_ns = end;
+  if (e.counters_begin >= 0) e.counters_end = snapshot(b);
   e.failed = std::uncaught_exceptions() > e.uncaught;
   e.first_output = static_cast<uint32_t>(b.tensors.size());
   c10::ArrayRef<c10::IValue> all(fn.outputs());
@@ -314,6 +338,7 @@ TensorInfo to_tensor_info(const RawTensor& r, const std::vector<int64_t>& dims) 
 
 struct Recorder::State {
   at::CallbackHandle handle = 0;
+  const PerfCounters* counters = nullptr;
   Mode mode = Mode::timed;
   int64_t start_ns = 0;
 };
@@ -324,11 +349,13 @@ Recorder::~Recorder() {
   if (state_->handle) at::removeCallback(state_->handle);
 }
 
-void Recorder::start(Mode mode) {
+void Recorder::start(Mode mode, const PerfCounters* counters) {
   if (state_->handle) throw std::logic_error("recorder already started");
+  state_->counters = counters && counters->events() > 0 && mode == Mode::timed ? counters : nullptr;
   {
     std::lock_guard<std::mutex> lock(g_mutex);
     g_buffers.clear();
+    g_counters = state_->counters;
     g_main_thread = std::this_thread::get_id();
     g_session.fetch_add(1, std::memory_order_acq_rel);
   }
@@ -349,6 +376,7 @@ std::vector<std::unique_ptr<ThreadBuffer>> take_buffers(at::CallbackHandle handl
   std::vector<std::unique_ptr<ThreadBuffer>> buffers;
   std::lock_guard<std::mutex> lock(g_mutex);
   buffers.swap(g_buffers);
+  g_counters = nullptr;
   g_session.fetch_add(1, std::memory_order_acq_rel);  // stale thread_local pointers re-register
   return buffers;
 }
@@ -408,7 +436,13 @@ Call Recorder::stop() {
     OpEvent& e = call.events[i];
     e.id = static_cast<int64_t>(i);
     e.parent = raw.parent >= 0 ? global_id[order[i].buffer][raw.parent] : -1;
-    e.name = raw.name;
+    e.name = raw.name->text;
+    if (raw.counters_begin >= 0 && raw.counters_end >= 0) {
+      size_t size = state_->counters->snapshot_size();
+      e.counters = counter_delta(b.snapshots.data() + raw.counters_begin * size,
+                                 b.snapshots.data() + raw.counters_end * size,
+                                 state_->counters->groups(), state_->counters->events());
+    }
     e.start_ns = raw.start_ns - state_->start_ns;
     // An op still open at stop() (the model raised past it) ends when recording stopped.
     e.duration_ns = (raw.end_ns ? raw.end_ns : stop_ns) - raw.start_ns;

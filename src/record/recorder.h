@@ -9,6 +9,8 @@
 
 namespace layoutprof {
 
+class PerfCounters;
+
 // Where a top-level op was called from: its module path and source line.
 struct OpSite {
   std::string name;  // the op, to check that a timed call ran the same sequence
@@ -33,7 +35,9 @@ class Recorder {
   Recorder(const Recorder&) = delete;
   Recorder& operator=(const Recorder&) = delete;
 
-  void start(Mode mode = Mode::timed);
+  // `counters`, if given and counting anything, is read at the start and end of every
+  // top-level op and every aten::copy_ of timed calls, on the calling thread.
+  void start(Mode mode = Mode::timed, const PerfCounters* counters = nullptr);
   // Removes the observer and returns the recorded events in execution order (ids assigned,
   // parents resolved, times relative to start()). wall_ns is left for the caller.
   Call stop();

@@ -54,8 +54,65 @@ PerCopyClass per_class_from(const json& j) {
   return v;
 }
 
+std::vector<std::string> measured_names(const RunInfo& r) {
+  std::vector<std::string> names;
+  for (const CounterStatus& c : r.counters)
+    if (c.measured) names.push_back(c.event);
+  return names;
+}
+
+json counters_json(const std::vector<CounterValue>& values, const std::vector<std::string>& names) {
+  json j = json::object();
+  for (size_t k = 0; k < values.size() && k < names.size(); ++k)
+    j[names[k]] = {{"raw", values[k].raw}, {"scaled", values[k].scaled},
+                   {"multiplexed", values[k].multiplexed}};
+  return j;
+}
+
+std::vector<CounterValue> counters_from(const json& j, const std::vector<std::string>& names) {
+  std::vector<CounterValue> values;
+  if (j.empty()) return values;
+  for (const std::string& name : names) {
+    const json& v = j.at(name);
+    CounterValue c;
+    c.raw = v.at("raw").get<uint64_t>();
+    c.scaled = v.at("scaled").get<double>();
+    c.multiplexed = v.at("multiplexed").get<bool>();
+    values.push_back(c);
+  }
+  return values;
+}
+
+json dtlb_json(const DtlbEstimate& d, bool with_fraction) {
+  json j = {{"accesses", d.accesses}, {"l1_misses", d.l1_misses}, {"walks", d.walks},
+            {"sampled", d.sampled}};
+  if (with_fraction) j["fraction"] = d.fraction;
+  return j;
+}
+
+DtlbEstimate dtlb_from(const json& j) {
+  DtlbEstimate d;
+  d.accesses = j.at("accesses").get<int64_t>();
+  d.l1_misses = j.at("l1_misses").get<int64_t>();
+  d.walks = j.at("walks").get<int64_t>();
+  d.sampled = j.at("sampled").get<bool>();
+  if (j.contains("fraction")) d.fraction = j.at("fraction").get<double>();
+  return d;
+}
+
 json id_or_null(int64_t id) { return id < 0 ? json(nullptr) : json(id); }
 int64_t id_from(const json& j) { return j.is_null() ? -1 : j.get<int64_t>(); }
+
+json counter_status_json(const std::vector<CounterStatus>& counters) {
+  json list = json::array();
+  for (const CounterStatus& c : counters)
+    list.push_back({{"event", c.event},
+                    {"encoding", c.encoding},
+                    {"scope", c.scope},
+                    {"measured", c.measured},
+                    {"reason", c.measured ? json(nullptr) : json(c.reason)}});
+  return list;
+}
 
 json run_json(const RunInfo& r) {
   json inputs = json::array();
@@ -78,6 +135,11 @@ json run_json(const RunInfo& r) {
               {"layoutprof_version", r.layoutprof_version},
               {"status", r.status},
               {"error", r.error.empty() ? json(nullptr) : json(r.error)},
+              {"counters", counter_status_json(r.counters)},
+              {"counter_read", r.counter_read},
+              {"bandwidth", r.bandwidth},
+              {"bandwidth_note", r.bandwidth_note},
+              {"tlb", r.tlb},
               {"measured", r.measured},
               {"not_measured", r.not_measured}};
 }
@@ -105,12 +167,25 @@ RunInfo run_from(const json& j) {
   r.layoutprof_version = j.at("layoutprof_version").get<std::string>();
   r.status = j.at("status").get<std::string>();
   r.error = j.at("error").is_null() ? "" : j.at("error").get<std::string>();
+  for (const json& c : j.at("counters")) {
+    CounterStatus st;
+    st.event = c.at("event").get<std::string>();
+    st.encoding = c.at("encoding").get<std::string>();
+    st.scope = c.at("scope").get<std::string>();
+    st.measured = c.at("measured").get<bool>();
+    st.reason = c.at("reason").is_null() ? "" : c.at("reason").get<std::string>();
+    r.counters.push_back(st);
+  }
+  r.counter_read = j.at("counter_read").get<std::string>();
+  r.bandwidth = j.at("bandwidth").get<std::string>();
+  r.bandwidth_note = j.at("bandwidth_note").get<std::string>();
+  r.tlb = j.at("tlb").get<std::string>();
   r.measured = j.at("measured").get<std::vector<std::string>>();
   r.not_measured = j.at("not_measured").get<std::vector<std::string>>();
   return r;
 }
 
-json op_json(const OpEvent& op) {
+json op_json(const OpEvent& op, const std::vector<std::string>& names) {
   json inputs = json::array(), outputs = json::array();
   for (const TensorInfo& t : op.inputs) inputs.push_back(tensor_json(t));
   for (const TensorInfo& t : op.outputs) outputs.push_back(tensor_json(t));
@@ -126,10 +201,11 @@ json op_json(const OpEvent& op) {
               {"thread", op.thread},
               {"failed", op.failed},
               {"inputs", inputs},
-              {"outputs", outputs}};
+              {"outputs", outputs},
+              {"counters", counters_json(op.counters, names)}};
 }
 
-OpEvent op_from(const json& j) {
+OpEvent op_from(const json& j, const std::vector<std::string>& names) {
   OpEvent op;
   op.id = j.at("id").get<int64_t>();
   op.parent = id_from(j.at("parent"));
@@ -144,10 +220,11 @@ OpEvent op_from(const json& j) {
   op.failed = j.at("failed").get<bool>();
   for (const json& t : j.at("inputs")) op.inputs.push_back(tensor_from(t));
   for (const json& t : j.at("outputs")) op.outputs.push_back(tensor_from(t));
+  op.counters = counters_from(j.at("counters"), names);
   return op;
 }
 
-json copy_json(const CopyRecord& c) {
+json copy_json(const CopyRecord& c, const std::vector<std::string>& names) {
   return json{{"op", c.op},
               {"culprit", c.culprit},
               {"origin", id_or_null(c.origin)},
@@ -155,10 +232,12 @@ json copy_json(const CopyRecord& c) {
               {"class", copy_class_name(c.cls)},
               {"bytes", c.bytes},
               {"src", tensor_json(c.src)},
-              {"dst", tensor_json(c.dst)}};
+              {"dst", tensor_json(c.dst)},
+              {"dtlb", dtlb_json(c.dtlb, true)},
+              {"counters", counters_json(c.counters, names)}};
 }
 
-CopyRecord copy_from(const json& j) {
+CopyRecord copy_from(const json& j, const std::vector<std::string>& names) {
   CopyRecord c;
   c.op = j.at("op").get<int64_t>();
   c.culprit = j.at("culprit").get<int64_t>();
@@ -168,6 +247,8 @@ CopyRecord copy_from(const json& j) {
   c.bytes = j.at("bytes").get<int64_t>();
   c.src = tensor_from(j.at("src"));
   c.dst = tensor_from(j.at("dst"));
+  c.dtlb = dtlb_from(j.at("dtlb"));
+  c.counters = counters_from(j.at("counters"), names);
   return c;
 }
 
@@ -200,7 +281,7 @@ SplitPoint split_from(const json& j) {
   return sp;
 }
 
-json module_json(const ModuleStats& m) {
+json module_json(const ModuleStats& m, const std::vector<std::string>& names) {
   return json{{"module", m.module},
               {"ops", m.ops},
               {"top_level_ops", m.top_level_ops},
@@ -209,10 +290,13 @@ json module_json(const ModuleStats& m) {
               {"copy_bytes", per_class_json(m.copy_bytes)},
               {"time_ns", m.time_ns},
               {"split_points", m.split_points},
-              {"transitions", m.transitions}};
+              {"transitions", m.transitions},
+              {"dtlb_walks", m.dtlb_walks},
+              {"tensor_bytes", m.tensor_bytes},
+              {"counters", counters_json(m.counters, names)}};
 }
 
-ModuleStats module_from(const json& j) {
+ModuleStats module_from(const json& j, const std::vector<std::string>& names) {
   ModuleStats m;
   m.module = j.at("module").get<std::string>();
   m.ops = j.at("ops").get<int64_t>();
@@ -223,6 +307,9 @@ ModuleStats module_from(const json& j) {
   m.time_ns = j.at("time_ns").get<int64_t>();
   m.split_points = j.at("split_points").get<int64_t>();
   m.transitions = j.at("transitions").get<std::vector<std::string>>();
+  m.dtlb_walks = j.at("dtlb_walks").get<int64_t>();
+  m.tensor_bytes = j.at("tensor_bytes").get<int64_t>();
+  m.counters = counters_from(j.at("counters"), names);
   return m;
 }
 
@@ -246,10 +333,11 @@ void check_ids(const Report& r) {
 json report_to_json(const Report& r) {
   json ops = json::array(), copies = json::array(), splits = json::array(),
        modules = json::array();
-  for (const OpEvent& op : r.ops) ops.push_back(op_json(op));
-  for (const CopyRecord& c : r.copies) copies.push_back(copy_json(c));
+  const std::vector<std::string> names = measured_names(r.run);
+  for (const OpEvent& op : r.ops) ops.push_back(op_json(op, names));
+  for (const CopyRecord& c : r.copies) copies.push_back(copy_json(c, names));
   for (const SplitPoint& sp : r.split_points) splits.push_back(split_json(sp, r.ops));
-  for (const ModuleStats& m : r.modules) modules.push_back(module_json(m));
+  for (const ModuleStats& m : r.modules) modules.push_back(module_json(m, names));
   const Summary& s = r.summary;
   return json{
       {"schema_version", kSchemaVersion},
@@ -261,7 +349,10 @@ json report_to_json(const Report& r) {
         {"copies", "derived"},
         {"copy_bytes", "derived"},
         {"split_points", "derived"},
-        {"noncontiguous_inputs", "derived"}}},
+        {"noncontiguous_inputs", "derived"},
+        {"tensor_bytes", "derived"},
+        {"dtlb", "modelled"},
+        {"counters", "measured"}}},
       {"run", run_json(r.run)},
       {"summary",
        {{"ops", s.ops},
@@ -269,7 +360,10 @@ json report_to_json(const Report& r) {
         {"copies", per_class_json(s.copies)},
         {"copy_bytes", per_class_json(s.copy_bytes)},
         {"split_points", s.split_points},
-        {"wall_ns", s.wall_ns}}},
+        {"wall_ns", s.wall_ns},
+        {"dtlb", dtlb_json(s.dtlb, false)},
+        {"tensor_bytes", s.tensor_bytes},
+        {"counters", counters_json(s.counters, names)}}},
       {"ops", ops},
       {"copies", copies},
       {"split_points", splits},
@@ -293,10 +387,14 @@ Report report_from_json(const json& doc) {
     r.summary.copy_bytes = per_class_from(s.at("copy_bytes"));
     r.summary.split_points = s.at("split_points").get<int64_t>();
     r.summary.wall_ns = s.at("wall_ns").get<int64_t>();
-    for (const json& j : doc.at("ops")) r.ops.push_back(op_from(j));
-    for (const json& j : doc.at("copies")) r.copies.push_back(copy_from(j));
+    r.summary.dtlb = dtlb_from(s.at("dtlb"));
+    r.summary.tensor_bytes = s.at("tensor_bytes").get<int64_t>();
+    const std::vector<std::string> names = measured_names(r.run);
+    r.summary.counters = counters_from(s.at("counters"), names);
+    for (const json& j : doc.at("ops")) r.ops.push_back(op_from(j, names));
+    for (const json& j : doc.at("copies")) r.copies.push_back(copy_from(j, names));
     for (const json& j : doc.at("split_points")) r.split_points.push_back(split_from(j));
-    for (const json& j : doc.at("modules")) r.modules.push_back(module_from(j));
+    for (const json& j : doc.at("modules")) r.modules.push_back(module_from(j, names));
     check_ids(r);
     return r;
   } catch (const json::exception& e) {

@@ -1,6 +1,7 @@
 #include "layoutprof/text_report.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <iomanip>
 #include <sstream>
@@ -22,6 +23,38 @@ std::string fixed(double v, int precision) {
 }
 
 std::string mb(int64_t bytes) { return fixed(bytes / 1e6, 3); }
+
+// 1234567 -> "1.23M": counters span many orders of magnitude.
+std::string si(double v) {
+  const char* suffix[] = {"", "k", "M", "G", "T"};
+  int i = 0;
+  while (v >= 1000 && i < 4) {
+    v /= 1000;
+    ++i;
+  }
+  return i == 0 ? fixed(v, 0) : fixed(v, v < 10 ? 2 : v < 100 ? 1 : 0) + suffix[i];
+}
+
+// Column titles for counters: "perf::PERF_COUNT_HW_CACHE_DTLB:READ:MISS" -> "dtlb:read:miss".
+std::string counter_label(const std::string& event) {
+  std::string label = event;
+  for (const char* prefix : {"perf::PERF_COUNT_HW_CACHE_", "perf::PERF_COUNT_HW_",
+                             "perf::PERF_COUNT_SW_", "PERF_COUNT_HW_", "PERF_COUNT_SW_"})
+    if (label.rfind(prefix, 0) == 0) {
+      label = label.substr(std::string(prefix).size());
+      for (char& c : label) c = c == '_' ? '-' : static_cast<char>(std::tolower(c));
+      break;
+    }
+  return label.size() > 16 ? label.substr(0, 15) + "…" : label;
+}
+
+// The measured counters, in the order of their values.
+std::vector<const CounterStatus*> measured_counters(const RunInfo& run) {
+  std::vector<const CounterStatus*> out;
+  for (const CounterStatus& c : run.counters)
+    if (c.measured) out.push_back(&c);
+  return out;
+}
 std::string ms(int64_t ns) { return fixed(ns / 1e6, 3); }
 
 // Display width of a UTF-8 string (every code point counts one column).
@@ -91,9 +124,19 @@ void write_header(std::ostream& out, const Report& r) {
   if (!run.error.empty()) out << ": " << run.error;
   out << "\n";
   for (const std::string& m : run.measured) out << "  measured  " << m << "\n";
+  std::string counted;
+  for (const CounterStatus* c : measured_counters(run)) counted += (counted.empty() ? "" : ", ") + c->event;
+  if (!counted.empty()) out << "  counters  " << counted << "\n";
+  for (const CounterStatus& c : run.counters)
+    if (!c.measured) out << "  not measured  " << c.event << ": " << c.reason << "\n";
   for (const std::string& m : run.not_measured) out << "  not measured  " << m << "\n";
   out << "  derived   copies, bytes, split points and layout classes, from the recorded "
          "tensor metadata\n";
+  out << "  bandwidth " << run.bandwidth
+      << (run.bandwidth == "measured" ? ": memory-controller traffic over each row's time"
+                                      : ": bytes of each op's tensors over its time")
+      << (run.bandwidth_note.empty() ? "" : " (" + run.bandwidth_note + ")") << "\n";
+  out << "  modelled  DTLB walks of every copy's addresses, two-level LRU TLB " << run.tlb << "\n";
 }
 
 void write_failure(std::ostream& out, const Report& r) {
@@ -115,6 +158,16 @@ void write_failure(std::ostream& out, const Report& r) {
   }
 }
 
+// Bytes a row moved: memory-controller CAS counts x 64 where measured, else its ops' tensors.
+int64_t bandwidth_bytes(const RunInfo& run, const std::vector<const CounterStatus*>& counters,
+                        const HeatmapRow& row) {
+  if (run.bandwidth != "measured") return row.tensor_bytes;
+  double bytes = 0;
+  for (size_t k = 0; k < counters.size() && k < row.counters.size(); ++k)
+    if (counters[k]->scope == "system") bytes += row.counters[k].scaled * 64;
+  return static_cast<int64_t>(bytes);
+}
+
 void write_heatmap(std::ostream& out, const Report& r, const TextOptions& o) {
   int depth = o.depth > 0 ? o.depth : auto_depth(r, 40);
   std::vector<HeatmapRow> rows = heatmap_rows(r, o.group_by, depth);
@@ -126,17 +179,41 @@ void write_heatmap(std::ostream& out, const Report& r, const TextOptions& o) {
     out << "  (no ops recorded)\n";
     return;
   }
-  std::vector<Column> cols = {{"ops", 8, {}, {}},      {"non-contig in", 15, {}, {}},
-                              {"implicit", 10, {}, {}}, {"explicit", 10, {}, {}},
-                              {"MB copied", 11, {}, {}}, {"time ms", 11, {}, {}}};
+  std::vector<Column> cols = {{"ops", 8, {}, {}},        {"non-contig in", 15, {}, {}},
+                              {"implicit", 10, {}, {}},   {"explicit", 10, {}, {}},
+                              {"MB copied", 11, {}, {}},  {"time ms", 11, {}, {}},
+                              {"DTLB walks", 12, {}, {}}, {"GB/s", 9, {}, {}}};
+  const auto counters = measured_counters(r.run);
+  std::vector<size_t> thread_counters;  // per-thread events get a column each
+  for (size_t k = 0; k < counters.size(); ++k)
+    if (counters[k]->scope == "thread") {
+      thread_counters.push_back(k);
+      cols.push_back({counter_label(counters[k]->event), std::max<size_t>(10, width(counter_label(counters[k]->event)) + 1), {}, {}});
+    }
   size_t label_w = 6;
   for (const HeatmapRow& row : rows) {
     label_w = std::max(label_w, std::min<size_t>(width(row.label), 36));
-    const int64_t v[] = {row.ops, row.noncontiguous_inputs, row.implicit_copies,
-                         row.explicit_copies, row.copy_bytes, row.time_ns};
-    for (size_t c = 0; c < cols.size(); ++c) {
-      cols[c].values.push_back(static_cast<double>(v[c]));
-      cols[c].text.push_back(c == 4 ? mb(v[c]) : c == 5 ? ms(v[c]) : std::to_string(v[c]));
+    double gbps = row.time_ns > 0 ? static_cast<double>(bandwidth_bytes(r.run, counters, row)) /
+                                        static_cast<double>(row.time_ns)
+                                  : 0.0;
+    const double v[] = {static_cast<double>(row.ops), static_cast<double>(row.noncontiguous_inputs),
+                        static_cast<double>(row.implicit_copies), static_cast<double>(row.explicit_copies),
+                        static_cast<double>(row.copy_bytes), static_cast<double>(row.time_ns),
+                        static_cast<double>(row.dtlb_walks), gbps};
+    for (size_t c = 0; c < 8; ++c) {
+      cols[c].values.push_back(v[c]);
+      cols[c].text.push_back(c == 4   ? mb(static_cast<int64_t>(v[c]))
+                             : c == 5 ? ms(static_cast<int64_t>(v[c]))
+                             : c == 7 ? fixed(v[c], 2)
+                             : c == 6 ? si(v[c])
+                                      : std::to_string(static_cast<int64_t>(v[c])));
+    }
+    for (size_t i = 0; i < thread_counters.size(); ++i) {
+      size_t k = thread_counters[i];
+      double value = k < row.counters.size() ? row.counters[k].scaled : 0.0;
+      bool mux = k < row.counters.size() && row.counters[k].multiplexed;
+      cols[8 + i].values.push_back(value);
+      cols[8 + i].text.push_back(si(value) + (mux ? "*" : ""));
     }
   }
   out << "  " << pad_right(o.group_by == GroupBy::op ? "op" : "module", label_w);
@@ -149,8 +226,9 @@ void write_heatmap(std::ostream& out, const Report& r, const TextOptions& o) {
     for (const std::string& t : rows[i].transitions) lane += (lane.empty() ? "" : "→") + t;
     out << "  " << clip(lane, 60) << "\n";
   }
-  out << "  (ops, non-contig in, copies, MB: derived; time: measured, sum of the row's "
-         "top-level ops, median over calls)\n";
+  out << "  (ops, non-contig in, copies, MB: derived; GB/s: " << r.run.bandwidth
+      << "; time and counters: measured over the top-level ops, median over calls, * = "
+         "multiplexed and scaled; DTLB walks: modelled)\n";
 }
 
 void write_split_points(std::ostream& out, const Report& r, int top) {
@@ -186,6 +264,14 @@ void write_totals(std::ostream& out, const Report& r) {
   out << "\n  " << pad_right("MB", 8);
   for (int c = 0; c < kCopyClassCount; ++c) out << " " << pad_left(mb(s.copy_bytes[c]), 16);
   out << "\n  split points: " << s.split_points << "\n";
+  out << "  DTLB (modelled, " << r.run.tlb << "): " << s.dtlb.walks << " walks, " << s.dtlb.l1_misses
+      << " first-level misses over " << s.dtlb.accesses << " accesses of "
+      << r.copies.size() << " copies" << (s.dtlb.sampled ? " (long copies sampled, scaled)" : "")
+      << "\n";
+  const auto counters = measured_counters(r.run);
+  for (size_t k = 0; k < counters.size() && k < s.counters.size(); ++k)
+    out << "  " << counters[k]->event << " (measured" << (s.counters[k].multiplexed ? ", multiplexed" : "")
+        << "): " << si(s.counters[k].scaled) << " over the top-level ops\n";
 }
 
 }  // namespace

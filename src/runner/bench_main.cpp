@@ -7,7 +7,9 @@
 #include <chrono>
 #include <cstring>
 #include <iostream>
+#include <optional>
 
+#include "layoutprof/counters.h"
 #include "layoutprof/input_spec.h"
 #include "record/recorder.h"
 
@@ -29,9 +31,11 @@ int main(int argc, char** argv) {
   std::string model_path = argv[1];
   std::vector<layoutprof::InputSpec> specs;
   int reps = 15;
-  for (int i = 2; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--input")) specs.push_back(layoutprof::parse_input_spec(argv[i + 1]));
-    else if (!std::strcmp(argv[i], "--reps")) reps = std::stoi(argv[i + 1]);
+  bool with_counters = false;
+  for (int i = 2; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--counters")) with_counters = true;
+    else if (!std::strcmp(argv[i], "--input") && i + 1 < argc) specs.push_back(layoutprof::parse_input_spec(argv[++i]));
+    else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::stoi(argv[++i]);
   }
   torch::jit::Module module = torch::jit::load(model_path);
   module.eval();
@@ -45,6 +49,21 @@ int main(int argc, char** argv) {
   }
   for (int i = 0; i < 3; ++i) module.forward(inputs);
 
+  // Counters as layoutprof opens them by default; the cost of one read of every group.
+  std::optional<layoutprof::PerfCounters> counters;
+  double read_ns = 0;
+  size_t measured = 0;
+  if (with_counters) {
+    counters.emplace(layoutprof::PerfCounters::create(layoutprof::PerfCounters::default_events(),
+                                                      layoutprof::process_threads()));
+    measured = counters->events();
+    std::vector<uint64_t> snap(counters->snapshot_size());
+    const int n = 20000;
+    auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < n; ++i) counters->read(snap.data());
+    read_ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() / n;
+  }
+
   using clock = std::chrono::steady_clock;
   std::vector<double> plain, recorded;
   size_t events = 0;
@@ -55,7 +74,7 @@ int main(int argc, char** argv) {
     plain.push_back(std::chrono::duration<double, std::milli>(clock::now() - t0).count());
   };
   auto recorded_call = [&] {
-    recorder.start();
+    recorder.start(layoutprof::Recorder::Mode::timed, counters ? &*counters : nullptr);
     auto t0 = clock::now();
     module.forward(inputs);
     recorded.push_back(std::chrono::duration<double, std::milli>(clock::now() - t0).count());
@@ -74,6 +93,7 @@ int main(int argc, char** argv) {
   double p = median(plain), q = median(recorded);
   std::cout << "{\"model\": \"" << model_path << "\", \"plain_ms\": " << p
             << ", \"recorded_ms\": " << q << ", \"ratio\": " << q / p << ", \"ops\": " << events
-            << ", \"reps\": " << reps << "}\n";
+            << ", \"reps\": " << reps << ", \"counters\": " << measured
+            << ", \"counter_read_ns\": " << read_ns << "}\n";
   return 0;
 }

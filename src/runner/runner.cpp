@@ -4,10 +4,14 @@
 #include <torch/script.h>
 #include <torch/version.h>
 
+#include <algorithm>
 #include <chrono>
+#include <optional>
 #include <cstring>
 #include <fstream>
 
+#include "layoutprof/counters.h"
+#include "layoutprof/dtlb_model.h"
 #include "layoutprof/errors.h"
 #include "record/recorder.h"
 #include "record/tensor_info.h"
@@ -115,6 +119,7 @@ Trace run_profile(const ProfileConfig& config, const ProgressFn& progress) {
   run.torch_version = torch_version();
   run.layoutprof_version = LAYOUTPROF_VERSION;
   run.device = config.device;
+  run.tlb = tlb_config_string(parse_tlb_config(config.tlb));
 
   if (config.threads > 0) at::set_num_threads(config.threads);
   run.threads = at::get_num_threads();
@@ -161,11 +166,32 @@ Trace run_profile(const ProfileConfig& config, const ProgressFn& progress) {
   }
   std::vector<OpSite> sites = recorder.stop_sites();
 
+  // Counters open after warm-up, once LibTorch's intra-op threads exist: one group each.
+  std::optional<PerfCounters> counters;
+  if (config.counters) {
+    BandwidthEvents bandwidth = PerfCounters::bandwidth_events();
+    counters.emplace(PerfCounters::create(
+        config.events.empty() ? PerfCounters::default_events() : config.events,
+        process_threads(), bandwidth));
+    run.counters = counters->status();
+    run.counter_read = counters->read_method() + " on " + std::to_string(counters->groups().size()) +
+                       " group(s), at every top-level op and copy";
+    bool measured = std::any_of(run.counters.begin(), run.counters.end(), [](const CounterStatus& c) {
+      return c.scope == "system" && c.measured;
+    });
+    run.bandwidth = measured ? "measured" : "derived";
+    run.bandwidth_note = bandwidth.note;
+    for (const CounterStatus& c : run.counters)
+      if (c.scope == "system" && !c.measured) run.bandwidth_note += "; " + c.event + ": " + c.reason;
+  } else {
+    run.bandwidth_note = "counters turned off (--no-counters)";
+  }
+
   int iters = warmup_failed ? 1 : std::max(1, config.iters);
   bool sites_applied = true;
   for (int i = 0; i < iters; ++i) {
     progress("recorded call " + std::to_string(i + 1) + "/" + std::to_string(iters));
-    recorder.start();
+    recorder.start(Recorder::Mode::timed, counters ? &*counters : nullptr);
     auto t0 = std::chrono::steady_clock::now();
     bool failed = false;
     try {
@@ -185,12 +211,13 @@ Trace run_profile(const ProfileConfig& config, const ProgressFn& progress) {
   run.calls_recorded = static_cast<int>(trace.calls.size());
   run.measured = {"op times and forward() wall time: steady clock, median over recorded calls",
                   "shapes, strides and layout classes of every op's tensors (recorded)"};
+  if (counters && counters->events() > 0)
+    run.measured.push_back("performance counters: " + run.counter_read);
   if (!sites_applied)
     run.not_measured.push_back(
         "module paths and source lines of some calls: the op sequence changed between calls");
-  run.not_measured.insert(run.not_measured.begin(), {
-      "hardware counters (DTLB misses, bandwidth): no counter collector in this build",
-      "GPU time: CPU run"});
+  if (!config.counters) run.not_measured.push_back("performance counters: turned off (--no-counters)");
+  run.not_measured.push_back("GPU time: CPU run");
   return trace;
 }
 

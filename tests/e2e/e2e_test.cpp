@@ -218,6 +218,8 @@ TEST(BadInput, OneLineErrorAndDocumentedExitCode) {
       {"bad --iters", {ok_model, "--input", ok_input, "--iters", "0"}, 2, "--iters"},
       {"shape the model rejects", {ok_model, "--input", "3"}, 4, "raised"},
       {"cuda on a CPU build", {ok_model, "--input", ok_input, "--device", "cuda"}, 2, "--device cuda"},
+      {"bad --tlb", {ok_model, "--input", ok_input, "--tlb", "l1=3:2"}, 2, "--tlb 'l1=3:2'"},
+      {"--events with --no-counters", {ok_model, "--input", ok_input, "--events", "cycles", "--no-counters"}, 2, "contradict"},
       {"unwritable --json", {ok_model, "--input", ok_input, "--json", "/nonexistent/r.json"}, 5, "'/nonexistent/r.json'"},
       {"render of a missing report", {"render", "/nonexistent/r.json"}, 2, "cannot open report"},
       {"render of a model file", {"render", ok_model}, 2, "is not valid JSON"},
@@ -229,6 +231,92 @@ TEST(BadInput, OneLineErrorAndDocumentedExitCode) {
     EXPECT_THAT(r.err, HasSubstr(c.message)) << c.what;
     EXPECT_THAT(r.err, ::testing::StartsWith("layoutprof: ")) << c.what;
   }
+}
+
+// The counters in a report's JSON, for one op: event name -> raw count.
+std::map<std::string, uint64_t> op_counts(const json& op) {
+  std::map<std::string, uint64_t> counts;
+  for (auto& [event, v] : op["counters"].items()) counts[event] = v["raw"].get<uint64_t>();
+  return counts;
+}
+
+const json* top_level_op(const json& report, const std::string& name) {
+  for (const auto& op : report["ops"])
+    if (op["parent"].is_null() && op["name"] == name) return &op;
+  return nullptr;
+}
+
+TEST(Counters, PageFaultsOnAFreshTensorAndNoneOnAView) {
+  const json& e = entry_named("fresh_tensor");
+  fs::path report = work_dir() / "faults.json";
+  auto args = run_args(e, report);
+  args.insert(args.end(), {"--events", "page-faults"});
+  Result r = run(args);
+  ASSERT_EQ(r.code, 0) << r.err;
+  json j = json::parse(read_file(report));
+  ASSERT_EQ(j["run"]["counters"].size(), 1u);
+  const json& status = j["run"]["counters"][0];
+  if (!status["measured"].get<bool>()) GTEST_SKIP() << "page-faults not measured: " << status["reason"];
+  const json* view = top_level_op(j, "aten::t");
+  const json* write = top_level_op(j, "aten::mul");
+  ASSERT_TRUE(view && write);
+  EXPECT_EQ(op_counts(*view)["page-faults"], 0u);
+  EXPECT_GT(op_counts(*write)["page-faults"], 0u) << "a fresh 64 MB tensor is written";
+  EXPECT_THAT(r.out, HasSubstr("page-faults"));
+}
+
+TEST(Counters, UnavailableEventsAreNamedWithTheReason) {
+  const json& e = entry_named("transpose_reshape");
+  fs::path report = work_dir() / "bogus_events.json";
+  auto args = run_args(e, report);
+  args.insert(args.end(), {"--events", "bogus::nothing,cycles,task-clock"});
+  Result r = run(args);
+  ASSERT_EQ(r.code, 0) << r.err;
+  json j = json::parse(read_file(report));
+  std::map<std::string, json> by_event;
+  for (const auto& c : j["run"]["counters"]) by_event[c["event"]] = c;
+  ASSERT_EQ(by_event.size(), 3u);
+  EXPECT_FALSE(by_event["bogus::nothing"]["measured"].get<bool>());
+  EXPECT_THAT(by_event["bogus::nothing"]["reason"].get<std::string>(), HasSubstr("does not know"));
+  if (!by_event["cycles"]["measured"].get<bool>())
+    EXPECT_FALSE(by_event["cycles"]["reason"].get<std::string>().empty());
+  EXPECT_THAT(r.out, HasSubstr("not measured  bogus::nothing: libpfm4 does not know"));
+}
+
+TEST(Counters, NoCountersSaysSo) {
+  const json& e = entry_named("transpose_reshape");
+  fs::path report = work_dir() / "no_counters.json";
+  auto args = run_args(e, report);
+  args.push_back("--no-counters");
+  Result r = run(args);
+  ASSERT_EQ(r.code, 0) << r.err;
+  json j = json::parse(read_file(report));
+  EXPECT_TRUE(j["run"]["counters"].empty());
+  EXPECT_THAT(j["run"]["not_measured"].dump(), HasSubstr("--no-counters"));
+  EXPECT_TRUE(j["summary"]["counters"].empty());
+}
+
+TEST(Counters, ListEvents) {
+  Result r = run({"--list-events"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("perf::PERF_COUNT_SW_PAGE_FAULTS"));
+}
+
+TEST(DtlbModel, EveryCopyIsModelledTheSameOnEveryRun) {
+  const json& e = entry_named("transpose_reshape");
+  std::vector<json> reports;
+  for (const char* tlb : {"l1=64:4,l2=1536:12,page=4k", "l1=64:4,l2=1536:12,page=4k", "page=2m"}) {
+    fs::path report = work_dir() / "dtlb.json";
+    auto args = run_args(e, report);
+    args.insert(args.end(), {"--tlb", tlb});
+    Result r = run(args);
+    ASSERT_EQ(r.code, 0) << r.err;
+    reports.push_back(json::parse(read_file(report)));
+  }
+  EXPECT_EQ(reports[0]["summary"]["dtlb"], reports[1]["summary"]["dtlb"]);
+  EXPECT_GT(reports[0]["summary"]["dtlb"]["walks"].get<int64_t>(), 0);
+  EXPECT_EQ(reports[2]["run"]["tlb"], "l1=64:4,l2=1536:12,page=2m");
+  for (const auto& c : reports[0]["copies"]) EXPECT_TRUE(c.contains("dtlb"));
 }
 
 TEST(Cli, VersionNamesLibTorch) {

@@ -1,0 +1,78 @@
+// Hardware and software performance counters per op: libpfm4 names -> perf_event_open groups.
+// This header is free of libpfm4 and kernel headers (they stay in src/counters).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "layoutprof/trace.h"
+
+namespace layoutprof {
+
+// Where a group's values go in the list of measured events.
+struct CounterGroupLayout {
+  size_t first_event = 0;
+  size_t events = 0;
+};
+
+// Uncore memory-controller events for bandwidth, and the first CPU of each socket to count
+// them on (system-wide); empty, with the reason in `note`, where there are none.
+struct BandwidthEvents {
+  std::vector<std::string> events;
+  std::vector<int> cpus;
+  int64_t bytes_per_count = 64;  // one CAS moves a cache line
+  std::string note;
+};
+
+// One group per thread, each holding every per-thread event that could be opened, plus one
+// group per socket for the uncore events. A snapshot is, per group, {time_enabled,
+// time_running, value...}: what one read() of a PERF_FORMAT_GROUP leader returns, minus its
+// count field.
+class PerfCounters {
+ public:
+  // Always returns a usable object: events that cannot be opened (unknown name, no PMU,
+  // perf_event_paranoid, no such thread) are left out and status() says why.
+  static PerfCounters create(const std::vector<std::string>& events, const std::vector<int>& tids,
+                             const BandwidthEvents& bandwidth = {});
+
+  PerfCounters(PerfCounters&& other) noexcept;
+  PerfCounters& operator=(PerfCounters&& other) noexcept;
+  ~PerfCounters();
+
+  const std::vector<CounterStatus>& status() const;  // per-thread events, then uncore ones
+  size_t events() const;  // events measured (status() entries with measured set, in order)
+  const std::vector<CounterGroupLayout>& groups() const;
+  size_t snapshot_size() const;
+  // Reads every thread's group, one read per group (rdpmc for the calling thread's group
+  // where the kernel allows user-space reads).
+  void read(uint64_t* snapshot) const;
+  // "rdpmc" or "read()": how the calling thread's group is read.
+  std::string read_method() const;
+
+  // DTLB load and store misses, LLC misses, cycles, instructions, page-faults, task-clock.
+  static std::vector<std::string> default_events();
+  // Every event of every PMU libpfm4 finds on this machine, one per line.
+  static std::string list_events();
+  // The libpfm4 encoding of an event name, or an exception naming the event and pfm_strerror.
+  static std::string encode(const std::string& event);
+  // Memory-controller read and write events of the uncore PMUs libpfm4 finds here.
+  static BandwidthEvents bandwidth_events();
+
+ private:
+  struct Impl;
+  explicit PerfCounters(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// The counts between two snapshots, per event: raw sums over groups (threads, sockets), and scaled by
+// time_enabled / time_running where the kernel multiplexed a group.
+std::vector<CounterValue> counter_delta(const uint64_t* begin, const uint64_t* end,
+                                        const std::vector<CounterGroupLayout>& groups,
+                                        size_t events);
+
+// The threads of this process (ids from /proc/self/task).
+std::vector<int> process_threads();
+
+}  // namespace layoutprof

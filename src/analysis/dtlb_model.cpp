@@ -1,0 +1,230 @@
+#include "layoutprof/dtlb_model.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "layoutprof/errors.h"
+
+namespace layoutprof {
+
+namespace {
+
+int64_t parse_bytes(const std::string& text, const std::string& item) {
+  if (text == "4k") return 4096;
+  if (text == "2m") return 2 << 20;
+  if (text == "1g") return 1 << 30;
+  if (!text.empty() && std::all_of(text.begin(), text.end(), ::isdigit)) return std::stoll(text);
+  throw UsageError("--tlb '" + item + "': page size must be 4k, 2m, 1g or a number of bytes");
+}
+
+void parse_level(const std::string& value, const std::string& item, int* entries, int* ways) {
+  auto colon = value.find(':');
+  try {
+    if (colon == std::string::npos) throw std::invalid_argument("no ':'");
+    size_t used = 0;
+    *entries = std::stoi(value.substr(0, colon), &used);
+    if (used != colon) throw std::invalid_argument("junk");
+    *ways = std::stoi(value.substr(colon + 1), &used);
+    if (used != value.size() - colon - 1) throw std::invalid_argument("junk");
+  } catch (const std::logic_error&) {
+    throw UsageError("--tlb '" + item + "': expected ENTRIES:WAYS, e.g. 64:4");
+  }
+  if (*entries <= 0 || *ways <= 0 || *ways > 64 || *entries % *ways != 0)
+    throw UsageError("--tlb '" + item + "': entries must be a positive multiple of ways (<= 64)");
+}
+
+}  // namespace
+
+TlbConfig parse_tlb_config(const std::string& text) {
+  TlbConfig c;
+  std::stringstream items(text);
+  std::string item;
+  while (std::getline(items, item, ',')) {
+    auto eq = item.find('=');
+    std::string key = item.substr(0, eq);
+    std::string value = eq == std::string::npos ? "" : item.substr(eq + 1);
+    if (key == "l1") parse_level(value, item, &c.l1_entries, &c.l1_ways);
+    else if (key == "l2") parse_level(value, item, &c.l2_entries, &c.l2_ways);
+    else if (key == "page") c.page_bytes = parse_bytes(value, item);
+    else throw UsageError("--tlb '" + item + "': expected l1=E:W, l2=E:W or page=4k|2m");
+  }
+  if (c.page_bytes <= 0 || (c.page_bytes & (c.page_bytes - 1)) != 0)
+    throw UsageError("--tlb page size must be a power of two");
+  return c;
+}
+
+std::string tlb_config_string(const TlbConfig& c) {
+  std::ostringstream s;
+  s << "l1=" << c.l1_entries << ":" << c.l1_ways << ",l2=" << c.l2_entries << ":" << c.l2_ways
+    << ",page=";
+  if (c.page_bytes == 4096) s << "4k";
+  else if (c.page_bytes == (2 << 20)) s << "2m";
+  else if (c.page_bytes == (1 << 30)) s << "1g";
+  else s << c.page_bytes;
+  return s.str();
+}
+
+TlbSim::TlbSim(const TlbConfig& c) {
+  l1_.ways = c.l1_ways;
+  l1_.sets = c.l1_entries / c.l1_ways;
+  l2_.ways = c.l2_ways;
+  l2_.sets = c.l2_entries / c.l2_ways;
+  for (Level* l : {&l1_, &l2_}) {
+    l->tags.assign(static_cast<size_t>(l->sets) * l->ways, 0);
+    l->stamp.assign(l->tags.size(), 0);
+  }
+}
+
+bool TlbSim::Level::lookup(uint64_t tag, uint64_t now) {
+  size_t set = static_cast<size_t>(tag % static_cast<uint64_t>(sets)) * ways;
+  size_t victim = set;
+  for (size_t w = set; w < set + ways; ++w) {
+    if (tags[w] == tag + 1) {
+      stamp[w] = now;
+      return true;
+    }
+    if (stamp[w] < stamp[victim]) victim = w;
+  }
+  tags[victim] = tag + 1;
+  stamp[victim] = now;
+  return false;
+}
+
+int TlbSim::access(uint64_t page_tag) {
+  ++clock_;
+  if (l1_.lookup(page_tag, clock_)) return 0;
+  return l2_.lookup(page_tag, clock_) ? 1 : 2;
+}
+
+namespace {
+
+// Both buffers in one page-number space, far apart, each starting on a page boundary.
+constexpr uint64_t kDstBase = uint64_t{1} << 40;
+
+struct Walker {
+  const TensorInfo& src;
+  const TensorInfo& dst;
+  const TlbConfig& config;
+  std::vector<int> order;  // destination's physical dim order, outermost first
+  int64_t inner = 1;       // size of the innermost dim
+  int64_t rows = 1;
+  TlbSim sim;
+  int64_t accesses = 0, l1 = 0, walks = 0;
+
+  Walker(const TensorInfo& s, const TensorInfo& d, const TlbConfig& c)
+      : src(s), dst(d), config(c), sim(c) {
+    order = d.layout.order;
+    if (order.size() != d.sizes.size()) {
+      order.resize(d.sizes.size());
+      for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+    }
+    if (!order.empty()) inner = d.sizes[order.back()];
+    rows = inner == 0 ? 0 : d.numel() / inner;
+  }
+
+  void touch(uint64_t tag) {
+    int level = sim.access(tag);
+    l1 += level > 0;
+    walks += level == 2;
+  }
+
+  // Byte offsets of a row's first element in both buffers.
+  void row_base(int64_t row, int64_t* sb, int64_t* db) const {
+    int64_t s = src.storage_offset, d = dst.storage_offset;
+    // The outer dims, innermost first (all but the last of `order`).
+    for (size_t k = order.empty() ? 0 : order.size() - 1; k-- > 0;) {
+      int dim = order[k];
+      int64_t idx = row % dst.sizes[dim];
+      row /= dst.sizes[dim];
+      s += idx * src.strides[dim];
+      d += idx * dst.strides[dim];
+    }
+    *sb = s * src.elem_size;
+    *db = d * dst.elem_size;
+  }
+
+  // Elements from byte offset `at` (stride `step` bytes) that stay on the current page.
+  int64_t run(int64_t at, int64_t step, int64_t left) const {
+    if (step == 0) return left;
+    int64_t room = config.page_bytes - at % config.page_bytes;
+    return std::min(left, (room + step - 1) / step);
+  }
+
+  // Simulates one row, compressing runs where both streams stay on one page: after the first
+  // read/write pair, repeats hit the first level and change no LRU order that matters, as
+  // long as a set holds two pages (ways >= 2).
+  void simulate_row(int64_t row) {
+    int64_t sb, db;
+    row_base(row, &sb, &db);
+    int dim = order.empty() ? 0 : order.back();
+    int64_t sstep = order.empty() ? 0 : src.strides[dim] * src.elem_size;
+    int64_t dstep = order.empty() ? 0 : dst.strides[dim] * dst.elem_size;
+    bool compress = config.l1_ways >= 2;
+    for (int64_t i = 0; i < inner;) {
+      int64_t s = sb + i * sstep, d = db + i * dstep;
+      int64_t len = compress ? std::min(run(s, sstep, inner - i), run(d, dstep, inner - i)) : 1;
+      touch(static_cast<uint64_t>(s / config.page_bytes));
+      touch(kDstBase + static_cast<uint64_t>(d / config.page_bytes));
+      accesses += 2 * len;
+      i += len;
+    }
+  }
+
+  // Segments a row is cut into, for the cost estimate.
+  int64_t segments_per_row() const {
+    if (order.empty()) return 1;
+    int dim = order.back();
+    int64_t bytes = inner * std::max<int64_t>(1, std::max(std::abs(src.strides[dim]) * src.elem_size,
+                                                           std::abs(dst.strides[dim]) * dst.elem_size));
+    return std::min<int64_t>(inner, bytes / config.page_bytes + 2);
+  }
+};
+
+}  // namespace
+
+DtlbEstimate model_copy_dtlb(const TensorInfo& src, const TensorInfo& dst, const TlbConfig& config,
+                             int64_t budget) {
+  DtlbEstimate est;
+  if (src.sizes.size() != dst.sizes.size() || src.strides.size() != src.sizes.size() ||
+      dst.strides.size() != dst.sizes.size() || dst.numel() == 0)
+    return est;
+  Walker w(src, dst, config);
+  int64_t cost = w.rows * w.segments_per_row();
+  if (cost <= budget) {
+    for (int64_t r = 0; r < w.rows; ++r) w.simulate_row(r);
+    est.accesses = w.accesses;
+    est.l1_misses = w.l1;
+    est.walks = w.walks;
+    return est;
+  }
+  // Windows of consecutive rows, so that reuse between neighbouring rows is kept, evenly
+  // spread over the copy. The first window is counted as it is: it pays the cold misses of
+  // pages every row shares (a transposed source that fits in the TLB), which must not be
+  // scaled. The other windows stand for the rows between them.
+  const int64_t window = 16;
+  int64_t every = (cost + budget - 1) / budget;  // take one window in `every`
+  int64_t first_rows = std::min(w.rows, window);
+  for (int64_t r = 0; r < first_rows; ++r) w.simulate_row(r);
+  const int64_t first_accesses = w.accesses, first_l1 = w.l1, first_walks = w.walks;
+  int64_t simulated = 0;
+  for (int64_t start = window * every; start < w.rows; start += window * every) {
+    for (int64_t r = start; r < std::min(w.rows, start + window); ++r) {
+      w.simulate_row(r);
+      ++simulated;
+    }
+  }
+  double scale = simulated == 0 ? 0.0
+                                : static_cast<double>(w.rows - first_rows) / static_cast<double>(simulated);
+  auto scaled = [&](int64_t first, int64_t total) {
+    return first + static_cast<int64_t>(static_cast<double>(total - first) * scale + 0.5);
+  };
+  est.accesses = scaled(first_accesses, w.accesses);
+  est.l1_misses = scaled(first_l1, w.l1);
+  est.walks = scaled(first_walks, w.walks);
+  simulated += first_rows;
+  est.sampled = true;
+  est.fraction = static_cast<double>(simulated) / static_cast<double>(w.rows);
+  return est;
+}
+
+}  // namespace layoutprof

@@ -1,0 +1,45 @@
+#include <dirent.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "layoutprof/counters.h"
+
+namespace layoutprof {
+
+std::vector<CounterValue> counter_delta(const uint64_t* begin, const uint64_t* end,
+                                        const std::vector<CounterGroupLayout>& groups,
+                                        size_t events) {
+  std::vector<CounterValue> out(events);
+  size_t at = 0;
+  for (const CounterGroupLayout& g : groups) {
+    const uint64_t* b = begin + at;
+    const uint64_t* e = end + at;
+    at += 2 + g.events;
+    uint64_t enabled = e[0] - b[0];
+    uint64_t running = e[1] - b[1];
+    bool multiplexed = running < enabled;
+    double scale = running == 0 ? 0.0 : static_cast<double>(enabled) / static_cast<double>(running);
+    for (size_t k = 0; k < g.events && g.first_event + k < events; ++k) {
+      CounterValue& v = out[g.first_event + k];
+      uint64_t d = e[2 + k] >= b[2 + k] ? e[2 + k] - b[2 + k] : 0;
+      v.raw += d;
+      v.scaled += static_cast<double>(d) * scale;
+      v.multiplexed = v.multiplexed || multiplexed;
+    }
+  }
+  return out;
+}
+
+std::vector<int> process_threads() {
+  std::vector<int> tids;
+  if (DIR* dir = opendir("/proc/self/task")) {
+    while (dirent* entry = readdir(dir))
+      if (entry->d_name[0] != '.') tids.push_back(std::atoi(entry->d_name));
+    closedir(dir);
+  }
+  std::sort(tids.begin(), tids.end());
+  return tids;
+}
+
+}  // namespace layoutprof

@@ -1,0 +1,151 @@
+#include "layoutprof/counters.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <memory>
+
+namespace layoutprof {
+namespace {
+
+using ::testing::HasSubstr;
+
+int self_tid() { return static_cast<int>(syscall(SYS_gettid)); }
+
+TEST(CounterDelta, SumsGroupsAndScalesMultiplexedOnes) {
+  // Two groups of two events: {enabled, running, a, b} each.
+  std::vector<CounterGroupLayout> groups = {{0, 2}, {0, 2}};
+  uint64_t begin[] = {100, 100, 10, 20, 0, 0, 5, 5};
+  uint64_t end[] = {200, 200, 15, 40, 100, 50, 25, 5};  // second group ran half the time
+  auto d = counter_delta(begin, end, groups, 2);
+  ASSERT_EQ(d.size(), 2u);
+  EXPECT_EQ(d[0].raw, 5u + 20u);
+  EXPECT_DOUBLE_EQ(d[0].scaled, 5.0 + 20.0 * 2.0);
+  EXPECT_TRUE(d[0].multiplexed);
+  EXPECT_EQ(d[1].raw, 20u);
+  EXPECT_DOUBLE_EQ(d[1].scaled, 20.0);
+}
+
+TEST(CounterDelta, GroupsFillTheirOwnEvents) {
+  // A thread group with event 0, and a clock group with event 1.
+  std::vector<CounterGroupLayout> groups = {{0, 1}, {1, 1}};
+  uint64_t begin[] = {0, 0, 1, 0, 0, 1000};
+  uint64_t end[] = {10, 10, 4, 10, 10, 3000};
+  auto d = counter_delta(begin, end, groups, 2);
+  EXPECT_EQ(d[0].raw, 3u);
+  EXPECT_EQ(d[1].raw, 2000u);
+  EXPECT_FALSE(d[0].multiplexed);
+  EXPECT_FALSE(d[1].multiplexed);
+}
+
+TEST(CounterDelta, AGroupThatNeverRanCountsNothingAndSaysSo) {
+  std::vector<CounterGroupLayout> groups = {{0, 1}};
+  uint64_t begin[] = {0, 0, 0};
+  uint64_t end[] = {100, 0, 0};
+  auto d = counter_delta(begin, end, groups, 1);
+  EXPECT_EQ(d[0].raw, 0u);
+  EXPECT_TRUE(d[0].multiplexed);
+}
+
+TEST(PerfCounters, EncodesNamesWithoutAPmu) {
+  // libpfm4 knows the generic events whether or not the kernel exposes a PMU.
+  EXPECT_THAT(PerfCounters::encode("cycles"), HasSubstr("PERF_COUNT_HW_CPU_CYCLES"));
+  EXPECT_THAT(PerfCounters::encode("page-faults"), HasSubstr("PERF_COUNT_SW_PAGE_FAULTS"));
+  EXPECT_THAT(PerfCounters::encode("perf::PERF_COUNT_HW_CACHE_DTLB:READ:MISS"),
+              HasSubstr("DTLB:READ:MISS"));
+  try {
+    PerfCounters::encode("bogus::event");
+    FAIL();
+  } catch (const std::exception& e) {
+    EXPECT_THAT(e.what(), HasSubstr("libpfm4 does not know 'bogus::event'"));
+    EXPECT_THAT(e.what(), HasSubstr("event not found"));
+  }
+}
+
+TEST(PerfCounters, UnknownEventsAreReportedNotDropped) {
+  auto pc = PerfCounters::create({"bogus::event", "page-faults"}, {self_tid()});
+  ASSERT_EQ(pc.status().size(), 2u);
+  const CounterStatus* bogus = nullptr;
+  for (const auto& s : pc.status())
+    if (s.event == "bogus::event") bogus = &s;
+  ASSERT_TRUE(bogus);
+  EXPECT_FALSE(bogus->measured);
+  EXPECT_THAT(bogus->reason, HasSubstr("does not know"));
+}
+
+TEST(PerfCounters, NoThreadsMeansNothingMeasuredWithAReason) {
+  auto pc = PerfCounters::create({"page-faults"}, {});
+  ASSERT_EQ(pc.status().size(), 1u);
+  EXPECT_FALSE(pc.status()[0].measured);
+  EXPECT_FALSE(pc.status()[0].reason.empty());
+  EXPECT_EQ(pc.events(), 0u);
+}
+
+TEST(PerfCounters, SoftwareEventsCountRealWork) {
+  auto pc = PerfCounters::create({"page-faults", "task-clock"}, {self_tid()});
+  if (pc.events() < 2) GTEST_SKIP() << "software events unavailable: " << pc.status()[0].reason;
+  std::vector<uint64_t> a(pc.snapshot_size()), b(pc.snapshot_size());
+  pc.read(a.data());
+  const size_t bytes = 16 << 20;
+  std::unique_ptr<char[]> fresh(new char[bytes]);
+  std::memset(fresh.get(), 1, bytes);  // first touch of fresh pages: page faults
+  pc.read(b.data());
+  auto d = counter_delta(a.data(), b.data(), pc.groups(), pc.events());
+  // Values come in status() order of the measured events.
+  for (size_t k = 0; k < pc.status().size(); ++k) {
+    const auto& st = pc.status()[k];
+    if (st.event == "page-faults") EXPECT_GT(d[k].raw, 0u);
+    if (st.event == "task-clock") EXPECT_GT(d[k].raw, 100000u) << "task-clock in ns";
+  }
+  EXPECT_EQ(pc.read_method(), "read()") << "software events have no rdpmc index";
+}
+
+TEST(PerfCounters, HardwareEventsWhereThePmuAllows) {
+  auto pc = PerfCounters::create({"cycles", "instructions"}, {self_tid()});
+  if (pc.events() == 0)
+    GTEST_SKIP() << "no hardware PMU here: " << pc.status()[0].reason;
+  std::vector<uint64_t> a(pc.snapshot_size()), b(pc.snapshot_size());
+  pc.read(a.data());
+  volatile double x = 0;
+  for (int i = 0; i < 1000000; ++i) x = x + 1;
+  pc.read(b.data());
+  auto d = counter_delta(a.data(), b.data(), pc.groups(), pc.events());
+  EXPECT_GT(d[0].scaled, 1e5);
+  EXPECT_GT(d[1].scaled, 1e6);
+}
+
+TEST(PerfCounters, DefaultSetNamesTheMissionsEvents) {
+  auto events = PerfCounters::default_events();
+  auto has = [&](const std::string& e) { return std::find(events.begin(), events.end(), e) != events.end(); };
+  EXPECT_TRUE(has("perf::PERF_COUNT_HW_CACHE_DTLB:READ:MISS"));
+  EXPECT_TRUE(has("perf::PERF_COUNT_HW_CACHE_DTLB:WRITE:MISS"));
+  EXPECT_TRUE(has("page-faults"));
+  EXPECT_TRUE(has("task-clock"));
+}
+
+TEST(PerfCounters, ListsThisMachinesPmus) {
+  std::string list = PerfCounters::list_events();
+  EXPECT_THAT(list, HasSubstr("# perf: "));
+  EXPECT_THAT(list, HasSubstr("perf::PERF_COUNT_SW_PAGE_FAULTS"));
+}
+
+TEST(PerfCounters, BandwidthEventsSayWhyWhenAbsent) {
+  BandwidthEvents bw = PerfCounters::bandwidth_events();
+  if (bw.events.empty()) {
+    EXPECT_THAT(bw.note, HasSubstr("no uncore memory-controller PMU"));
+  } else {
+    EXPECT_FALSE(bw.cpus.empty());
+    EXPECT_THAT(bw.events[0], HasSubstr("UNC_M_CAS_COUNT"));
+  }
+}
+
+TEST(ProcessThreads, IncludesTheCallingThread) {
+  auto tids = process_threads();
+  EXPECT_NE(std::find(tids.begin(), tids.end(), self_tid()), tids.end());
+}
+
+}  // namespace
+}  // namespace layoutprof
