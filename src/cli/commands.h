@@ -13,6 +13,18 @@ struct ViewOptions {
   int top = 10;
 };
 
+// The gate's thresholds, as typed; shared by check, diff and a run with --baseline.
+struct GateCliOptions {
+  int64_t max_new_implicit_copies = 0;
+  std::string max_copy_bytes_increase = "5%";
+  int64_t max_new_split_points = 0;
+  std::string max_dtlb_increase = "5%";
+  std::string gate_time;
+  std::string gate_counters;
+  std::string format = "text";  // text | markdown
+  std::string junit;            // JUnit XML file
+};
+
 struct RunOptions {
   std::string model;
   std::vector<std::string> inputs;
@@ -27,6 +39,16 @@ struct RunOptions {
   bool list_events = false;
   bool no_counters = false;
   std::string tlb;
+  std::string trace;  // Chrome trace / Perfetto JSON file
+  std::string baseline;
+  bool update_baseline = false;
+  GateCliOptions gate;
+};
+
+struct CompareOptions {
+  std::string base;
+  std::string now;
+  GateCliOptions gate;
 };
 
 struct RenderOptions {
@@ -41,7 +63,14 @@ CLI::App* setup_render(CLI::App& app, RenderOptions& options);
 int run_render(const RenderOptions& options);
 
 // Shared by every command that prints a heatmap.
+CLI::App* setup_check(CLI::App& app, CompareOptions& options);
+int run_check(const CompareOptions& options);
+CLI::App* setup_diff(CLI::App& app, CompareOptions& options);
+int run_diff(const CompareOptions& options);
+
 void add_view_options(CLI::App& app, ViewOptions& view);
+// --max-new-implicit-copies and the rest; `with_format` adds --format text|markdown.
+void add_gate_options(CLI::App& app, GateCliOptions& gate, bool with_format);
 bool stdout_wants_color();
 
 }  // namespace layoutprof

@@ -16,6 +16,9 @@ int main(int argc, char** argv) {
   setup_run(app, run_options);
   RenderOptions render_options;
   CLI::App* render = setup_render(app, render_options);
+  CompareOptions check_options, diff_options;
+  CLI::App* check = setup_check(app, check_options);
+  CLI::App* diff = setup_diff(app, diff_options);
 
   try {
     app.parse(argc, argv);
@@ -27,6 +30,8 @@ int main(int argc, char** argv) {
 
   try {
     if (render->parsed()) return run_render(render_options);
+    if (check->parsed()) return run_check(check_options);
+    if (diff->parsed()) return run_diff(diff_options);
     return run_run(run_options);
   } catch (const Error& e) {
     std::cerr << "layoutprof: " << e.what() << "\n";

@@ -1,9 +1,12 @@
 #include <unistd.h>
 
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/gate_cli.h"
+#include "layoutprof/chrome_trace.h"
 #include "layoutprof/analysis.h"
 #include "layoutprof/atomic_file.h"
 #include "layoutprof/counters.h"
@@ -43,7 +46,13 @@ void setup_run(CLI::App& app, RunOptions& o) {
   app.add_option("--tlb", o.tlb,
                  "DTLB model: l1=ENTRIES:WAYS,l2=ENTRIES:WAYS,page=4k|2m (default "
                  "l1=64:4,l2=1536:12,page=4k)");
+  app.add_option("--trace", o.trace, "write a Chrome trace / Perfetto JSON of the recorded call to FILE");
+  app.add_option("--baseline", o.baseline,
+                 "compare the run with this baseline report: exit 1 when something regressed");
+  app.add_flag("--update-baseline", o.update_baseline,
+               "write this run's report as the new --baseline (atomically) and exit 0");
   add_view_options(app, o.view);
+  add_gate_options(app, o.gate, false);
 }
 
 std::vector<std::string> split_events(const std::string& list) {
@@ -81,6 +90,21 @@ int run_run(const RunOptions& o) {
   auto progress = [progress_on](const std::string& line) {
     if (progress_on) std::cerr << "layoutprof: " << line << "\n";
   };
+  if (o.update_baseline && o.baseline.empty()) throw UsageError("--update-baseline needs --baseline FILE");
+  // A baseline that cannot be read or compared stops the run before the model loads.
+  std::optional<Report> baseline;
+  if (!o.baseline.empty()) {
+    gate_options(o.gate);
+    bool exists = ::access(o.baseline.c_str(), F_OK) == 0;
+    if (exists || !o.update_baseline) {
+      try {
+        baseline = load_report_file(o.baseline);
+      } catch (const UsageError&) {
+        if (!o.update_baseline) throw;  // an unreadable baseline is replaced when updating
+      }
+    }
+  }
+
   Report report = analyze(run_profile(config, progress));
 
   const bool json_to_stdout = o.json_path == "-" || o.format == "json";
@@ -99,12 +123,34 @@ int run_run(const RunOptions& o) {
     std::cout << out.str() << std::flush;
   }
   if (!o.json_path.empty() && o.json_path != "-") write_file_atomically(o.json_path, json_text);
+  if (!o.trace.empty()) write_file_atomically(o.trace, chrome_trace(report).dump() + "\n");
+
+  bool regressed = false;
+  if (!o.baseline.empty()) {
+    std::ostream& verdict = json_to_stdout ? std::cerr : std::cout;
+    if (baseline) {
+      try {
+        Comparison c = compare_files_or_reports(*baseline, o.baseline, report, "this run", o.gate);
+        verdict << "\n" << format_comparison(c, DiffFormat::text, false) << std::flush;
+        regressed = c.regressed();
+      } catch (const UsageError& e) {
+        if (!o.update_baseline) throw;
+        verdict << "\nlayoutprof: not compared: " << e.what() << "\n";
+      }
+    }
+    if (o.update_baseline) {
+      if (json_text.empty()) json_text = report_to_json(report).dump(2) + "\n";
+      write_file_atomically(o.baseline, json_text);
+      verdict << "layoutprof: baseline " << o.baseline << " updated\n" << std::flush;
+      regressed = false;
+    }
+  }
 
   if (report.run.status == "failed") {
     std::cerr << "layoutprof: model '" << o.model << "' raised: " << report.run.error << "\n";
     return kExitModelRun;
   }
-  return kExitOk;
+  return regressed ? kExitRegression : kExitOk;
 }
 
 }  // namespace layoutprof

@@ -407,6 +407,15 @@ Report report_from_json(const json& doc) {
 Report load_report_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw UsageError("cannot open report '" + path + "': " + std::strerror(errno));
+  // Reports of real models are megabytes; a file far beyond that is not one of ours.
+  constexpr std::streamoff kMaxBytes = std::streamoff(1) << 30;
+  in.seekg(0, std::ios::end);
+  std::streamoff size = in.tellg();
+  in.seekg(0, std::ios::beg);
+  if (size > kMaxBytes)
+    throw UsageError("report '" + path + "' is " + std::to_string(size >> 20) +
+                     " MiB, more than a layoutprof report can be (1 GiB)");
+  if (size < 0) throw UsageError("cannot read report '" + path + "': not a regular file");
   json doc;
   try {
     doc = json::parse(in);

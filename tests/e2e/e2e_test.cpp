@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <functional>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -317,6 +318,157 @@ TEST(DtlbModel, EveryCopyIsModelledTheSameOnEveryRun) {
   EXPECT_GT(reports[0]["summary"]["dtlb"]["walks"].get<int64_t>(), 0);
   EXPECT_EQ(reports[2]["run"]["tlb"], "l1=64:4,l2=1536:12,page=2m");
   for (const auto& c : reports[0]["copies"]) EXPECT_TRUE(c.contains("dtlb"));
+}
+
+// --- the CI gate -------------------------------------------------------------------------
+
+fs::path gate_baseline() {
+  static fs::path path = [] {
+    fs::path p = work_dir() / "gate_base.json";
+    Result r = run(run_args(entry_named("gate_base"), p));
+    EXPECT_EQ(r.code, 0) << r.err;
+    return p;
+  }();
+  return path;
+}
+
+std::vector<std::string> gate_run(const std::string& sample, std::vector<std::string> extra) {
+  const json& e = entry_named(sample);
+  std::vector<std::string> args = {sample_path(e).string()};
+  for (const auto& in : e.at("inputs")) {
+    args.push_back("--input");
+    args.push_back(in.get<std::string>());
+  }
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+TEST(Gate, TheRegressionExampleFailsTheGateAndSaysWhere) {
+  fs::path junit = work_dir() / "gate.xml";
+  Result r = run(gate_run("gate_regressed", {"--baseline", gate_baseline().string(), "--junit", junit.string()}));
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("REGRESSED"));
+  EXPECT_THAT(r.out, HasSubstr("implicit_layout copies 0 → 1: aten::reshape at samples/make_samples.py:"));
+  EXPECT_THAT(r.out, HasSubstr("new: aten::transpose at samples/make_samples.py:"));
+  std::string cmd = "/usr/bin/python3 -c \"import sys, xml.etree.ElementTree as E; "
+                    "r = E.parse(sys.argv[1]).getroot(); "
+                    "sys.exit(0 if int(r.get('failures')) > 0 and r.find('testsuite/testcase/failure') is not None else 1)\" " +
+                    quote(junit.string());
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << read_file(junit);
+}
+
+TEST(Gate, TheSameModelPassesTheGate) {
+  Result r = run(gate_run("gate_base", {"--baseline", gate_baseline().string()}));
+  EXPECT_EQ(r.code, 0) << r.err << r.out;
+  EXPECT_THAT(r.out, HasSubstr("layoutprof check: OK"));
+}
+
+TEST(Gate, CheckAndDiffOnSavedReports) {
+  fs::path regressed = work_dir() / "gate_regressed.json";
+  ASSERT_EQ(run(run_args(entry_named("gate_regressed"), regressed)).code, 0);
+  Result check = run({"check", gate_baseline().string(), regressed.string()});
+  EXPECT_EQ(check.code, 1);
+  Result same = run({"check", gate_baseline().string(), gate_baseline().string()});
+  EXPECT_EQ(same.code, 0) << same.out;
+  Result lenient = run({"check", gate_baseline().string(), regressed.string(), "--max-new-implicit-copies", "1",
+                        "--max-new-split-points", "2", "--max-dtlb-increase", "100%"});
+  EXPECT_EQ(lenient.code, 0) << lenient.out;
+  Result diff = run({"diff", gate_baseline().string(), regressed.string(), "--format", "markdown"});
+  EXPECT_EQ(diff.code, 0);
+  EXPECT_THAT(diff.out, HasSubstr("| module | implicit | explicit | MB copied | split points | DTLB walks | time ms |"));
+  EXPECT_THAT(diff.out, HasSubstr("| (top) | 0 → 1 |"));
+  Result text = run({"diff", gate_baseline().string(), regressed.string()});
+  EXPECT_THAT(text.out, HasSubstr("module  implicit"));
+}
+
+TEST(Gate, UpdateBaselineWritesItAtomically) {
+  fs::path baseline = work_dir() / "updated_baseline.json";
+  fs::remove(baseline);
+  Result first = run(gate_run("gate_regressed", {"--baseline", baseline.string(), "--update-baseline"}));
+  EXPECT_EQ(first.code, 0) << first.err;
+  ASSERT_TRUE(fs::exists(baseline));
+  EXPECT_EQ(json::parse(read_file(baseline))["schema_version"], 1);
+  Result again = run(gate_run("gate_regressed", {"--baseline", baseline.string()}));
+  EXPECT_EQ(again.code, 0) << again.out;
+}
+
+TEST(Gate, RefusesBaselinesItCannotCompare) {
+  fs::path other_inputs = work_dir() / "other_inputs.json";
+  auto args = gate_run("gate_base", {"--json", other_inputs.string()});
+  args[2] = "4x16x32";
+  ASSERT_EQ(run(args).code, 0);
+  Result r = run({"check", gate_baseline().string(), other_inputs.string()});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(lines(r.err), 1) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("other inputs"));
+
+  json doc = json::parse(read_file(gate_baseline()));
+  doc["schema_version"] = 2;
+  fs::path v2 = work_dir() / "v2.json";
+  std::ofstream(v2) << doc.dump();
+  Result version = run({"check", v2.string(), gate_baseline().string()});
+  EXPECT_EQ(version.code, 2);
+  EXPECT_THAT(version.err, HasSubstr("schema_version 2 is not supported"));
+}
+
+TEST(Gate, MalformedBaselinesGetAClearErrorNeverACrash) {
+  std::string good = read_file(gate_baseline());
+  struct Bad {
+    const char* name;
+    std::function<void(const fs::path&)> make;
+    const char* message;
+  };
+  std::vector<Bad> cases = {
+      {"truncated", [&](const fs::path& p) { std::ofstream(p) << good.substr(0, good.size() / 2); }, "is not valid JSON"},
+      {"wrong types", [&](const fs::path& p) {
+         json j = json::parse(good);
+         j["summary"]["copies"]["implicit_layout"] = "many";
+         std::ofstream(p) << j.dump();
+       }, "not a valid layoutprof report"},
+      {"not an object", [](const fs::path& p) { std::ofstream(p) << "[1, 2, 3]"; }, "not an object"},
+      {"deeply nested", [](const fs::path& p) {
+         std::ofstream f(p);
+         f << "{\"schema_version\": 1, \"run\": ";
+         for (int i = 0; i < 200000; ++i) f << '[';
+         for (int i = 0; i < 200000; ++i) f << ']';
+         f << "}";
+       }, "not a valid layoutprof report"},
+      {"huge", [](const fs::path& p) {
+         std::ofstream(p) << "{";
+         fs::resize_file(p, (std::uintmax_t{1} << 30) + 4096);  // sparse: no disk used
+       }, "more than a layoutprof report can be"},
+      {"empty", [](const fs::path& p) { std::ofstream(p) << ""; }, "is not valid JSON"},
+  };
+  for (const Bad& b : cases) {
+    fs::path p = work_dir() / (std::string("bad_") + b.name + ".json");
+    b.make(p);
+    Result r = run({"check", p.string(), gate_baseline().string()});
+    EXPECT_EQ(r.code, 2) << b.name << ": " << r.err;
+    EXPECT_EQ(lines(r.err), 1) << b.name << ": " << r.err;
+    EXPECT_THAT(r.err, HasSubstr(b.message)) << b.name;
+    Result as_baseline = run(gate_run("gate_base", {"--baseline", p.string()}));
+    EXPECT_EQ(as_baseline.code, 2) << b.name << ": " << as_baseline.err;
+    fs::remove(p);
+  }
+}
+
+TEST(Trace, ChromeTraceOfARun) {
+  fs::path trace = work_dir() / "trace.json";
+  Result r = run(gate_run("attention", {"--trace", trace.string()}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  json j = json::parse(read_file(trace));
+  ASSERT_TRUE(j["traceEvents"].is_array());
+  int slices = 0, copies = 0;
+  for (const auto& e : j["traceEvents"]) {
+    ASSERT_TRUE(e.contains("ph") && e.contains("pid"));
+    if (e["ph"] == "X") {
+      ++slices;
+      ASSERT_TRUE(e.contains("ts") && e.contains("dur") && e.contains("tid"));
+      if (e["cat"].get<std::string>().rfind("copy,", 0) == 0) ++copies;
+    }
+  }
+  EXPECT_GT(slices, 100);
+  EXPECT_EQ(copies, 7);  // the attention sample's copies, every class
 }
 
 TEST(Cli, VersionNamesLibTorch) {

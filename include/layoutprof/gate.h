@@ -1,0 +1,72 @@
+// The CI gate: compares two reports on their deterministic figures (copies and bytes per
+// class, split points, modelled DTLB walks; per module and in total). Timings and counters
+// are shown, and gate only when asked. Plain C++ over Report: no LibTorch.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "layoutprof/report.h"
+
+namespace layoutprof {
+
+struct GateOptions {
+  int64_t max_new_implicit_copies = 0;  // per module and in total
+  double max_copy_bytes_increase = 0.05;  // fraction, per module and per copy class
+  int64_t max_new_split_points = 0;
+  double max_dtlb_increase = 0.05;        // fraction of modelled walks
+  std::optional<double> gate_time;        // fraction of forward() wall time; off by default
+  std::optional<double> gate_counters;    // fraction of each measured counter; off by default
+};
+
+// "5%" or "0.05" -> 0.05. Throws UsageError naming the option.
+double parse_fraction(const std::string& option, const std::string& text);
+
+// One rule evaluated on one scope: a JUnit test case, a line of the verdict.
+struct GateCheck {
+  std::string scope;  // module path, "(top)", or "total"
+  std::string rule;   // implicit_layout copies, copy bytes, split points, DTLB walks, ...
+  bool passed = true;
+  std::string before, after;
+  std::string detail;  // what changed where: op, source line, new split point
+};
+
+// One row of the diff table.
+struct ModuleDiff {
+  std::string module;
+  bool in_base = false, in_new = false;
+  int64_t implicit[2] = {0, 0};
+  int64_t explicit_copies[2] = {0, 0};
+  int64_t copy_bytes[2] = {0, 0};
+  int64_t split_points[2] = {0, 0};
+  int64_t dtlb_walks[2] = {0, 0};
+  int64_t time_ns[2] = {0, 0};
+};
+
+struct Comparison {
+  std::string base_name, new_name;
+  std::vector<GateCheck> checks;
+  std::vector<ModuleDiff> modules;  // execution order of the new report, then removed ones
+  std::vector<std::string> notes;   // improvements and what was shown but not gated
+  bool regressed() const;
+  int regressions() const;
+};
+
+// Throws UsageError when the reports cannot be compared: other inputs (shapes, dtypes,
+// formats) or devices. The model file may differ: that is what a CI run checks.
+void check_comparable(const Report& base, const Report& now);
+
+Comparison compare_reports(const Report& base, const Report& now, const GateOptions& options);
+
+// Pairs the top-level ops of two reports: by module path, then by op sequence within each
+// module (longest common subsequence), so that an inserted op does not shift the rest.
+// Returns, per top-level op of `now` (by id), the matching op id in `base` or -1.
+std::vector<int64_t> align_top_level_ops(const Report& base, const Report& now);
+
+// Reporters over a Comparison.
+enum class DiffFormat { text, markdown };
+std::string format_comparison(const Comparison& c, DiffFormat format, bool with_table);
+std::string junit_xml(const Comparison& c);
+
+}  // namespace layoutprof

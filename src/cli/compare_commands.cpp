@@ -1,0 +1,93 @@
+// layoutprof check BASE NEW and layoutprof diff A B: the gate over two saved reports.
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/gate_cli.h"
+#include "layoutprof/errors.h"
+#include "layoutprof/gate.h"
+#include "layoutprof/json_report.h"
+
+namespace layoutprof {
+
+void add_gate_options(CLI::App& app, GateCliOptions& g, bool with_format) {
+  app.add_option("--max-new-implicit-copies", g.max_new_implicit_copies,
+                 "implicit layout copies a module (or the model) may gain")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--max-copy-bytes-increase", g.max_copy_bytes_increase,
+                 "growth of copied bytes allowed, per module and per copy class")
+      ->capture_default_str();
+  app.add_option("--max-new-split-points", g.max_new_split_points, "new split points allowed")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--max-dtlb-increase", g.max_dtlb_increase, "growth of modelled DTLB walks allowed")
+      ->capture_default_str();
+  app.add_option("--gate-time", g.gate_time, "also gate forward() time, e.g. 10% (noisy: off by default)");
+  app.add_option("--gate-counters", g.gate_counters, "also gate every measured counter, e.g. 10%");
+  app.add_option("--junit", g.junit, "write the checks as JUnit XML to FILE");
+  if (with_format)
+    app.add_option("--format", g.format, "text or markdown (for a pull-request comment)")
+        ->check(CLI::IsMember({"text", "markdown"}))
+        ->capture_default_str();
+}
+
+GateOptions gate_options(const GateCliOptions& g) {
+  GateOptions o;
+  o.max_new_implicit_copies = g.max_new_implicit_copies;
+  o.max_copy_bytes_increase = parse_fraction("--max-copy-bytes-increase", g.max_copy_bytes_increase);
+  o.max_new_split_points = g.max_new_split_points;
+  o.max_dtlb_increase = parse_fraction("--max-dtlb-increase", g.max_dtlb_increase);
+  if (!g.gate_time.empty()) o.gate_time = parse_fraction("--gate-time", g.gate_time);
+  if (!g.gate_counters.empty()) o.gate_counters = parse_fraction("--gate-counters", g.gate_counters);
+  return o;
+}
+
+Comparison compare_files_or_reports(const Report& base, const std::string& base_name, const Report& now,
+                                    const std::string& new_name, const GateCliOptions& g) {
+  check_comparable(base, now);
+  Comparison c = compare_reports(base, now, gate_options(g));
+  c.base_name = base_name;
+  c.new_name = new_name;
+  if (!g.junit.empty()) write_file_atomically(g.junit, junit_xml(c));
+  return c;
+}
+
+namespace {
+
+int compare(const CompareOptions& o, bool with_table) {
+  gate_options(o.gate);  // bad thresholds are usage errors before any file is read
+  Report base = load_report_file(o.base);
+  Report now = load_report_file(o.now);
+  Comparison c = compare_files_or_reports(base, o.base, now, o.now, o.gate);
+  std::cout << format_comparison(c, o.gate.format == "markdown" ? DiffFormat::markdown : DiffFormat::text, with_table)
+            << std::flush;
+  return c.regressed() ? kExitRegression : kExitOk;
+}
+
+}  // namespace
+
+CLI::App* setup_check(CLI::App& app, CompareOptions& o) {
+  CLI::App* sub = app.add_subcommand(
+      "check", "compare a report with a baseline report: exit 0 when nothing regressed, 1 when something did");
+  sub->add_option("baseline", o.base, "the baseline report (JSON)")->required();
+  sub->add_option("new", o.now, "the new report (JSON)")->required();
+  add_gate_options(*sub, o.gate, true);
+  return sub;
+}
+
+int run_check(const CompareOptions& o) { return compare(o, false); }
+
+CLI::App* setup_diff(CLI::App& app, CompareOptions& o) {
+  CLI::App* sub = app.add_subcommand("diff", "the same comparison as a table per module");
+  sub->add_option("a", o.base, "the earlier report (JSON)")->required();
+  sub->add_option("b", o.now, "the later report (JSON)")->required();
+  add_gate_options(*sub, o.gate, true);
+  return sub;
+}
+
+int run_diff(const CompareOptions& o) {
+  compare(o, true);
+  return kExitOk;  // a table to read; `check` is the gate
+}
+
+}  // namespace layoutprof

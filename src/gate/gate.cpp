@@ -1,0 +1,481 @@
+#include "layoutprof/gate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <iomanip>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "layoutprof/analysis.h"
+#include "layoutprof/errors.h"
+
+namespace layoutprof {
+
+double parse_fraction(const std::string& option, const std::string& text) {
+  std::string number = text;
+  bool percent = !number.empty() && number.back() == '%';
+  if (percent) number.pop_back();
+  try {
+    size_t used = 0;
+    double v = std::stod(number, &used);
+    if (used != number.size() || v < 0 || !std::isfinite(v)) throw std::invalid_argument(text);
+    return percent ? v / 100.0 : v;
+  } catch (const std::logic_error&) {
+    throw UsageError(option + " '" + text + "': expected a percentage like 5% or a fraction like 0.05");
+  }
+}
+
+bool Comparison::regressed() const { return regressions() > 0; }
+
+int Comparison::regressions() const {
+  return static_cast<int>(std::count_if(checks.begin(), checks.end(), [](const GateCheck& c) { return !c.passed; }));
+}
+
+namespace {
+
+std::string input_signature(const RunInfo& run) {
+  std::string s;
+  for (const ModelInput& in : run.inputs) {
+    s += in.spec.dtype + ":" + in.spec.format + ":";
+    for (int64_t d : in.spec.sizes) s += std::to_string(d) + "x";
+    for (int p : in.spec.perm) s += std::to_string(p) + ",";
+    s += " ";
+  }
+  return s;
+}
+
+std::string inputs_text(const RunInfo& run) {
+  std::string s;
+  for (const ModelInput& in : run.inputs) s += (s.empty() ? "" : " ") + in.spec.text;
+  return s.empty() ? "(none)" : s;
+}
+
+}  // namespace
+
+void check_comparable(const Report& base, const Report& now) {
+  if (input_signature(base.run) != input_signature(now.run))
+    throw UsageError("the reports were made with other inputs (baseline: " + inputs_text(base.run) +
+                     "; new: " + inputs_text(now.run) + "): make a baseline with the same --input");
+  if (base.run.device != now.run.device)
+    throw UsageError("the reports ran on other devices (baseline: " + base.run.device +
+                     ", new: " + now.run.device + ")");
+}
+
+namespace {
+
+// Longest common subsequence of two name lists: pairs of indices.
+std::vector<std::pair<size_t, size_t>> lcs(const std::vector<std::string>& a,
+                                           const std::vector<std::string>& b) {
+  const size_t n = a.size(), m = b.size();
+  std::vector<std::vector<uint32_t>> len(n + 1, std::vector<uint32_t>(m + 1, 0));
+  for (size_t i = n; i-- > 0;)
+    for (size_t j = m; j-- > 0;)
+      len[i][j] = a[i] == b[j] ? len[i + 1][j + 1] + 1 : std::max(len[i + 1][j], len[i][j + 1]);
+  std::vector<std::pair<size_t, size_t>> pairs;
+  for (size_t i = 0, j = 0; i < n && j < m;) {
+    if (a[i] == b[j]) {
+      pairs.emplace_back(i++, j++);
+    } else if (len[i + 1][j] >= len[i][j + 1]) {
+      ++i;
+    } else {
+      ++j;
+    }
+  }
+  return pairs;
+}
+
+std::map<std::string, std::vector<int64_t>> top_level_by_module(const Report& r) {
+  std::map<std::string, std::vector<int64_t>> by;
+  for (const OpEvent& op : r.ops)
+    if (op.parent < 0) by[op.module].push_back(op.id);
+  return by;
+}
+
+}  // namespace
+
+std::vector<int64_t> align_top_level_ops(const Report& base, const Report& now) {
+  std::vector<int64_t> match(now.ops.size(), -1);
+  auto base_by = top_level_by_module(base);
+  for (const auto& [module, now_ids] : top_level_by_module(now)) {
+    auto it = base_by.find(module);
+    if (it == base_by.end()) continue;
+    const auto& base_ids = it->second;
+    // Modules with thousands of top-level ops are aligned in slices to bound the table.
+    const size_t kSlice = 2048;
+    for (size_t start = 0; start < now_ids.size() || start < base_ids.size(); start += kSlice) {
+      std::vector<std::string> a, b;
+      for (size_t i = start; i < std::min(base_ids.size(), start + kSlice); ++i) a.push_back(base.ops[base_ids[i]].name);
+      for (size_t j = start; j < std::min(now_ids.size(), start + kSlice); ++j) b.push_back(now.ops[now_ids[j]].name);
+      for (auto [i, j] : lcs(a, b)) match[now_ids[start + j]] = base_ids[start + i];
+    }
+  }
+  return match;
+}
+
+namespace {
+
+std::string fmt_mb(int64_t bytes) {
+  if (bytes < 100000) return std::to_string(bytes) + " B";
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(3) << bytes / 1e6 << " MB";
+  return s.str();
+}
+
+std::string fmt_ms(int64_t ns) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(3) << ns / 1e6 << " ms";
+  return s.str();
+}
+
+std::string fmt_change(double before, double after) {
+  if (before == 0) return after == 0 ? "" : " (new)";
+  std::ostringstream s;
+  s << " (" << std::showpos << std::fixed << std::setprecision(1) << 100.0 * (after - before) / before << "%)";
+  return s.str();
+}
+
+// More than `fraction` above `before`. Growth from zero has no ratio: the count rules (new
+// implicit copies, new split points) judge it.
+bool exceeds(double before, double after, double fraction) {
+  return before > 0 && after - before > fraction * before;
+}
+
+std::string where(const OpEvent& op) {
+  std::string s = op.name;
+  if (!op.source.empty()) s += " at " + op.source;
+  return s;
+}
+
+std::string scope_name(const std::string& module) { return module.empty() ? "(top)" : module; }
+
+struct Side {
+  const Report& r;
+  std::map<std::string, const ModuleStats*> modules;
+  std::map<int64_t, int64_t> implicit_by_op;  // top-level op -> implicit layout copies
+  std::map<int64_t, const SplitPoint*> split_by_op;
+  explicit Side(const Report& report) : r(report) {
+    for (const ModuleStats& m : r.modules) modules[m.module] = &m;
+    for (const CopyRecord& c : r.copies)
+      if (c.cls == CopyClass::implicit_layout) implicit_by_op[c.culprit]++;
+    for (const SplitPoint& sp : r.split_points) split_by_op[sp.op] = &sp;
+  }
+  const ModuleStats* module(const std::string& m) const {
+    auto it = modules.find(m);
+    return it == modules.end() ? nullptr : it->second;
+  }
+  int64_t implicit_at(int64_t op) const {
+    auto it = implicit_by_op.find(op);
+    return it == implicit_by_op.end() ? 0 : it->second;
+  }
+};
+
+int64_t all_bytes(const ModuleStats* m) {
+  if (!m) return 0;
+  int64_t b = 0;
+  for (int64_t v : m->copy_bytes) b += v;
+  return b;
+}
+
+int64_t implicit_of(const ModuleStats* m) {
+  return m ? m->copies[static_cast<int>(CopyClass::implicit_layout)] : 0;
+}
+
+// The ops of `now` in `module` whose implicit copies are new, and the split points that are.
+struct NewThings {
+  std::vector<std::string> copies;
+  std::vector<std::string> splits;
+  int64_t split_count = 0;
+};
+
+NewThings new_things(const Side& base, const Side& now, const std::vector<int64_t>& match,
+                     const std::string& module) {
+  NewThings t;
+  for (const OpEvent& op : now.r.ops) {
+    if (op.parent >= 0 || op.module != module) continue;
+    int64_t b = match[op.id];
+    int64_t before = b >= 0 ? base.implicit_at(b) : 0;
+    int64_t after = now.implicit_at(op.id);
+    if (after > before)
+      t.copies.push_back(where(op) + " (" + std::to_string(before) + " → " + std::to_string(after) +
+                         (b < 0 ? ", a new op)" : ")"));
+    auto sp = now.split_by_op.find(op.id);
+    if (sp != now.split_by_op.end() && (b < 0 || !base.split_by_op.count(b))) {
+      t.split_count++;
+      t.splits.push_back(where(op) + ": " + sp->second->before + " → " + sp->second->after);
+    }
+  }
+  return t;
+}
+
+std::string join(const std::vector<std::string>& items, size_t max_items = 3) {
+  std::string s;
+  for (size_t i = 0; i < items.size() && i < max_items; ++i) s += (i ? "; " : "") + items[i];
+  if (items.size() > max_items) s += "; and " + std::to_string(items.size() - max_items) + " more";
+  return s;
+}
+
+}  // namespace
+
+Comparison compare_reports(const Report& base_report, const Report& now_report, const GateOptions& o) {
+  Comparison c;
+  c.base_name = base_report.run.model;
+  c.new_name = now_report.run.model;
+  Side base(base_report), now(now_report);
+  std::vector<int64_t> match = align_top_level_ops(base_report, now_report);
+
+  {
+    GateCheck st{"total", "status", base_report.run.status == "ok" || now_report.run.status != "ok",
+                 base_report.run.status, now_report.run.status, ""};
+    if (now_report.run.status == "failed" && base_report.run.status == "ok") {
+      st.passed = false;
+      st.detail = "the model now raises: " + now_report.run.error;
+    }
+    c.checks.push_back(st);
+  }
+
+  // Modules: the new report's order, then those only the baseline has.
+  std::vector<std::string> order;
+  std::set<std::string> seen;
+  for (const ModuleStats& m : now_report.modules)
+    if (seen.insert(m.module).second) order.push_back(m.module);
+  for (const ModuleStats& m : base_report.modules)
+    if (seen.insert(m.module).second) order.push_back(m.module);
+
+  for (const std::string& module : order) {
+    const ModuleStats* b = base.module(module);
+    const ModuleStats* n = now.module(module);
+    ModuleDiff d;
+    d.module = module;
+    d.in_base = b != nullptr;
+    d.in_new = n != nullptr;
+    for (int side = 0; side < 2; ++side) {
+      const ModuleStats* m = side == 0 ? b : n;
+      if (!m) continue;
+      d.implicit[side] = implicit_of(m);
+      d.explicit_copies[side] = m->copies[static_cast<int>(CopyClass::explicit_layout)];
+      d.copy_bytes[side] = all_bytes(m);
+      d.split_points[side] = m->split_points;
+      d.dtlb_walks[side] = m->dtlb_walks;
+      d.time_ns[side] = m->time_ns;
+    }
+    c.modules.push_back(d);
+    const std::string scope = scope_name(module);
+    if (!n) {
+      c.notes.push_back(scope + ": only in the baseline");
+      continue;
+    }
+    NewThings t = new_things(base, now, match, module);
+
+    GateCheck implicit{scope, "implicit_layout copies", true, std::to_string(d.implicit[0]),
+                       std::to_string(d.implicit[1]), join(t.copies)};
+    implicit.passed = d.implicit[1] - d.implicit[0] <= o.max_new_implicit_copies;
+    c.checks.push_back(implicit);
+
+    GateCheck bytes{scope, "copy bytes", !exceeds(d.copy_bytes[0], d.copy_bytes[1], o.max_copy_bytes_increase),
+                    fmt_mb(d.copy_bytes[0]), fmt_mb(d.copy_bytes[1]) + fmt_change(d.copy_bytes[0], d.copy_bytes[1]),
+                    join(t.copies)};
+    c.checks.push_back(bytes);
+
+    GateCheck splits{scope, "split points", t.split_count <= o.max_new_split_points,
+                     std::to_string(d.split_points[0]), std::to_string(d.split_points[1]),
+                     t.splits.empty() ? "" : "new: " + join(t.splits)};
+    c.checks.push_back(splits);
+
+    GateCheck dtlb{scope, "DTLB walks (modelled)", !exceeds(d.dtlb_walks[0], d.dtlb_walks[1], o.max_dtlb_increase),
+                   std::to_string(d.dtlb_walks[0]), std::to_string(d.dtlb_walks[1]) + fmt_change(d.dtlb_walks[0], d.dtlb_walks[1]), ""};
+    c.checks.push_back(dtlb);
+
+    if (d.implicit[1] < d.implicit[0])
+      c.notes.push_back(scope + ": implicit_layout copies " + std::to_string(d.implicit[0]) + " → " +
+                        std::to_string(d.implicit[1]) + " (improved)");
+  }
+
+  // Totals, per copy class.
+  const Summary& sb = base_report.summary;
+  const Summary& sn = now_report.summary;
+  for (int k = 0; k < kCopyClassCount; ++k) {
+    const std::string cls = copy_class_name(static_cast<CopyClass>(k));
+    bool count_ok = k == static_cast<int>(CopyClass::implicit_layout)
+                        ? sn.copies[k] - sb.copies[k] <= o.max_new_implicit_copies
+                        : true;
+    c.checks.push_back({"total", cls + " copies", count_ok, std::to_string(sb.copies[k]),
+                        std::to_string(sn.copies[k]), ""});
+    c.checks.push_back({"total", cls + " bytes",
+                        !exceeds(sb.copy_bytes[k], sn.copy_bytes[k], o.max_copy_bytes_increase),
+                        fmt_mb(sb.copy_bytes[k]), fmt_mb(sn.copy_bytes[k]) + fmt_change(sb.copy_bytes[k], sn.copy_bytes[k]), ""});
+  }
+  int64_t new_splits = 0;
+  for (const SplitPoint& sp : now_report.split_points) {
+    int64_t b = match[sp.op];
+    if (b < 0 || !base.split_by_op.count(b)) ++new_splits;
+  }
+  c.checks.push_back({"total", "split points", new_splits <= o.max_new_split_points,
+                      std::to_string(sb.split_points), std::to_string(sn.split_points),
+                      new_splits ? std::to_string(new_splits) + " new" : ""});
+  c.checks.push_back({"total", "DTLB walks (modelled)", !exceeds(sb.dtlb.walks, sn.dtlb.walks, o.max_dtlb_increase),
+                      std::to_string(sb.dtlb.walks), std::to_string(sn.dtlb.walks) + fmt_change(sb.dtlb.walks, sn.dtlb.walks), ""});
+
+  // Noisy figures: shown, gated only when asked.
+  std::string time_line = "forward time " + fmt_ms(sb.wall_ns) + " → " + fmt_ms(sn.wall_ns) +
+                          fmt_change(sb.wall_ns, sn.wall_ns) + ", measured";
+  if (o.gate_time) {
+    c.checks.push_back({"total", "forward time (measured)", !exceeds(sb.wall_ns, sn.wall_ns, *o.gate_time),
+                        fmt_ms(sb.wall_ns), fmt_ms(sn.wall_ns) + fmt_change(sb.wall_ns, sn.wall_ns), ""});
+  } else {
+    c.notes.push_back(time_line + ": not gated (--gate-time to gate it)");
+  }
+  std::map<std::string, CounterValue> base_counters;
+  {
+    size_t k = 0;
+    for (const CounterStatus& st : base_report.run.counters)
+      if (st.measured && k < sb.counters.size()) base_counters[st.event] = sb.counters[k++];
+  }
+  size_t k = 0;
+  for (const CounterStatus& st : now_report.run.counters) {
+    if (!st.measured || k >= sn.counters.size()) continue;
+    const CounterValue& v = sn.counters[k++];
+    auto it = base_counters.find(st.event);
+    if (it == base_counters.end()) continue;
+    double before = it->second.scaled, after = v.scaled;
+    std::ostringstream line;
+    line << st.event << " " << std::fixed << std::setprecision(0) << before << " → " << after
+         << fmt_change(before, after) << ", measured";
+    if (o.gate_counters)
+      c.checks.push_back({"total", st.event + " (measured)", !exceeds(before, after, *o.gate_counters),
+                          std::to_string(static_cast<int64_t>(before)), std::to_string(static_cast<int64_t>(after)), ""});
+    else
+      c.notes.push_back(line.str() + ": not gated (--gate-counters to gate it)");
+  }
+  return c;
+}
+
+namespace {
+
+std::string xml_escape(const std::string& s) {
+  std::string out;
+  for (char ch : s) {
+    switch (ch) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&apos;"; break;
+      default:
+        if (static_cast<unsigned char>(ch) < 0x20 && ch != '\n' && ch != '\t') out += ' ';
+        else out += ch;
+    }
+  }
+  return out;
+}
+
+std::string check_line(const GateCheck& k) {
+  std::string s = k.scope + ": " + k.rule + " " + k.before + " → " + k.after;
+  if (!k.detail.empty()) s += ": " + k.detail;
+  return s;
+}
+
+std::string pair(int64_t a, int64_t b) {
+  return a == b ? std::to_string(a) : std::to_string(a) + " → " + std::to_string(b);
+}
+
+std::string pair_mb(int64_t a, int64_t b) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(3) << a / 1e6;
+  if (a != b) s << " → " << b / 1e6;
+  return s.str();
+}
+
+std::string pair_ms(int64_t a, int64_t b) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(3) << a / 1e6 << " → " << b / 1e6;
+  return s.str();
+}
+
+}  // namespace
+
+std::string format_comparison(const Comparison& c, DiffFormat format, bool with_table) {
+  std::ostringstream out;
+  const bool md = format == DiffFormat::markdown;
+  int failed = c.regressions();
+  std::string verdict = failed ? "REGRESSED: " + std::to_string(failed) + " of " + std::to_string(c.checks.size()) + " checks failed"
+                               : "OK: " + std::to_string(c.checks.size()) + " checks passed";
+  if (md) {
+    out << "### layoutprof: " << verdict << "\n\n";
+    out << "baseline `" << c.base_name << "`, new `" << c.new_name << "`\n\n";
+  } else {
+    out << "layoutprof check: " << verdict << " (baseline " << c.base_name << ", new " << c.new_name << ")\n";
+  }
+  for (const GateCheck& k : c.checks)
+    if (!k.passed) out << (md ? "- **regression** " : "  REGRESSION  ") << check_line(k) << "\n";
+  for (const std::string& n : c.notes) out << (md ? "- " : "  note  ") << n << "\n";
+  if (!with_table) return out.str();
+
+  const char* headers[] = {"module", "implicit", "explicit", "MB copied", "split points", "DTLB walks", "time ms"};
+  std::vector<std::vector<std::string>> rows;
+  for (const ModuleDiff& d : c.modules) {
+    std::string name = scope_name(d.module) + (!d.in_base ? " (new)" : !d.in_new ? " (removed)" : "");
+    rows.push_back({name, pair(d.implicit[0], d.implicit[1]), pair(d.explicit_copies[0], d.explicit_copies[1]),
+                    pair_mb(d.copy_bytes[0], d.copy_bytes[1]), pair(d.split_points[0], d.split_points[1]),
+                    pair(d.dtlb_walks[0], d.dtlb_walks[1]), pair_ms(d.time_ns[0], d.time_ns[1])});
+  }
+  out << "\n";
+  if (md) {
+    out << "|";
+    for (const char* h : headers) out << " " << h << " |";
+    out << "\n|";
+    for (size_t i = 0; i < 7; ++i) out << (i ? "---:|" : "---|");
+    out << "\n";
+    for (const auto& row : rows) {
+      out << "|";
+      for (const auto& cell : row) out << " " << cell << " |";
+      out << "\n";
+    }
+    out << "\nbaseline → new; copies, MB and split points derived, DTLB walks modelled, time measured\n";
+    return out.str();
+  }
+  std::vector<size_t> width(7, 0);
+  for (size_t i = 0; i < 7; ++i) width[i] = std::string(headers[i]).size();
+  auto cols = [](const std::string& s) {
+    size_t w = 0;
+    for (unsigned char ch : s) w += (ch & 0xC0) != 0x80;
+    return w;
+  };
+  for (const auto& row : rows)
+    for (size_t i = 0; i < 7; ++i) width[i] = std::max(width[i], cols(row[i]));
+  auto print_row = [&](const std::vector<std::string>& row) {
+    out << " ";
+    for (size_t i = 0; i < 7; ++i) {
+      size_t pad = width[i] - cols(row[i]);
+      if (i == 0) out << " " << row[i] << std::string(pad, ' ');
+      else out << "  " << std::string(pad, ' ') << row[i];
+    }
+    out << "\n";
+  };
+  print_row({headers[0], headers[1], headers[2], headers[3], headers[4], headers[5], headers[6]});
+  for (const auto& row : rows) print_row(row);
+  out << "  (baseline → new; copies, MB and split points derived, DTLB walks modelled, time measured)\n";
+  return out.str();
+}
+
+std::string junit_xml(const Comparison& c) {
+  std::ostringstream out;
+  int failed = c.regressions();
+  out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  out << "<testsuites name=\"layoutprof\" tests=\"" << c.checks.size() << "\" failures=\"" << failed << "\">\n";
+  out << "  <testsuite name=\"layoutprof gate\" tests=\"" << c.checks.size() << "\" failures=\"" << failed
+      << "\" errors=\"0\" skipped=\"0\">\n";
+  for (const GateCheck& k : c.checks) {
+    out << "    <testcase classname=\"layoutprof." << xml_escape(k.scope) << "\" name=\"" << xml_escape(k.rule) << "\"";
+    if (k.passed) {
+      out << "/>\n";
+    } else {
+      out << ">\n      <failure message=\"" << xml_escape(k.rule + " " + k.before + " → " + k.after) << "\">"
+          << xml_escape(check_line(k)) << "</failure>\n    </testcase>\n";
+    }
+  }
+  out << "  </testsuite>\n</testsuites>\n";
+  return out.str();
+}
+
+}  // namespace layoutprof

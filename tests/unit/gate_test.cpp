@@ -1,0 +1,184 @@
+#include "layoutprof/gate.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "layoutprof/analysis.h"
+#include "layoutprof/errors.h"
+#include "synthetic.h"
+
+namespace layoutprof {
+namespace {
+
+using namespace testing;
+using ::testing::HasSubstr;
+
+ModelInput input(const std::string& spec_text) {
+  ModelInput mi;
+  mi.spec = parse_input_spec(spec_text);
+  mi.tensor = tensor({2, 4, 3}, {12, 3, 1}, 1);
+  return mi;
+}
+
+// Modules "stem", "block" and "head"; with_copy makes block transpose and reshape (an
+// implicit copy) where it otherwise only views.
+Report model(bool with_copy, bool extra_upstream_op = false, const std::string& spec = "2x4x3") {
+  Call call;
+  TensorInfo x = tensor({2, 4, 3}, {12, 3, 1}, 1);
+  if (extra_upstream_op) add_op(call, "aten::relu", -1, {x}, {tensor({2, 4, 3}, {12, 3, 1}, 5)}, "stem");
+  add_op(call, "aten::linear", -1, {x}, {tensor({2, 4, 3}, {12, 3, 1}, 6)}, "stem");
+  if (with_copy) {
+    TensorInfo xt = tensor({2, 3, 4}, {12, 1, 3}, 1);
+    TensorInfo dense = tensor({2, 3, 4}, {12, 4, 1}, 2);
+    add_op(call, "aten::transpose", -1, {x}, {xt}, "block");
+    int64_t r = add_op(call, "aten::reshape", -1, {xt}, {tensor({2, 12}, {12, 1}, 2)}, "block");
+    int64_t k = add_op(call, "aten::clone", r, {xt}, {dense});
+    TensorInfo src = xt;
+    src.arg = 1;
+    add_op(call, "aten::copy_", k, {dense, src}, {dense});
+  } else {
+    add_op(call, "aten::reshape", -1, {x}, {tensor({2, 12}, {12, 1}, 1)}, "block");
+  }
+  add_op(call, "aten::add", -1, {x, x}, {tensor({2, 4, 3}, {12, 3, 1}, 7)}, "head");
+  call.wall_ns = 1000;
+  return analyze(trace_of({call}, {input(spec)}));
+}
+
+GateCheck find(const Comparison& c, const std::string& scope, const std::string& rule) {
+  for (const GateCheck& k : c.checks)
+    if (k.scope == scope && k.rule == rule) return k;
+  ADD_FAILURE() << "no check " << scope << " / " << rule;
+  return {};
+}
+
+TEST(Gate, EqualReportsPass) {
+  Report a = model(true);
+  Comparison c = compare_reports(a, a, GateOptions{});
+  EXPECT_FALSE(c.regressed());
+  EXPECT_GT(c.checks.size(), 10u);
+}
+
+TEST(Gate, ANewImplicitCopyRegressesAndSaysWhere) {
+  Comparison c = compare_reports(model(false), model(true), GateOptions{});
+  EXPECT_TRUE(c.regressed());
+  GateCheck k = find(c, "block", "implicit_layout copies");
+  EXPECT_FALSE(k.passed);
+  EXPECT_EQ(k.before, "0");
+  EXPECT_EQ(k.after, "1");
+  EXPECT_THAT(k.detail, HasSubstr("aten::reshape at model.py:"));
+  EXPECT_THAT(k.detail, HasSubstr("(0 → 1)"));
+  GateCheck splits = find(c, "block", "split points");
+  EXPECT_FALSE(splits.passed);
+  EXPECT_THAT(splits.detail, HasSubstr("aten::transpose"));  // a new op, a new split point
+  EXPECT_FALSE(find(c, "total", "implicit_layout copies").passed);
+  // The modules that did not change pass.
+  EXPECT_TRUE(find(c, "head", "implicit_layout copies").passed);
+  EXPECT_TRUE(find(c, "stem", "copy bytes").passed);
+}
+
+TEST(Gate, RemovingACopyIsAnImprovementNotARegression) {
+  Comparison c = compare_reports(model(true), model(false), GateOptions{});
+  EXPECT_FALSE(c.regressed());
+  bool noted = false;
+  for (const std::string& n : c.notes) noted = noted || n.find("improved") != std::string::npos;
+  EXPECT_TRUE(noted);
+}
+
+TEST(Gate, ThresholdsLetChangesThrough) {
+  GateOptions lenient;
+  lenient.max_new_implicit_copies = 1;
+  lenient.max_new_split_points = 2;
+  lenient.max_copy_bytes_increase = 1e9;
+  lenient.max_dtlb_increase = 1e9;
+  Comparison c = compare_reports(model(false), model(true), lenient);
+  EXPECT_FALSE(c.regressed()) << format_comparison(c, DiffFormat::text, false);
+}
+
+TEST(Gate, AnOpInsertedUpstreamDoesNotShiftTheRest) {
+  Report base = model(true);
+  Report now = model(true, /*extra_upstream_op=*/true);
+  Comparison c = compare_reports(base, now, GateOptions{});
+  EXPECT_FALSE(c.regressed()) << format_comparison(c, DiffFormat::text, true);
+  std::vector<int64_t> match = align_top_level_ops(base, now);
+  for (const OpEvent& op : now.ops) {
+    if (op.parent >= 0) continue;
+    if (op.name == "aten::relu") EXPECT_EQ(match[op.id], -1);
+    else ASSERT_GE(match[op.id], 0) << op.name;
+    if (match[op.id] >= 0) EXPECT_EQ(base.ops[match[op.id]].name, op.name);
+  }
+}
+
+TEST(Gate, BytesGrowingBeyondTheThresholdRegress) {
+  Report base = model(true);
+  Report bigger = base;
+  for (ModuleStats& m : bigger.modules)
+    if (m.module == "block") m.copy_bytes[static_cast<int>(CopyClass::implicit_layout)] *= 2;
+  bigger.summary.copy_bytes[static_cast<int>(CopyClass::implicit_layout)] *= 2;
+  Comparison c = compare_reports(base, bigger, GateOptions{});
+  EXPECT_FALSE(find(c, "block", "copy bytes").passed);
+  EXPECT_FALSE(find(c, "total", "implicit_layout bytes").passed);
+  GateOptions lenient;
+  lenient.max_copy_bytes_increase = 1.5;
+  EXPECT_FALSE(compare_reports(base, bigger, lenient).regressed());
+}
+
+TEST(Gate, TimeIsShownButGatedOnlyWhenAsked) {
+  Report base = model(false);
+  Report slow = base;
+  slow.summary.wall_ns = base.summary.wall_ns * 3;
+  EXPECT_FALSE(compare_reports(base, slow, GateOptions{}).regressed());
+  GateOptions timed;
+  timed.gate_time = 0.10;
+  Comparison c = compare_reports(base, slow, timed);
+  EXPECT_TRUE(c.regressed());
+  EXPECT_FALSE(find(c, "total", "forward time (measured)").passed);
+}
+
+TEST(Gate, AModelThatNowFailsRegresses) {
+  Report base = model(false);
+  Report failed = base;
+  failed.run.status = "failed";
+  failed.run.error = "RuntimeError: view size is not compatible";
+  Comparison c = compare_reports(base, failed, GateOptions{});
+  EXPECT_FALSE(find(c, "total", "status").passed);
+}
+
+TEST(Gate, IncomparableReportsAreRefused) {
+  try {
+    check_comparable(model(false), model(false, false, "2x4x3:channels_last_3d"));
+    ADD_FAILURE();
+  } catch (const UsageError&) {
+  }
+  try {
+    check_comparable(model(false), model(false, false, "8x4x3"));
+    FAIL();
+  } catch (const UsageError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("other inputs"));
+    EXPECT_THAT(e.what(), HasSubstr("2x4x3"));
+    EXPECT_THAT(e.what(), HasSubstr("8x4x3"));
+  }
+  EXPECT_NO_THROW(check_comparable(model(false), model(true)));  // another model: fine
+}
+
+TEST(Gate, Fractions) {
+  EXPECT_DOUBLE_EQ(parse_fraction("--x", "5%"), 0.05);
+  EXPECT_DOUBLE_EQ(parse_fraction("--x", "0.1"), 0.1);
+  EXPECT_THROW(parse_fraction("--x", "five"), UsageError);
+  EXPECT_THROW(parse_fraction("--x", "-3%"), UsageError);
+}
+
+TEST(GateReporters, MarkdownTableAndJUnit) {
+  Comparison c = compare_reports(model(false), model(true), GateOptions{});
+  std::string md = format_comparison(c, DiffFormat::markdown, true);
+  EXPECT_THAT(md, HasSubstr("### layoutprof: REGRESSED"));
+  EXPECT_THAT(md, HasSubstr("| module | implicit |"));
+  EXPECT_THAT(md, HasSubstr("| block | 0 → 1 |"));
+  std::string xml = junit_xml(c);
+  EXPECT_THAT(xml, HasSubstr("<testsuites name=\"layoutprof\""));
+  EXPECT_THAT(xml, HasSubstr("failures=\"" + std::to_string(c.regressions()) + "\""));
+  EXPECT_THAT(xml, HasSubstr("<testcase classname=\"layoutprof.block\" name=\"implicit_layout copies\">"));
+  EXPECT_THAT(xml, HasSubstr("<failure message="));
+}
+
+}  // namespace
+}  // namespace layoutprof
