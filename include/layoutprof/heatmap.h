@@ -22,6 +22,8 @@ struct HeatmapRow {
   int64_t dtlb_walks = 0;              // modelled, over the row's copies
   int64_t tensor_bytes = 0;            // of the row's top-level ops (derived bandwidth)
   std::vector<CounterValue> counters;  // measured, summed over the row's top-level ops
+  int64_t gpu_ns = 0;       // measured: kernels the row's ops launched (GPU runs)
+  int64_t copy_gpu_ns = 0;  // of which layout copies
 };
 
 // Module path cut to `depth` components; "(top)" for ops of the top module.

@@ -33,6 +33,7 @@ struct CopyRecord {
   TensorInfo dst;
   DtlbEstimate dtlb;                  // modelled
   std::vector<CounterValue> counters;  // measured over the aten::copy_, if counting
+  int64_t gpu_ns = -1;                 // measured: the copy's kernels (-1: no GPU traced)
 };
 
 struct SplitPoint {
@@ -59,6 +60,19 @@ struct ModuleStats {
   int64_t dtlb_walks = 0;  // modelled, over the module's copies
   int64_t tensor_bytes = 0;  // bytes of the top-level ops' tensors: derived bandwidth's numerator
   std::vector<CounterValue> counters;  // measured, summed over the top-level ops
+  int64_t gpu_ns = 0;       // measured: kernels launched by the module's ops (GPU runs)
+  int64_t copy_gpu_ns = 0;  // of which layout-copy kernels
+};
+
+// What the GPU did in one call (measured through CUPTI).
+struct GpuSummary {
+  bool traced = false;
+  int64_t gpu_ns = 0;
+  int64_t copy_gpu_ns = 0;  // layout copies' kernels
+  int64_t kernels = 0;      // attributed activity records
+  int64_t unattributed = 0;
+  int64_t unattributed_ns = 0;
+  uint64_t dropped = 0;
 };
 
 struct Summary {
@@ -71,6 +85,7 @@ struct Summary {
   DtlbEstimate dtlb;     // modelled, summed over every copy (sampled: any copy was)
   int64_t tensor_bytes = 0;
   std::vector<CounterValue> counters;  // measured, summed over the top-level ops
+  GpuSummary gpu;
 };
 
 // Bytes of an op's tensors, inputs and outputs: what it could have read and written.

@@ -43,11 +43,19 @@ struct OpEvent {
   // Per measured counter (RunInfo::counters order), for top-level ops and copies; empty for
   // other ops and when no counter was measured.
   std::vector<CounterValue> counters;
+  // GPU time of the kernels, copies and memsets this op launched itself (CUPTI, measured);
+  // -1 when the run traced no GPU. Kernels launched inside a nested copy count to the copy.
+  int64_t gpu_ns = -1;
+  std::vector<std::string> kernels;
 };
 
 struct Call {
   std::vector<OpEvent> events;
   int64_t wall_ns = 0;  // measured: the whole forward() call
+  // GPU records that matched no op, and records CUPTI dropped (its buffer pool ran out).
+  int64_t gpu_unattributed = 0;
+  int64_t gpu_unattributed_ns = 0;
+  uint64_t gpu_dropped = 0;
 };
 
 // A model input as built from its --input spec.
@@ -76,6 +84,8 @@ struct RunInfo {
   // bytes of each op's tensors over its time; bandwidth_note says which events or why not.
   std::string bandwidth = "derived";
   std::string bandwidth_note;
+  // The GPU traced (name, driver and CUDA versions), empty for CPU runs.
+  std::string gpu;
   // The DTLB model's configuration (--tlb), as written.
   std::string tlb;
   // What this run measured and what it did not, with the reason.

@@ -218,6 +218,7 @@ std::vector<CopyRecord> find_copies(const std::vector<OpEvent>& ops,
     if (is_layout_copy(c.cls)) c.origin = provenance.origin(*src, op.id, &c.origin_input);
     c.dtlb = model_copy_dtlb(*src, *dst, tlb);
     c.counters = op.counters;
+    c.gpu_ns = op.gpu_ns;
     copies.push_back(std::move(c));
   }
   return copies;
@@ -350,6 +351,7 @@ std::vector<ModuleStats> aggregate_modules(const Report& r, const std::vector<in
   for (const OpEvent& op : r.ops) {
     ModuleStats& m = stats_for(r.ops[top[op.id]].module);
     m.ops++;
+    if (op.gpu_ns > 0) m.gpu_ns += op.gpu_ns;  // each op's own launches: no double counting
     if (op.parent >= 0) continue;
     m.top_level_ops++;
     m.time_ns += op.duration_ns;
@@ -363,6 +365,7 @@ std::vector<ModuleStats> aggregate_modules(const Report& r, const std::vector<in
     m.copies[static_cast<int>(c.cls)]++;
     m.copy_bytes[static_cast<int>(c.cls)] += c.bytes;
     m.dtlb_walks += c.dtlb.walks;
+    if (is_layout_copy(c.cls) && c.gpu_ns > 0) m.copy_gpu_ns += c.gpu_ns;
   }
   for (const SplitPoint& sp : r.split_points) stats_for(r.ops[sp.op].module).split_points++;
   return modules;
@@ -391,6 +394,11 @@ Report analyze(const Trace& trace) {
     for (const Call* c : same) d.push_back(c->events[i].duration_ns);
     r.ops[i].duration_ns = median(d);
     r.ops[i].counters = median_counters(same, i);
+    if (r.ops[i].gpu_ns >= 0) {
+      std::vector<int64_t> g;
+      for (const Call* c : same) g.push_back(c->events[i].gpu_ns);
+      r.ops[i].gpu_ns = median(g);
+    }
   }
 
   std::vector<int64_t> top = top_level_ancestors(r.ops);
@@ -413,10 +421,20 @@ Report analyze(const Trace& trace) {
     s.dtlb.sampled = s.dtlb.sampled || c.dtlb.sampled;
   }
   for (const OpEvent& op : r.ops) {
+    if (op.gpu_ns >= 0) s.gpu.traced = true;
+    if (op.gpu_ns > 0) {
+      s.gpu.gpu_ns += op.gpu_ns;
+      s.gpu.kernels += static_cast<int64_t>(op.kernels.size());
+    }
     if (op.parent >= 0) continue;
     s.tensor_bytes += tensor_bytes(op);
     add_counters(s.counters, op.counters);
   }
+  for (const CopyRecord& c : r.copies)
+    if (is_layout_copy(c.cls) && c.gpu_ns > 0) s.gpu.copy_gpu_ns += c.gpu_ns;
+  s.gpu.unattributed = shown.gpu_unattributed;
+  s.gpu.unattributed_ns = shown.gpu_unattributed_ns;
+  for (const Call& c : trace.calls) s.gpu.dropped += c.gpu_dropped;
   s.split_points = static_cast<int64_t>(r.split_points.size());
   s.wall_ns = median(walls);
   return r;

@@ -59,6 +59,7 @@ std::vector<HeatmapRow> heatmap_rows(const Report& report, GroupBy group_by, int
   for (const OpEvent& op : report.ops) {
     HeatmapRow& row = row_of_op(op.id);
     row.ops++;
+    if (op.gpu_ns > 0) row.gpu_ns += op.gpu_ns;
     if (op.parent >= 0) continue;
     row.time_ns += op.duration_ns;
     row.noncontiguous_inputs += noncontiguous_inputs(op);
@@ -72,6 +73,7 @@ std::vector<HeatmapRow> heatmap_rows(const Report& report, GroupBy group_by, int
     row.explicit_copies += c.cls == CopyClass::explicit_layout;
     row.copy_bytes += c.bytes;
     row.dtlb_walks += c.dtlb.walks;
+    if (is_layout_copy(c.cls) && c.gpu_ns > 0) row.copy_gpu_ns += c.gpu_ns;
   }
   return rows;
 }

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "layoutprof/counters.h"
+#include "layoutprof/gpu.h"
 #include "record/tensor_info.h"
 
 namespace layoutprof {
@@ -100,6 +101,7 @@ struct RawEvent {
   bool failed;
   int32_t counters_begin;  // snapshot indices into ThreadBuffer::snapshots, -1 if none
   int32_t counters_end;
+  bool gpu_pushed;  // pushed a CUPTI external correlation id (its index + 1)
 };
 
 struct ThreadBuffer {
@@ -136,6 +138,7 @@ std::atomic<uint64_t> g_session{0};
 std::thread::id g_main_thread;
 size_t g_reserve_events = 1024;  // grown to the size of the last call
 const PerfCounters* g_counters = nullptr;  // read by the main thread only
+GpuTracer* g_gpu = nullptr;                // pushed to by the main thread only
 thread_local ThreadBuffer* t_buffer = nullptr;
 thread_local uint64_t t_session = 0;
 
@@ -245,7 +248,14 @@ std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction& fn) {
   e.failed = false;
   e.counters_begin = e.counters_end = -1;
   b.stack.push_back(static_cast<int32_t>(b.events.size()));
-  if (g_counters && b.main && (top || e.name->is_copy)) e.counters_begin = snapshot(b);
+  e.gpu_pushed = false;
+  if (b.main && (top || e.name->is_copy)) {
+    if (g_counters) e.counters_begin = snapshot(b);
+    if (g_gpu) {
+      g_gpu->push(static_cast<uint64_t>(b.events.size()) + 1);
+      e.gpu_pushed = true;
+    }
+  }
   e.start_ns = now_ns();  // last, so that recording the inputs stays outside the op's time
   b.events.push_back(e);
   return nullptr;
@@ -259,6 +269,7 @@ void on_op_end(const at::RecordFunction& fn, at::ObserverContext*) {
   b.stack.pop_back();
   e.end_ns = end;
   if (e.counters_begin >= 0) e.counters_end = snapshot(b);
+  if (e.gpu_pushed) g_gpu->pop();
   e.failed = std::uncaught_exceptions() > e.uncaught;
   e.first_output = static_cast<uint32_t>(b.tensors.size());
   c10::ArrayRef<c10::IValue> all(fn.outputs());
@@ -339,6 +350,7 @@ TensorInfo to_tensor_info(const RawTensor& r, const std::vector<int64_t>& dims) 
 struct Recorder::State {
   at::CallbackHandle handle = 0;
   const PerfCounters* counters = nullptr;
+  GpuTracer* gpu = nullptr;
   Mode mode = Mode::timed;
   int64_t start_ns = 0;
 };
@@ -349,13 +361,16 @@ Recorder::~Recorder() {
   if (state_->handle) at::removeCallback(state_->handle);
 }
 
-void Recorder::start(Mode mode, const PerfCounters* counters) {
+void Recorder::start(Mode mode, const PerfCounters* counters, GpuTracer* gpu) {
   if (state_->handle) throw std::logic_error("recorder already started");
   state_->counters = counters && counters->events() > 0 && mode == Mode::timed ? counters : nullptr;
+  state_->gpu = mode == Mode::timed ? gpu : nullptr;
+  if (state_->gpu) state_->gpu->start();
   {
     std::lock_guard<std::mutex> lock(g_mutex);
     g_buffers.clear();
     g_counters = state_->counters;
+    g_gpu = state_->gpu;
     g_main_thread = std::this_thread::get_id();
     g_session.fetch_add(1, std::memory_order_acq_rel);
   }
@@ -377,6 +392,7 @@ std::vector<std::unique_ptr<ThreadBuffer>> take_buffers(at::CallbackHandle handl
   std::lock_guard<std::mutex> lock(g_mutex);
   buffers.swap(g_buffers);
   g_counters = nullptr;
+  g_gpu = nullptr;
   g_session.fetch_add(1, std::memory_order_acq_rel);  // stale thread_local pointers re-register
   return buffers;
 }
@@ -428,7 +444,15 @@ Call Recorder::stop() {
   if (!buffers.empty() && buffers[0]->main)
     g_reserve_events = std::max(g_reserve_events, buffers[0]->events.size() + 64);
 
+  // GPU records, flushed now that the caller has synchronised the device: external id
+  // (main-thread index + 1) -> what that op launched.
+  GpuAttribution gpu;
+  if (state_->gpu) gpu = attribute_gpu_activity(state_->gpu->stop());
+
   Call call;
+  call.gpu_unattributed = gpu.unattributed;
+  call.gpu_unattributed_ns = gpu.unattributed_ns;
+  call.gpu_dropped = gpu.dropped;
   call.events.resize(order.size());
   for (size_t i = 0; i < order.size(); ++i) {
     const ThreadBuffer& b = *buffers[order[i].buffer];
@@ -448,6 +472,16 @@ Call Recorder::stop() {
     e.duration_ns = (raw.end_ns ? raw.end_ns : stop_ns) - raw.start_ns;
     e.thread = order[i].buffer;
     e.failed = raw.failed;
+    if (state_->gpu) {
+      e.gpu_ns = 0;
+      if (b.main) {
+        auto launched = gpu.by_external.find(static_cast<uint64_t>(order[i].local) + 1);
+        if (launched != gpu.by_external.end()) {
+          e.gpu_ns = launched->second.gpu_ns;
+          e.kernels = launched->second.kernels;
+        }
+      }
+    }
     for (uint32_t k = 0; k < raw.inputs; ++k)
       e.inputs.push_back(to_tensor_info(b.tensors[raw.first_input + k], b.dims));
     for (uint32_t k = 0; k < raw.outputs; ++k)

@@ -10,6 +10,7 @@
 namespace layoutprof {
 
 class PerfCounters;
+class GpuTracer;
 
 // Where a top-level op was called from: its module path and source line.
 struct OpSite {
@@ -37,7 +38,9 @@ class Recorder {
 
   // `counters`, if given and counting anything, is read at the start and end of every
   // top-level op and every aten::copy_ of timed calls, on the calling thread.
-  void start(Mode mode = Mode::timed, const PerfCounters* counters = nullptr);
+  // `gpu`, if given, gets an external correlation id pushed for each of them, so that CUPTI
+  // attributes their kernels; stop() flushes it (synchronise the device first).
+  void start(Mode mode = Mode::timed, const PerfCounters* counters = nullptr, GpuTracer* gpu = nullptr);
   // Removes the observer and returns the recorded events in execution order (ids assigned,
   // parents resolved, times relative to start()). wall_ns is left for the caller.
   Call stop();

@@ -140,6 +140,7 @@ json run_json(const RunInfo& r) {
               {"bandwidth", r.bandwidth},
               {"bandwidth_note", r.bandwidth_note},
               {"tlb", r.tlb},
+              {"gpu", r.gpu.empty() ? json(nullptr) : json(r.gpu)},
               {"measured", r.measured},
               {"not_measured", r.not_measured}};
 }
@@ -180,6 +181,7 @@ RunInfo run_from(const json& j) {
   r.bandwidth = j.at("bandwidth").get<std::string>();
   r.bandwidth_note = j.at("bandwidth_note").get<std::string>();
   r.tlb = j.at("tlb").get<std::string>();
+  r.gpu = j.at("gpu").is_null() ? "" : j.at("gpu").get<std::string>();
   r.measured = j.at("measured").get<std::vector<std::string>>();
   r.not_measured = j.at("not_measured").get<std::vector<std::string>>();
   return r;
@@ -202,7 +204,9 @@ json op_json(const OpEvent& op, const std::vector<std::string>& names) {
               {"failed", op.failed},
               {"inputs", inputs},
               {"outputs", outputs},
-              {"counters", counters_json(op.counters, names)}};
+              {"counters", counters_json(op.counters, names)},
+              {"gpu_ns", op.gpu_ns < 0 ? json(nullptr) : json(op.gpu_ns)},
+              {"kernels", op.kernels}};
 }
 
 OpEvent op_from(const json& j, const std::vector<std::string>& names) {
@@ -221,6 +225,8 @@ OpEvent op_from(const json& j, const std::vector<std::string>& names) {
   for (const json& t : j.at("inputs")) op.inputs.push_back(tensor_from(t));
   for (const json& t : j.at("outputs")) op.outputs.push_back(tensor_from(t));
   op.counters = counters_from(j.at("counters"), names);
+  op.gpu_ns = j.at("gpu_ns").is_null() ? -1 : j.at("gpu_ns").get<int64_t>();
+  op.kernels = j.at("kernels").get<std::vector<std::string>>();
   return op;
 }
 
@@ -234,7 +240,8 @@ json copy_json(const CopyRecord& c, const std::vector<std::string>& names) {
               {"src", tensor_json(c.src)},
               {"dst", tensor_json(c.dst)},
               {"dtlb", dtlb_json(c.dtlb, true)},
-              {"counters", counters_json(c.counters, names)}};
+              {"counters", counters_json(c.counters, names)},
+              {"gpu_ns", c.gpu_ns < 0 ? json(nullptr) : json(c.gpu_ns)}};
 }
 
 CopyRecord copy_from(const json& j, const std::vector<std::string>& names) {
@@ -249,6 +256,7 @@ CopyRecord copy_from(const json& j, const std::vector<std::string>& names) {
   c.dst = tensor_from(j.at("dst"));
   c.dtlb = dtlb_from(j.at("dtlb"));
   c.counters = counters_from(j.at("counters"), names);
+  c.gpu_ns = j.at("gpu_ns").is_null() ? -1 : j.at("gpu_ns").get<int64_t>();
   return c;
 }
 
@@ -293,7 +301,9 @@ json module_json(const ModuleStats& m, const std::vector<std::string>& names) {
               {"transitions", m.transitions},
               {"dtlb_walks", m.dtlb_walks},
               {"tensor_bytes", m.tensor_bytes},
-              {"counters", counters_json(m.counters, names)}};
+              {"counters", counters_json(m.counters, names)},
+              {"gpu_ns", m.gpu_ns},
+              {"copy_gpu_ns", m.copy_gpu_ns}};
 }
 
 ModuleStats module_from(const json& j, const std::vector<std::string>& names) {
@@ -310,6 +320,8 @@ ModuleStats module_from(const json& j, const std::vector<std::string>& names) {
   m.dtlb_walks = j.at("dtlb_walks").get<int64_t>();
   m.tensor_bytes = j.at("tensor_bytes").get<int64_t>();
   m.counters = counters_from(j.at("counters"), names);
+  m.gpu_ns = j.at("gpu_ns").get<int64_t>();
+  m.copy_gpu_ns = j.at("copy_gpu_ns").get<int64_t>();
   return m;
 }
 
@@ -352,7 +364,8 @@ json report_to_json(const Report& r) {
         {"noncontiguous_inputs", "derived"},
         {"tensor_bytes", "derived"},
         {"dtlb", "modelled"},
-        {"counters", "measured"}}},
+        {"counters", "measured"},
+        {"gpu_ns", "measured"}}},
       {"run", run_json(r.run)},
       {"summary",
        {{"ops", s.ops},
@@ -363,7 +376,15 @@ json report_to_json(const Report& r) {
         {"wall_ns", s.wall_ns},
         {"dtlb", dtlb_json(s.dtlb, false)},
         {"tensor_bytes", s.tensor_bytes},
-        {"counters", counters_json(s.counters, names)}}},
+        {"counters", counters_json(s.counters, names)},
+        {"gpu",
+         {{"traced", s.gpu.traced},
+          {"gpu_ns", s.gpu.gpu_ns},
+          {"copy_gpu_ns", s.gpu.copy_gpu_ns},
+          {"kernels", s.gpu.kernels},
+          {"unattributed", s.gpu.unattributed},
+          {"unattributed_ns", s.gpu.unattributed_ns},
+          {"dropped", s.gpu.dropped}}}}},
       {"ops", ops},
       {"copies", copies},
       {"split_points", splits},
@@ -391,6 +412,14 @@ Report report_from_json(const json& doc) {
     r.summary.tensor_bytes = s.at("tensor_bytes").get<int64_t>();
     const std::vector<std::string> names = measured_names(r.run);
     r.summary.counters = counters_from(s.at("counters"), names);
+    const json& g = s.at("gpu");
+    r.summary.gpu.traced = g.at("traced").get<bool>();
+    r.summary.gpu.gpu_ns = g.at("gpu_ns").get<int64_t>();
+    r.summary.gpu.copy_gpu_ns = g.at("copy_gpu_ns").get<int64_t>();
+    r.summary.gpu.kernels = g.at("kernels").get<int64_t>();
+    r.summary.gpu.unattributed = g.at("unattributed").get<int64_t>();
+    r.summary.gpu.unattributed_ns = g.at("unattributed_ns").get<int64_t>();
+    r.summary.gpu.dropped = g.at("dropped").get<uint64_t>();
     for (const json& j : doc.at("ops")) r.ops.push_back(op_from(j, names));
     for (const json& j : doc.at("copies")) r.copies.push_back(copy_from(j, names));
     for (const json& j : doc.at("split_points")) r.split_points.push_back(split_from(j));

@@ -137,6 +137,7 @@ void write_header(std::ostream& out, const Report& r) {
                                       : ": bytes of each op's tensors over its time")
       << (run.bandwidth_note.empty() ? "" : " (" + run.bandwidth_note + ")") << "\n";
   out << "  modelled  DTLB walks of every copy's addresses, two-level LRU TLB " << run.tlb << "\n";
+  if (!run.gpu.empty()) out << "  gpu       " << run.gpu << ": kernel, memcpy and memset times through CUPTI\n";
 }
 
 void write_failure(std::ostream& out, const Report& r) {
@@ -183,6 +184,12 @@ void write_heatmap(std::ostream& out, const Report& r, const TextOptions& o) {
                               {"implicit", 10, {}, {}},   {"explicit", 10, {}, {}},
                               {"MB copied", 11, {}, {}},  {"time ms", 11, {}, {}},
                               {"DTLB walks", 12, {}, {}}, {"GB/s", 9, {}, {}}};
+  const bool gpu = r.summary.gpu.traced;
+  if (gpu) {
+    cols.push_back({"GPU ms", 11, {}, {}});
+    cols.push_back({"copy-kernel ms", 15, {}, {}});
+  }
+  const size_t first_counter = cols.size();
   const auto counters = measured_counters(r.run);
   std::vector<size_t> thread_counters;  // per-thread events get a column each
   for (size_t k = 0; k < counters.size(); ++k)
@@ -208,12 +215,18 @@ void write_heatmap(std::ostream& out, const Report& r, const TextOptions& o) {
                              : c == 6 ? si(v[c])
                                       : std::to_string(static_cast<int64_t>(v[c])));
     }
+    if (gpu) {
+      cols[8].values.push_back(static_cast<double>(row.gpu_ns));
+      cols[8].text.push_back(ms(row.gpu_ns));
+      cols[9].values.push_back(static_cast<double>(row.copy_gpu_ns));
+      cols[9].text.push_back(ms(row.copy_gpu_ns));
+    }
     for (size_t i = 0; i < thread_counters.size(); ++i) {
       size_t k = thread_counters[i];
       double value = k < row.counters.size() ? row.counters[k].scaled : 0.0;
       bool mux = k < row.counters.size() && row.counters[k].multiplexed;
-      cols[8 + i].values.push_back(value);
-      cols[8 + i].text.push_back(si(value) + (mux ? "*" : ""));
+      cols[first_counter + i].values.push_back(value);
+      cols[first_counter + i].text.push_back(si(value) + (mux ? "*" : ""));
     }
   }
   out << "  " << pad_right(o.group_by == GroupBy::op ? "op" : "module", label_w);
@@ -268,6 +281,10 @@ void write_totals(std::ostream& out, const Report& r) {
       << " first-level misses over " << s.dtlb.accesses << " accesses of "
       << r.copies.size() << " copies" << (s.dtlb.sampled ? " (long copies sampled, scaled)" : "")
       << "\n";
+  if (s.gpu.traced)
+    out << "  GPU (measured, CUPTI): " << ms(s.gpu.gpu_ns) << " ms in " << s.gpu.kernels
+        << " kernels and transfers, of which layout copies " << ms(s.gpu.copy_gpu_ns) << " ms; "
+        << s.gpu.unattributed << " records matched no op, " << s.gpu.dropped << " dropped\n";
   const auto counters = measured_counters(r.run);
   for (size_t k = 0; k < counters.size() && k < s.counters.size(); ++k)
     out << "  " << counters[k]->event << " (measured" << (s.counters[k].multiplexed ? ", multiplexed" : "")

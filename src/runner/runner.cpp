@@ -1,6 +1,7 @@
 #include "layoutprof/runner.h"
 
 #include <ATen/Parallel.h>
+#include <torch/cuda.h>
 #include <torch/script.h>
 #include <torch/version.h>
 
@@ -13,6 +14,7 @@
 #include "layoutprof/counters.h"
 #include "layoutprof/dtlb_model.h"
 #include "layoutprof/errors.h"
+#include "layoutprof/gpu.h"
 #include "record/recorder.h"
 #include "record/tensor_info.h"
 
@@ -105,12 +107,34 @@ std::string model_error(const std::exception& e) {
   return last.empty() ? "unknown error" : last;
 }
 
+// "cpu", "cuda", "cuda:N"; refuses what this LibTorch cannot run.
+at::Device target_device(const std::string& name) {
+  if (name == "cpu") return at::Device(at::kCPU);
+  if (name.rfind("cuda", 0) != 0)
+    throw UsageError("--device '" + name + "': expected cpu, cuda or cuda:N");
+  if (!torch::cuda::is_available())
+    throw UsageError("--device " + name + ": this LibTorch " + std::string(TORCH_VERSION) +
+                     " has no CUDA device to run on (Debian's LibTorch is CPU-only; build "
+                     "layoutprof against a CUDA LibTorch, see scripts/gpu-check)");
+  try {
+    at::Device device(name);
+    if (device.has_index() && device.index() >= static_cast<int>(torch::cuda::device_count()))
+      throw UsageError("--device " + name + ": only " + std::to_string(torch::cuda::device_count()) +
+                       " CUDA device(s)");
+    return device;
+  } catch (const c10::Error& e) {
+    throw UsageError("--device '" + name + "': " + first_line(e.what_without_backtrace()));
+  }
+}
+
+void synchronize(const at::Device& device) {
+  if (device.is_cuda()) torch::cuda::synchronize(device.index());
+}
+
 }  // namespace
 
 Trace run_profile(const ProfileConfig& config, const ProgressFn& progress) {
-  if (config.device != "cpu")
-    throw UsageError("--device " + config.device +
-                     ": this build runs on CPU only (Debian's LibTorch has no CUDA)");
+  const at::Device device = target_device(config.device);
   Trace trace;
   RunInfo& run = trace.run;
   run.model = config.model;
@@ -127,6 +151,7 @@ Trace run_profile(const ProfileConfig& config, const ProgressFn& progress) {
   progress("loading " + config.model);
   torch::jit::Module module = load_model(config.model);
   module.eval();
+  if (device.is_cuda()) module.to(device);
 
   const auto& schema = module.get_method("forward").function().getSchema();
   size_t expected = schema.arguments().size() - 1;  // minus self
@@ -138,7 +163,9 @@ Trace run_profile(const ProfileConfig& config, const ProgressFn& progress) {
   torch::manual_seed(0);  // identical inputs on every run
   std::vector<c10::IValue> inputs;
   for (const InputSpec& spec : config.inputs) {
+    // Built on the CPU from the seed, then moved: .to() keeps the layout (preserve format).
     at::Tensor t = make_input(spec);
+    if (device.is_cuda()) t = t.to(device);
     run.inputs.push_back({spec, describe_tensor(t, static_cast<int>(run.inputs.size()))});
     inputs.emplace_back(std::move(t));
   }
@@ -187,15 +214,24 @@ Trace run_profile(const ProfileConfig& config, const ProgressFn& progress) {
     run.bandwidth_note = "counters turned off (--no-counters)";
   }
 
+  std::unique_ptr<GpuTracer> gpu;
+  if (device.is_cuda()) {
+    std::string why;
+    gpu = create_gpu_tracer(&why);
+    if (gpu) run.gpu = gpu->describe();
+    else run.not_measured.push_back("GPU time: " + why);
+  }
+
   int iters = warmup_failed ? 1 : std::max(1, config.iters);
   bool sites_applied = true;
   for (int i = 0; i < iters; ++i) {
     progress("recorded call " + std::to_string(i + 1) + "/" + std::to_string(iters));
-    recorder.start(Recorder::Mode::timed, counters ? &*counters : nullptr);
+    recorder.start(Recorder::Mode::timed, counters ? &*counters : nullptr, gpu.get());
     auto t0 = std::chrono::steady_clock::now();
     bool failed = false;
     try {
       module.forward(inputs);
+      synchronize(device);  // the call is over when its kernels are
     } catch (const std::exception& e) {
       failed = true;
       run.status = "failed";
@@ -217,7 +253,7 @@ Trace run_profile(const ProfileConfig& config, const ProgressFn& progress) {
     run.not_measured.push_back(
         "module paths and source lines of some calls: the op sequence changed between calls");
   if (!config.counters) run.not_measured.push_back("performance counters: turned off (--no-counters)");
-  run.not_measured.push_back("GPU time: CPU run");
+  if (!device.is_cuda()) run.not_measured.push_back("GPU time: CPU run (--device cuda to trace it)");
   return trace;
 }
 

@@ -1,0 +1,75 @@
+// GPU time per op through CUPTI's Activity API. This header is free of CUDA and CUPTI headers:
+// the tracer lives in src/counters/cupti_tracer.cpp, built only where the toolkit is found.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace layoutprof {
+
+// One activity record, as CUPTI delivered it (times in ns, GPU clock).
+struct GpuActivity {
+  enum class Kind { kernel, memcpy, memset };
+  Kind kind = Kind::kernel;
+  std::string name;  // kernel name; "memcpy HtoD" etc. for the others
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  uint32_t correlation = 0;  // CUDA API call that launched it
+  uint32_t device = 0;
+  uint32_t stream = 0;
+};
+
+// CUPTI's link from a CUDA API call to the external id pushed when it was made.
+struct GpuCorrelation {
+  uint32_t correlation = 0;
+  uint64_t external = 0;
+};
+
+struct GpuRecords {
+  std::vector<GpuActivity> activities;
+  std::vector<GpuCorrelation> correlations;
+  uint64_t dropped = 0;  // records CUPTI could not store (pool exhausted)
+};
+
+// What ran on the GPU for one op (external id).
+struct GpuOpTime {
+  int64_t gpu_ns = 0;
+  int64_t activities = 0;
+  std::vector<std::string> kernels;  // distinct names, in launch order
+};
+
+struct GpuAttribution {
+  std::map<uint64_t, GpuOpTime> by_external;
+  int64_t unattributed = 0;  // records whose launch matched no pushed id (lost correlation)
+  int64_t unattributed_ns = 0;
+  uint64_t dropped = 0;
+};
+
+// Joins activities to external ids through their correlation ids. Order does not matter:
+// records may arrive late or out of order, from several buffers.
+GpuAttribution attribute_gpu_activity(const GpuRecords& records);
+
+// The CUPTI tracer. Each top-level op (and each copy) pushes an external correlation id while
+// it runs, so that every kernel it launches is attributed to it.
+class GpuTracer {
+ public:
+  virtual ~GpuTracer() = default;
+  // Enables kernel, memcpy, memset and external-correlation records into a preallocated pool
+  // of buffers; never allocates on the hot path.
+  virtual void start() = 0;
+  virtual void push(uint64_t external_id) = 0;
+  virtual void pop() = 0;
+  // Flushes and returns every record since start(). Call after the device is synchronised.
+  virtual GpuRecords stop() = 0;
+  // GPU name, driver and CUDA versions.
+  virtual std::string describe() = 0;
+};
+
+// nullptr, with the reason in *why_not, where there is no CUPTI in this build or no GPU.
+std::unique_ptr<GpuTracer> create_gpu_tracer(std::string* why_not);
+bool gpu_tracing_built();
+
+}  // namespace layoutprof

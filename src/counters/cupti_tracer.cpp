@@ -1,0 +1,211 @@
+// CUPTI Activity API: kernel, memcpy and memset records attributed to ops through external
+// correlation ids. The only file that includes CUDA and CUPTI headers.
+#include <cuda_runtime_api.h>
+#include <cupti.h>
+
+#include <cstdlib>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "layoutprof/gpu.h"
+
+namespace layoutprof {
+
+namespace {
+
+#if CUPTI_API_VERSION >= 130000
+using KernelRecord = CUpti_ActivityKernel10;
+using MemcpyRecord = CUpti_ActivityMemcpy6;
+#else
+using KernelRecord = CUpti_ActivityKernel9;
+using MemcpyRecord = CUpti_ActivityMemcpy5;
+#endif
+using MemsetRecord = CUpti_ActivityMemset4;
+
+void check(CUptiResult status, const char* what) {
+  if (status == CUPTI_SUCCESS) return;
+  const char* text = nullptr;
+  cuptiGetResultString(status, &text);
+  throw std::runtime_error(std::string("CUPTI ") + what + ": " + (text ? text : "unknown error"));
+}
+
+const char* copy_kind(uint8_t kind) {
+  switch (kind) {
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD: return "memcpy HtoD";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH: return "memcpy DtoH";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD: return "memcpy DtoD";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP: return "memcpy PtoP";
+    default: return "memcpy";
+  }
+}
+
+class CuptiTracer : public GpuTracer {
+ public:
+  static constexpr size_t kBufferBytes = 8 << 20;
+  static constexpr size_t kBuffers = 16;
+
+  CuptiTracer() {
+    for (size_t i = 0; i < kBuffers; ++i) {
+      void* p = std::aligned_alloc(8, kBufferBytes);
+      if (!p) throw std::bad_alloc();
+      pool_.push_back(static_cast<uint8_t*>(p));
+    }
+    free_ = pool_;
+  }
+
+  ~CuptiTracer() override {
+    if (active_) {
+      try {
+        stop();
+      } catch (...) {
+      }
+    }
+    for (uint8_t* p : pool_) std::free(p);
+    if (current_ == this) current_ = nullptr;
+  }
+
+  void start() override {
+    current_ = this;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      completed_.clear();
+      free_ = pool_;
+      dropped_ = 0;
+    }
+    check(cuptiActivityRegisterCallbacks(&CuptiTracer::request, &CuptiTracer::complete), "register callbacks");
+    for (CUpti_ActivityKind kind : kinds())
+      check(cuptiActivityEnable(kind), "enable activity");
+    active_ = true;
+  }
+
+  void push(uint64_t id) override {
+    cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, id);
+  }
+
+  void pop() override {
+    uint64_t last = 0;
+    cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last);
+  }
+
+  GpuRecords stop() override {
+    check(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), "flush");
+    for (CUpti_ActivityKind kind : kinds()) cuptiActivityDisable(kind);
+    active_ = false;
+    GpuRecords out;
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto [buffer, valid] : completed_) {
+      CUpti_Activity* record = nullptr;
+      while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) parse(record, out);
+      free_.push_back(buffer);
+    }
+    completed_.clear();
+    out.dropped = dropped_;
+    return out;
+  }
+
+  std::string describe() override {
+    int device = 0, driver = 0, runtime = 0;
+    cudaGetDevice(&device);
+    cudaDeviceProp prop{};
+    cudaGetDeviceProperties(&prop, device);
+    cudaDriverGetVersion(&driver);
+    cudaRuntimeGetVersion(&runtime);
+    uint32_t cupti = 0;
+    cuptiGetVersion(&cupti);
+    auto version = [](int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); };
+    return std::string(prop.name) + " (cuda:" + std::to_string(device) + "), driver CUDA " + version(driver) +
+           ", runtime CUDA " + version(runtime) + ", CUPTI API " + std::to_string(cupti);
+  }
+
+ private:
+  static std::vector<CUpti_ActivityKind> kinds() {
+    return {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
+            CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION};
+  }
+
+  static void parse(CUpti_Activity* record, GpuRecords& out) {
+    switch (record->kind) {
+      case CUPTI_ACTIVITY_KIND_KERNEL:
+      case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
+        auto* k = reinterpret_cast<KernelRecord*>(record);
+        out.activities.push_back({GpuActivity::Kind::kernel, k->name ? k->name : "kernel",
+                                  static_cast<int64_t>(k->start), static_cast<int64_t>(k->end),
+                                  k->correlationId, k->deviceId, k->streamId});
+        break;
+      }
+      case CUPTI_ACTIVITY_KIND_MEMCPY: {
+        auto* m = reinterpret_cast<MemcpyRecord*>(record);
+        out.activities.push_back({GpuActivity::Kind::memcpy, copy_kind(m->copyKind),
+                                  static_cast<int64_t>(m->start), static_cast<int64_t>(m->end),
+                                  m->correlationId, m->deviceId, m->streamId});
+        break;
+      }
+      case CUPTI_ACTIVITY_KIND_MEMSET: {
+        auto* m = reinterpret_cast<MemsetRecord*>(record);
+        out.activities.push_back({GpuActivity::Kind::memset, "memset", static_cast<int64_t>(m->start),
+                                  static_cast<int64_t>(m->end), m->correlationId, m->deviceId, m->streamId});
+        break;
+      }
+      case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
+        auto* c = reinterpret_cast<CUpti_ActivityExternalCorrelation*>(record);
+        if (c->externalKind == CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0)
+          out.correlations.push_back({c->correlationId, c->externalId});
+        break;
+      }
+      default:
+        break;
+    }
+  }
+
+  // CUPTI asks for a buffer: hand out one from the pool, or none (CUPTI then drops records
+  // and counts them).
+  static void CUPTIAPI request(uint8_t** buffer, size_t* size, size_t* max_records) {
+    *buffer = nullptr;
+    *size = 0;
+    *max_records = 0;
+    CuptiTracer* t = current_;
+    if (!t) return;
+    std::lock_guard<std::mutex> lock(t->mutex_);
+    if (t->free_.empty()) return;
+    *buffer = t->free_.back();
+    t->free_.pop_back();
+    *size = kBufferBytes;
+  }
+
+  static void CUPTIAPI complete(CUcontext context, uint32_t stream, uint8_t* buffer, size_t, size_t valid) {
+    CuptiTracer* t = current_;
+    if (!t || !buffer) return;
+    size_t dropped = 0;
+    cuptiActivityGetNumDroppedRecords(context, stream, &dropped);
+    std::lock_guard<std::mutex> lock(t->mutex_);
+    t->completed_.emplace_back(buffer, valid);
+    t->dropped_ += dropped;
+  }
+
+  static inline CuptiTracer* current_ = nullptr;
+  std::mutex mutex_;
+  std::vector<uint8_t*> pool_, free_;
+  std::vector<std::pair<uint8_t*, size_t>> completed_;
+  uint64_t dropped_ = 0;
+  bool active_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<GpuTracer> create_gpu_tracer(std::string* why_not) {
+  int devices = 0;
+  cudaError_t status = cudaGetDeviceCount(&devices);
+  if (status != cudaSuccess || devices == 0) {
+    if (why_not)
+      *why_not = std::string("no CUDA device: ") +
+                 (status != cudaSuccess ? cudaGetErrorString(status) : "none found");
+    return nullptr;
+  }
+  return std::make_unique<CuptiTracer>();
+}
+
+bool gpu_tracing_built() { return true; }
+
+}  // namespace layoutprof
