@@ -45,6 +45,7 @@ std::string counter_label(const std::string& event) {
       for (char& c : label) c = c == '_' ? '-' : static_cast<char>(std::tolower(c));
       break;
     }
+  if (label == "task-clock" || label == "cpu-clock") label += " ns";
   return label.size() > 16 ? label.substr(0, 15) + "…" : label;
 }
 

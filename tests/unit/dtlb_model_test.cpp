@@ -77,7 +77,8 @@ TEST(DtlbModel, MatchesTheBruteForceReference) {
 TEST(DtlbModel, RandomPermutationsMatchTheReference) {
   std::mt19937 rng(7);
   for (int trial = 0; trial < 20; ++trial) {
-    std::vector<int64_t> sizes = {2 + rng() % 5, 2 + rng() % 7, 2 + rng() % 9};
+    std::vector<int64_t> sizes = {static_cast<int64_t>(2 + rng() % 5), static_cast<int64_t>(2 + rng() % 7),
+                                  static_cast<int64_t>(2 + rng() % 9)};
     std::vector<int> perm = {0, 1, 2};
     std::shuffle(perm.begin(), perm.end(), rng);
     // Source laid out in `perm` order; destination contiguous.
