@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "layoutprof/report.h"
+
 namespace layoutprof {
 
 struct ViewOptions {
@@ -72,5 +74,7 @@ void add_view_options(CLI::App& app, ViewOptions& view);
 // --max-new-implicit-copies and the rest; `with_format` adds --format text|markdown.
 void add_gate_options(CLI::App& app, GateCliOptions& gate, bool with_format);
 bool stdout_wants_color();
+// The text heatmap of a report on stdout, as --group-by, --depth and --top ask.
+void print_text_report(const Report& report, const ViewOptions& view);
 
 }  // namespace layoutprof

@@ -33,16 +33,19 @@ CLI::App* setup_render(CLI::App& app, RenderOptions& options) {
   return sub;
 }
 
-int run_render(const RenderOptions& options) {
-  Report report = load_report_file(options.report);
+void print_text_report(const Report& report, const ViewOptions& view) {
   TextOptions text;
-  text.group_by = options.view.group_by == "op" ? GroupBy::op : GroupBy::module;
-  text.depth = options.view.depth;
-  text.top = options.view.top;
+  text.group_by = view.group_by == "op" ? GroupBy::op : GroupBy::module;
+  text.depth = view.depth;
+  text.top = view.top;
   text.color = stdout_wants_color();
-  std::ostringstream out;
+  std::ostringstream out;  // whole, then written: no half report on stdout
   write_text_report(out, report, text);
   std::cout << out.str() << std::flush;
+}
+
+int run_render(const RenderOptions& options) {
+  print_text_report(load_report_file(options.report), options.view);
   return 0;
 }
 

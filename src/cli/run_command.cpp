@@ -113,14 +113,7 @@ int run_run(const RunOptions& o) {
   if (json_to_stdout) {
     std::cout << json_text << std::flush;
   } else {
-    TextOptions text;
-    text.group_by = o.view.group_by == "op" ? GroupBy::op : GroupBy::module;
-    text.depth = o.view.depth;
-    text.top = o.view.top;
-    text.color = stdout_wants_color();
-    std::ostringstream out;
-    write_text_report(out, report, text);
-    std::cout << out.str() << std::flush;
+    print_text_report(report, o.view);
   }
   if (!o.json_path.empty() && o.json_path != "-") write_file_atomically(o.json_path, json_text);
   if (!o.trace.empty()) write_file_atomically(o.trace, chrome_trace(report).dump() + "\n");
