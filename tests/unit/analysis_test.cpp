@@ -158,6 +158,31 @@ TEST(Analysis, FailedRunShowsTheFailingCall) {
   EXPECT_EQ(r.run.status, "failed");
 }
 
+TEST(Analysis, AnOpWithoutRecordedOutputsTakesThoseOfTheChildThatMadeThem) {
+  // TorchScript's chunk reports no outputs; its aten::chunk child does.
+  Call call;
+  TensorInfo x = tensor({2, 16, 96}, {1536, 96, 1}, 1);
+  TensorInfo q = tensor({2, 16, 32}, {1536, 96, 1}, 1);
+  int64_t chunk = add_op(call, "chunk", -1, {x}, {});
+  add_op(call, "aten::chunk", chunk, {x}, {q});
+  int64_t m = add_op(call, "aten::matmul", -1, {q}, {tensor({2, 16, 32}, {512, 32, 1}, 2)});
+  TensorInfo dense = tensor({2, 16, 32}, {512, 32, 1}, 3);
+  TensorInfo src = q;
+  src.arg = 1;
+  add_op(call, "aten::copy_", m, {dense, src}, {dense});
+  Report r = analyze(trace_of({call}));
+  const OpEvent& first = r.ops[0];
+  ASSERT_NE(main_output(r.ops, first.id), nullptr);
+  EXPECT_EQ(main_output(r.ops, first.id)->layout.cls, LayoutClass::strided);
+  const SplitPoint* at_chunk = nullptr;
+  for (const SplitPoint& sp : r.split_points)
+    if (sp.op == chunk) at_chunk = &sp;
+  ASSERT_NE(at_chunk, nullptr);
+  EXPECT_EQ(at_chunk->after, "strided");
+  EXPECT_EQ(at_chunk->copies, 1) << "the matmul's copy is born at the chunk";
+  EXPECT_NE(at_chunk->suggestion.find("avoid the chunk"), std::string::npos) << at_chunk->suggestion;
+}
+
 TEST(Analysis, NoCallsGivesAnEmptyReport) {
   Report r = analyze(trace_of({}));
   EXPECT_TRUE(r.ops.empty());
