@@ -228,7 +228,9 @@ bool mixes_memory_formats(const OpEvent& op) {
   bool nchw = false, nhwc = false;
   for (const TensorInfo& in : op.inputs) {
     size_t rank = in.sizes.size();
-    if ((rank != 4 && rank != 5) || in.numel() <= 1) continue;
+    if ((rank != 4 && rank != 5) || in.numel() <= 1 || in.strides.size() != rank ||
+        in.layout.cls == LayoutClass::unknown)
+      continue;  // not a strided tensor (mkldnn, sparse): no memory format to mix
     std::vector<int> cl = rank == 4 ? std::vector<int>{0, 2, 3, 1} : std::vector<int>{0, 2, 3, 4, 1};
     std::vector<int> rowmajor(rank);
     for (size_t d = 0; d < rank; ++d) rowmajor[d] = static_cast<int>(d);

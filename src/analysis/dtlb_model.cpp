@@ -13,7 +13,8 @@ int64_t parse_bytes(const std::string& text, const std::string& item) {
   if (text == "4k") return 4096;
   if (text == "2m") return 2 << 20;
   if (text == "1g") return 1 << 30;
-  if (!text.empty() && std::all_of(text.begin(), text.end(), ::isdigit)) return std::stoll(text);
+  if (!text.empty() && text.size() < 16 && std::all_of(text.begin(), text.end(), ::isdigit))
+    return std::stoll(text);
   throw UsageError("--tlb '" + item + "': page size must be 4k, 2m, 1g or a number of bytes");
 }
 

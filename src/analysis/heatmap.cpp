@@ -1,5 +1,6 @@
 #include "layoutprof/heatmap.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -33,7 +34,7 @@ int auto_depth(const Report& report, size_t max_rows) {
   int deepest = 1;
   for (const ModuleStats& m : report.modules) deepest = std::max(deepest, module_depth(m.module));
   int best = 1;
-  for (int d = 1; d <= deepest; ++d) {
+  for (int d = 1; d <= std::min(deepest, 64); ++d) {
     std::set<std::string> rows;
     for (const ModuleStats& m : report.modules) rows.insert(module_at_depth(m.module, d));
     if (rows.size() > max_rows) break;

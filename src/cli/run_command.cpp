@@ -109,14 +109,14 @@ int run_run(const RunOptions& o) {
 
   const bool json_to_stdout = o.json_path == "-" || o.format == "json";
   std::string json_text;
-  if (!o.json_path.empty() || json_to_stdout) json_text = report_to_json(report).dump(2) + "\n";
+  if (!o.json_path.empty() || json_to_stdout) json_text = dump_json(report_to_json(report));
   if (json_to_stdout) {
     std::cout << json_text << std::flush;
   } else {
     print_text_report(report, o.view);
   }
   if (!o.json_path.empty() && o.json_path != "-") write_file_atomically(o.json_path, json_text);
-  if (!o.trace.empty()) write_file_atomically(o.trace, chrome_trace(report).dump() + "\n");
+  if (!o.trace.empty()) write_file_atomically(o.trace, dump_json(chrome_trace(report), -1));
 
   bool regressed = false;
   if (!o.baseline.empty()) {
@@ -131,8 +131,10 @@ int run_run(const RunOptions& o) {
         verdict << "\nlayoutprof: not compared: " << e.what() << "\n";
       }
     }
-    if (o.update_baseline) {
-      if (json_text.empty()) json_text = report_to_json(report).dump(2) + "\n";
+    if (o.update_baseline && report.run.status == "failed") {
+      verdict << "layoutprof: baseline " << o.baseline << " kept: this run failed\n" << std::flush;
+    } else if (o.update_baseline) {
+      if (json_text.empty()) json_text = dump_json(report_to_json(report));
       write_file_atomically(o.baseline, json_text);
       verdict << "layoutprof: baseline " << o.baseline << " updated\n" << std::flush;
       regressed = false;

@@ -74,6 +74,7 @@ struct RawTensor {
   uint32_t dims;  // offset into ThreadBuffer::dims: sizes, then strides (strided tensors)
   uint8_t ndim;
   bool strided;
+  bool known;  // false: the tensor's sizes could not be read (nested tensors)
   int8_t arg;
   c10::ScalarType dtype;
   c10::DeviceType device_type;
@@ -134,6 +135,10 @@ struct ThreadBuffer {
 // lock; after that it appends to its own buffer without locking.
 std::mutex g_mutex;
 std::vector<std::unique_ptr<ThreadBuffer>> g_buffers;
+// Buffers of finished sessions. A RecordFunction keeps the callbacks it started with, so an
+// op still running on another thread when recording stops may end later, into its old
+// buffer: those are kept, not freed, for the life of the process.
+std::vector<std::unique_ptr<ThreadBuffer>> g_retired;
 std::atomic<uint64_t> g_session{0};
 std::thread::id g_main_thread;
 size_t g_reserve_events = 1024;  // grown to the size of the last call
@@ -173,23 +178,38 @@ void append_tensor(ThreadBuffer& b, const at::Tensor& t, int arg) {
   const c10::TensorImpl* impl = t.unsafeGetTensorImpl();
   RawTensor r;
   r.dims = static_cast<uint32_t>(b.dims.size());
-  auto sizes = impl->sizes();
-  r.ndim = static_cast<uint8_t>(sizes.size());
-  r.strided = impl->layout() == c10::kStrided;
+  r.ndim = 0;
+  r.strided = false;
+  r.known = true;
   r.arg = static_cast<int8_t>(std::min(arg, 127));
-  r.dtype = c10::typeMetaToScalarType(impl->dtype());
-  c10::Device device = impl->device();
-  r.device_type = device.type();
-  r.device_index = device.index();
-  r.elem_size = static_cast<uint16_t>(impl->dtype().itemsize());
-  b.dims.insert(b.dims.end(), sizes.begin(), sizes.end());
   r.storage_offset = 0;
   r.storage = 0;
-  if (r.strided) {
-    auto strides = impl->strides();
-    b.dims.insert(b.dims.end(), strides.begin(), strides.end());
-    r.storage_offset = impl->storage_offset();
-    if (impl->has_storage()) r.storage = reinterpret_cast<uint64_t>(impl->storage().data());
+  try {
+    r.dtype = c10::typeMetaToScalarType(impl->dtype());
+    c10::Device device = impl->device();
+    r.device_type = device.type();
+    r.device_index = device.index();
+    r.elem_size = static_cast<uint16_t>(impl->dtype().itemsize());
+    // Nested and other tensors without plain sizes throw here: they are kept as "unknown".
+    auto sizes = impl->sizes();
+    r.ndim = static_cast<uint8_t>(std::min<size_t>(sizes.size(), 64));
+    b.dims.insert(b.dims.end(), sizes.begin(), sizes.begin() + r.ndim);
+    if (impl->layout() == c10::kStrided) {
+      auto strides = impl->strides();
+      b.dims.insert(b.dims.end(), strides.begin(), strides.begin() + r.ndim);
+      r.strided = true;
+      r.storage_offset = impl->storage_offset();
+      if (impl->has_storage()) r.storage = reinterpret_cast<uint64_t>(impl->storage().data());
+    }
+  } catch (const std::exception&) {
+    b.dims.resize(r.dims);
+    r.ndim = 0;
+    r.strided = false;
+    r.known = false;
+    r.dtype = c10::ScalarType::Undefined;
+    r.device_type = c10::DeviceType::CPU;
+    r.device_index = -1;
+    r.elem_size = 0;
   }
   b.tensors.push_back(r);
 }
@@ -197,9 +217,7 @@ void append_tensor(ThreadBuffer& b, const at::Tensor& t, int arg) {
 void append_value(ThreadBuffer& b, const c10::IValue& value, int arg) {
   if (value.isTensor()) {
     append_tensor(b, value.toTensor(), arg);
-  } else if (value.isTensorList()) {
-    for (const at::Tensor& t : value.toTensorList().vec()) append_tensor(b, t, arg);
-  } else if (value.isList()) {
+  } else if (value.isList()) {  // tensor lists included, without copying them
     for (const c10::IValue& item : value.toListRef())
       if (item.isTensor()) append_tensor(b, item.toTensor(), arg);
   }
@@ -247,17 +265,18 @@ std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction& fn) {
   e.end_ns = 0;
   e.failed = false;
   e.counters_begin = e.counters_end = -1;
-  b.stack.push_back(static_cast<int32_t>(b.events.size()));
   e.gpu_pushed = false;
+  const auto index = static_cast<int32_t>(b.events.size());
   if (b.main && (top || e.name->is_copy)) {
     if (g_counters) e.counters_begin = snapshot(b);
     if (g_gpu) {
-      g_gpu->push(static_cast<uint64_t>(b.events.size()) + 1);
+      g_gpu->push(static_cast<uint64_t>(index) + 1);
       e.gpu_pushed = true;
     }
   }
   e.start_ns = now_ns();  // last, so that recording the inputs stays outside the op's time
   b.events.push_back(e);
+  b.stack.push_back(index);  // only once the event exists: on_op_end pops what is there
   return nullptr;
 }
 
@@ -342,6 +361,10 @@ TensorInfo to_tensor_info(const RawTensor& r, const std::vector<int64_t>& dims) 
   t.elem_size = r.elem_size;
   t.storage = r.storage;
   classify(t);
+  if (!r.known) {
+    t.dtype = "unknown";
+    t.layout.cls = LayoutClass::unknown;
+  }
   return t;
 }
 
@@ -368,6 +391,7 @@ void Recorder::start(Mode mode, const PerfCounters* counters, GpuTracer* gpu) {
   if (state_->gpu) state_->gpu->start();
   {
     std::lock_guard<std::mutex> lock(g_mutex);
+    for (auto& b : g_buffers) g_retired.push_back(std::move(b));
     g_buffers.clear();
     g_counters = state_->counters;
     g_gpu = state_->gpu;
@@ -385,6 +409,12 @@ void Recorder::start(Mode mode, const PerfCounters* counters, GpuTracer* gpu) {
 }
 
 namespace {
+
+void retire(std::vector<std::unique_ptr<ThreadBuffer>>& buffers) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  for (auto& b : buffers) g_retired.push_back(std::move(b));
+  buffers.clear();
+}
 
 std::vector<std::unique_ptr<ThreadBuffer>> take_buffers(at::CallbackHandle handle) {
   at::removeCallback(handle);
@@ -415,6 +445,7 @@ std::vector<OpSite> Recorder::stop_sites() {
       sites.push_back({name, b->site_modules[i], it->second.first, it->second.second});
     }
   }
+  retire(buffers);
   return sites;
 }
 
@@ -441,8 +472,10 @@ Call Recorder::stop() {
   std::vector<std::vector<int64_t>> global_id(buffers.size());
   for (uint32_t bi = 0; bi < buffers.size(); ++bi) global_id[bi].resize(buffers[bi]->events.size());
   for (size_t i = 0; i < order.size(); ++i) global_id[order[i].buffer][order[i].local] = i;
-  if (!buffers.empty() && buffers[0]->main)
+  if (!buffers.empty() && buffers[0]->main) {
+    std::lock_guard<std::mutex> lock(g_mutex);
     g_reserve_events = std::max(g_reserve_events, buffers[0]->events.size() + 64);
+  }
 
   // GPU records, flushed now that the caller has synchronised the device: external id
   // (main-thread index + 1) -> what that op launched.
@@ -499,19 +532,23 @@ Call Recorder::stop() {
     }
     if (e.parent >= 0) e.depth = call.events[e.parent].depth + 1;
   }
+  retire(buffers);
   return call;
 }
 
 bool apply_sites(Call& call, const std::vector<OpSite>& sites) {
+  // Sites are the caller's top-level ops; an op of a pool thread that ran outside any of
+  // them has none.
   size_t n = 0;
   for (const OpEvent& e : call.events)
-    if (e.parent < 0) {
+    if (e.parent < 0 && e.thread == 0) {
       if (n >= sites.size() || sites[n].name != e.name) return false;
       ++n;
     }
   if (n != sites.size()) return false;
   n = 0;
   for (OpEvent& e : call.events) {
+    if (e.parent < 0 && e.thread != 0) continue;
     if (e.parent < 0) {
       const OpSite& s = sites[n++];
       e.module = s.module;

@@ -2,6 +2,7 @@
 
 #include <fstream>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 
 #include "layoutprof/errors.h"
@@ -77,6 +78,8 @@ std::vector<CounterValue> counters_from(const json& j, const std::vector<std::st
     CounterValue c;
     c.raw = v.at("raw").get<uint64_t>();
     c.scaled = v.at("scaled").get<double>();
+    if (!std::isfinite(c.scaled) || c.scaled < 0 || c.scaled > 1e300)
+      throw std::out_of_range("counter '" + name + "' has an impossible value");
     c.multiplexed = v.at("multiplexed").get<bool>();
     values.push_back(c);
   }
@@ -336,8 +339,33 @@ void check_ids(const Report& r) {
   for (const CopyRecord& c : r.copies)
     if (c.op < 0 || !valid(c.op) || c.culprit < 0 || !valid(c.culprit) || !valid(c.origin))
       throw std::out_of_range("a copy names an op that is not in the report");
-  for (const SplitPoint& sp : r.split_points)
+  for (const SplitPoint& sp : r.split_points) {
     if (sp.op < 0 || !valid(sp.op)) throw std::out_of_range("a split point names a missing op");
+    for (int64_t id : sp.copy_ops)
+      if (id < 0 || !valid(id)) throw std::out_of_range("a split point names a missing copy");
+  }
+  for (const CopyRecord& c : r.copies)
+    if (c.origin_input < -1 || c.origin_input >= static_cast<int>(r.run.inputs.size()))
+      throw std::out_of_range("a copy names a model input that is not in the report");
+  // Tensors: strides and order describe the sizes, and the class is what they say.
+  auto check_tensor = [](const TensorInfo& t) {
+    if (t.sizes.size() > 64 || (!t.strides.empty() && t.strides.size() != t.sizes.size()) ||
+        (!t.layout.order.empty() && t.layout.order.size() != t.sizes.size()) || t.elem_size < 0)
+      throw std::out_of_range("a tensor's sizes, strides and order do not match");
+    for (int64_t s : t.sizes)
+      if (s < 0) throw std::out_of_range("a tensor has a negative size");
+    if (!t.strides.empty() && classify_layout(t.sizes, t.strides).cls != t.layout.cls)
+      throw std::out_of_range("a tensor's layout class does not match its strides");
+  };
+  for (const OpEvent& op : r.ops) {
+    if (op.module.size() > 4096) throw std::out_of_range("a module path is too long");
+    for (const auto* list : {&op.inputs, &op.outputs})
+      for (const TensorInfo& t : *list) check_tensor(t);
+  }
+  for (const CopyRecord& c : r.copies) {
+    check_tensor(c.src);
+    check_tensor(c.dst);
+  }
 }
 
 }  // namespace
@@ -431,6 +459,10 @@ Report report_from_json(const json& doc) {
   } catch (const std::logic_error& e) {  // invalid_argument, out_of_range
     throw UsageError("not a valid layoutprof report: " + first_line(e.what()));
   }
+}
+
+std::string dump_json(const json& doc, int indent) {
+  return doc.dump(indent, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
 Report load_report_file(const std::string& path) {

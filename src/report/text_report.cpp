@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <iomanip>
 #include <sstream>
@@ -101,7 +102,10 @@ struct Column {
 std::string shade_cell(const Column& col, size_t row, bool color) {
   double max = *std::max_element(col.values.begin(), col.values.end());
   double v = col.values[row];
-  int level = (max <= 0 || v <= 0) ? 0 : 1 + static_cast<int>((v / max) * 7.999);
+  double share = v / max;
+  int level = (!(max > 0) || !(v > 0) || !std::isfinite(share))
+                  ? 0
+                  : std::clamp(1 + static_cast<int>(std::min(share, 1.0) * 7.999), 1, 8);
   std::string block = kShades[level];
   if (color && level > 0)
     block = "\x1b[38;5;" + std::to_string(kColours[level]) + "m" + block + "\x1b[0m";
@@ -167,7 +171,7 @@ int64_t bandwidth_bytes(const RunInfo& run, const std::vector<const CounterStatu
   double bytes = 0;
   for (size_t k = 0; k < counters.size() && k < row.counters.size(); ++k)
     if (counters[k]->scope == "system") bytes += row.counters[k].scaled * 64;
-  return static_cast<int64_t>(bytes);
+  return std::isfinite(bytes) && bytes < 9e18 ? static_cast<int64_t>(bytes) : 0;
 }
 
 void write_heatmap(std::ostream& out, const Report& r, const TextOptions& o) {

@@ -183,6 +183,22 @@ TEST(Analysis, AnOpWithoutRecordedOutputsTakesThoseOfTheChildThatMadeThem) {
   EXPECT_NE(at_chunk->suggestion.find("avoid the chunk"), std::string::npos) << at_chunk->suggestion;
 }
 
+TEST(Analysis, TensorsWithoutStridesNeitherCrashNorMixFormats) {
+  // An mkldnn (opaque) 4-D activation next to an NCHW weight: no strides to classify.
+  Call call;
+  TensorInfo opaque;
+  opaque.sizes = {2, 3, 4, 5};
+  opaque.dtype = "f32";
+  opaque.elem_size = 4;
+  classify(opaque);
+  ASSERT_EQ(opaque.layout.cls, LayoutClass::unknown);
+  TensorInfo w = tensor({8, 3, 3, 3}, {27, 9, 3, 1}, 8, 1);
+  add_op(call, "aten::conv2d", -1, {opaque, w}, {opaque});
+  Report r = analyze(trace_of({call}));
+  EXPECT_TRUE(r.split_points.empty());
+  EXPECT_EQ(r.modules[0].noncontiguous_inputs, 0);
+}
+
 TEST(Analysis, NoCallsGivesAnEmptyReport) {
   Report r = analyze(trace_of({}));
   EXPECT_TRUE(r.ops.empty());

@@ -68,6 +68,18 @@ TEST(TextReport, FailedRunShowsTheFailingOpAndItsInputs) {
   EXPECT_TRUE(contains(text, "strides (12,1,3) permuted(0,2,1)")) << text;
 }
 
+TEST(TextReport, ShadesSurviveExtremeValues) {
+  Trace t = testing::trace_of({testing::transpose_reshape_call()});
+  CounterStatus st;
+  st.event = "task-clock";
+  st.measured = true;
+  t.run.counters = {st};
+  for (OpEvent& e : t.calls[0].events)
+    if (e.parent < 0) e.counters = {CounterValue{1, 1.7e308, false}};  // sums to infinity
+  std::string text = render(analyze(t));
+  EXPECT_TRUE(contains(text, "task-clock ns")) << text;
+}
+
 TEST(Heatmap, ModuleDepth) {
   EXPECT_EQ(module_at_depth("layer1.0.conv1", 1), "layer1");
   EXPECT_EQ(module_at_depth("layer1.0.conv1", 2), "layer1.0");
