@@ -106,20 +106,36 @@ struct Walker {
   const TensorInfo& src;
   const TensorInfo& dst;
   const TlbConfig& config;
-  std::vector<int> order;  // destination's physical dim order, outermost first
-  int64_t inner = 1;       // size of the innermost dim
+  // The copy's dims in the destination's physical order, outermost first, size-1 dims
+  // dropped and neighbours merged where both tensors lay them out as one (as TensorIterator
+  // does): a (N, 4) row-major copy is one run of 4N elements, not N short rows.
+  std::vector<int64_t> size, sstride, dstride;
+  int64_t inner = 1;  // elements in a row: the innermost merged dim
   int64_t rows = 1;
   TlbSim sim;
   int64_t accesses = 0, l1 = 0, walks = 0;
 
   Walker(const TensorInfo& s, const TensorInfo& d, const TlbConfig& c)
       : src(s), dst(d), config(c), sim(c) {
-    order = d.layout.order;
+    std::vector<int> order = d.layout.order;
     if (order.size() != d.sizes.size()) {
       order.resize(d.sizes.size());
       for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
     }
-    if (!order.empty()) inner = d.sizes[order.back()];
+    for (int dim : order) {
+      if (d.sizes[dim] == 1) continue;
+      if (!size.empty() && sstride.back() == s.strides[dim] * d.sizes[dim] &&
+          dstride.back() == d.strides[dim] * d.sizes[dim]) {
+        size.back() *= d.sizes[dim];
+        sstride.back() = s.strides[dim];
+        dstride.back() = d.strides[dim];
+        continue;
+      }
+      size.push_back(d.sizes[dim]);
+      sstride.push_back(s.strides[dim]);
+      dstride.push_back(d.strides[dim]);
+    }
+    if (!size.empty()) inner = size.back();
     rows = inner == 0 ? 0 : d.numel() / inner;
   }
 
@@ -131,16 +147,15 @@ struct Walker {
 
   // Byte offsets of a row's first element in both buffers.
   void row_base(int64_t row, int64_t* sb, int64_t* db) const {
-    int64_t s = src.storage_offset, d = dst.storage_offset;
-    // The outer dims, innermost first (all but the last of `order`).
-    for (size_t k = order.empty() ? 0 : order.size() - 1; k-- > 0;) {
-      int dim = order[k];
-      int64_t idx = row % dst.sizes[dim];
-      row /= dst.sizes[dim];
-      s += idx * src.strides[dim];
-      d += idx * dst.strides[dim];
+    int64_t so = src.storage_offset, d = dst.storage_offset;
+    // The outer dims, innermost first (all but the last).
+    for (size_t k = size.empty() ? 0 : size.size() - 1; k-- > 0;) {
+      int64_t idx = row % size[k];
+      row /= size[k];
+      so += idx * sstride[k];
+      d += idx * dstride[k];
     }
-    *sb = s * src.elem_size;
+    *sb = so * src.elem_size;
     *db = d * dst.elem_size;
   }
 
@@ -157,9 +172,8 @@ struct Walker {
   void simulate_row(int64_t row) {
     int64_t sb, db;
     row_base(row, &sb, &db);
-    int dim = order.empty() ? 0 : order.back();
-    int64_t sstep = order.empty() ? 0 : src.strides[dim] * src.elem_size;
-    int64_t dstep = order.empty() ? 0 : dst.strides[dim] * dst.elem_size;
+    int64_t sstep = size.empty() ? 0 : sstride.back() * src.elem_size;
+    int64_t dstep = size.empty() ? 0 : dstride.back() * dst.elem_size;
     bool compress = config.l1_ways >= 2;
     for (int64_t i = 0; i < inner;) {
       int64_t s = sb + i * sstep, d = db + i * dstep;
@@ -173,11 +187,26 @@ struct Walker {
 
   // Segments a row is cut into, for the cost estimate.
   int64_t segments_per_row() const {
-    if (order.empty()) return 1;
-    int dim = order.back();
-    int64_t bytes = inner * std::max<int64_t>(1, std::max(std::abs(src.strides[dim]) * src.elem_size,
-                                                           std::abs(dst.strides[dim]) * dst.elem_size));
+    if (size.empty()) return 1;
+    int64_t bytes = inner * std::max<int64_t>(1, std::max(std::abs(sstride.back()) * src.elem_size,
+                                                           std::abs(dstride.back()) * dst.elem_size));
     return std::min<int64_t>(inner, bytes / config.page_bytes + 2);
+  }
+
+  // Rows a sampling window must hold so that it spans whole pages of both streams: windows
+  // shorter than a page would count the same page's miss once per window.
+  int64_t window_rows() const {
+    int64_t w = 16;
+    if (size.size() >= 2) {
+      const size_t o = size.size() - 2;
+      const int64_t row_stride[] = {std::abs(sstride[o]) * src.elem_size, std::abs(dstride[o]) * dst.elem_size};
+      const int64_t row_span[] = {inner * std::abs(sstride.back()) * src.elem_size,
+                                  inner * std::abs(dstride.back()) * dst.elem_size};
+      for (int k = 0; k < 2; ++k)  // short rows of a stream share its pages
+        if (row_stride[k] > 0 && row_span[k] < config.page_bytes)
+          w = std::max(w, 2 * ((config.page_bytes + row_stride[k] - 1) / row_stride[k]));
+    }
+    return std::min(w, std::max<int64_t>(rows, 1));
   }
 };
 
@@ -198,30 +227,36 @@ DtlbEstimate model_copy_dtlb(const TensorInfo& src, const TensorInfo& dst, const
     est.walks = w.walks;
     return est;
   }
-  // Windows of consecutive rows, so that reuse between neighbouring rows is kept, evenly
-  // spread over the copy. The first window is counted as it is: it pays the cold misses of
-  // pages every row shares (a transposed source that fits in the TLB), which must not be
-  // scaled. The other windows stand for the rows between them.
-  const int64_t window = 16;
-  int64_t every = (cost + budget - 1) / budget;  // take one window in `every`
-  int64_t first_rows = std::min(w.rows, window);
+  // Windows of consecutive rows (whole pages' worth), so that reuse between neighbouring rows
+  // is kept, spread evenly over the copy. The first window is counted as it is: it pays the
+  // cold misses of pages every row shares (a transposed source that fits in the TLB), which
+  // must not be scaled. The other windows stand for the rows between them.
+  const int64_t window = w.window_rows();
+  const int64_t windows = (w.rows + window - 1) / window;
+  const int64_t affordable = std::max<int64_t>(2, budget / std::max<int64_t>(1, window * w.segments_per_row()));
+  const int64_t every = std::max<int64_t>(1, (windows - 1 + affordable - 2) / (affordable - 1));
+  const int64_t first_rows = std::min(w.rows, window);
   for (int64_t r = 0; r < first_rows; ++r) w.simulate_row(r);
   const int64_t first_accesses = w.accesses, first_l1 = w.l1, first_walks = w.walks;
   int64_t simulated = 0;
-  for (int64_t start = window * every; start < w.rows; start += window * every) {
-    for (int64_t r = start; r < std::min(w.rows, start + window); ++r) {
+  for (int64_t k = every; k < windows; k += every) {
+    for (int64_t r = k * window; r < std::min(w.rows, (k + 1) * window); ++r) {
       w.simulate_row(r);
       ++simulated;
     }
   }
-  double scale = simulated == 0 ? 0.0
-                                : static_cast<double>(w.rows - first_rows) / static_cast<double>(simulated);
+  // Without a second window (a copy of very few, very long rows), the first stands for all.
+  const bool alone = simulated == 0;
+  const int64_t base_rows = alone ? 0 : first_rows;
+  const int64_t a0 = alone ? 0 : first_accesses, m0 = alone ? 0 : first_l1, w0 = alone ? 0 : first_walks;
+  double scale = static_cast<double>(w.rows - base_rows) /
+                 static_cast<double>(alone ? first_rows : simulated);
   auto scaled = [&](int64_t first, int64_t total) {
     return first + static_cast<int64_t>(static_cast<double>(total - first) * scale + 0.5);
   };
-  est.accesses = scaled(first_accesses, w.accesses);
-  est.l1_misses = scaled(first_l1, w.l1);
-  est.walks = scaled(first_walks, w.walks);
+  est.accesses = scaled(a0, w.accesses);
+  est.l1_misses = scaled(m0, w.l1);
+  est.walks = scaled(w0, w.walks);
   simulated += first_rows;
   est.sampled = true;
   est.fraction = static_cast<double>(simulated) / static_cast<double>(w.rows);

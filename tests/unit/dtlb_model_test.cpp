@@ -134,6 +134,21 @@ TEST(DtlbModel, SamplingStaysCloseToTheExactFigure) {
   EXPECT_NEAR(static_cast<double>(sampled.walks), static_cast<double>(exact.walks), 0.1 * exact.walks);
 }
 
+TEST(DtlbModel, ShortRowsAreMergedOrSampledByWholePages) {
+  // A (N, 4) contiguous clone is one run: N*4 elements, a walk per page per stream.
+  const int64_t n = 1 << 20;
+  DtlbEstimate merged = model_copy_dtlb(tensor({n, 4}, {4, 1}), tensor({n, 4}, {4, 1}, 2), TlbConfig{});
+  EXPECT_FALSE(merged.sampled);
+  EXPECT_EQ(merged.walks, 2 * n * 4 * 4 / 4096);
+  // Rows with a gap cannot merge: sampled, and still within a few percent of the exact count.
+  TensorInfo src = tensor({1 << 18, 4}, {8, 1});
+  TensorInfo dst = tensor({1 << 18, 4}, {4, 1}, 2);
+  DtlbEstimate exact = model_copy_dtlb(src, dst, TlbConfig{}, int64_t{1} << 40);
+  DtlbEstimate sampled = model_copy_dtlb(src, dst, TlbConfig{}, 5000);
+  ASSERT_TRUE(sampled.sampled);
+  EXPECT_NEAR(static_cast<double>(sampled.walks), static_cast<double>(exact.walks), 0.05 * exact.walks);
+}
+
 TEST(DtlbModel, DoesNotDependOnWhereBuffersLive) {
   TensorInfo src = tensor({64, 48}, {1, 64}, 0x7f0000001000);
   TensorInfo dst = tensor({64, 48}, {48, 1}, 0x7f0000abc000);
