@@ -11,6 +11,9 @@
 
 namespace layoutprof {
 
+// time_enabled of a group whose read failed: counter_delta leaves it out.
+constexpr uint64_t kFailedRead = ~uint64_t{0};
+
 // Where a group's values go in the list of measured events.
 struct CounterGroupLayout {
   size_t first_event = 0;

@@ -24,6 +24,7 @@ struct CounterStatus {
   std::string scope = "thread";  // thread: the process's threads; system: uncore, per socket
   bool measured = false;
   std::string reason;    // why not: errno text, pfm_strerror, paranoid level
+  std::string note;      // how, when it is not the whole story: "user space only (...)"
 };
 
 struct OpEvent {

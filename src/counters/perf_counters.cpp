@@ -5,6 +5,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include <x86intrin.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -45,7 +46,8 @@ std::string open_failure(int err) {
     case EACCES:
     case EPERM:
       return text + ": perf_event_paranoid is " + std::to_string(paranoid_level()) +
-             " (needs <= 2 for user-space counting of own threads, or CAP_PERFMON)";
+             " (2 allows user-space counting of one's own threads, 1 kernel too, -1 "
+             "system-wide; above 2 only with CAP_PERFMON or root)";
     case ESRCH:
       return text + ": the thread exited";
     default:
@@ -114,6 +116,7 @@ struct PerfCounters::Impl {
     ssize_t got = ::read(fds[g][0], buf, (3 + n) * sizeof(uint64_t));
     if (got < static_cast<ssize_t>((3 + n) * sizeof(uint64_t))) {
       std::fill(out, out + 2 + n, 0);
+      out[0] = kFailedRead;  // counter_delta leaves this group out and flags the values
       return;
     }
     std::copy(buf + 1, buf + 3 + n, out);
@@ -140,6 +143,16 @@ struct PerfCounters::Impl {
         count += static_cast<uint64_t>(pmc);
         enabled = pc->time_enabled;
         running = pc->time_running;
+        if (pc->cap_user_time) {
+          // The page's times stop at the last context switch: add the time since, from the TSC
+          // (perf_event_open(2), "cap_user_time").
+          uint64_t cyc = __rdtsc();
+          uint64_t quot = cyc >> pc->time_shift;
+          uint64_t rem = cyc & ((uint64_t{1} << pc->time_shift) - 1);
+          uint64_t delta = pc->time_offset + quot * pc->time_mult + ((rem * pc->time_mult) >> pc->time_shift);
+          enabled += delta;
+          running += delta;
+        }
         __sync_synchronize();
       } while (pc->lock != seq);
       out[2 + e] = count;
@@ -232,6 +245,14 @@ std::vector<Encoded> usable_events(const std::vector<std::string>& names, int pi
       st.encoding = e.name;
       perf_event_attr attr = e.attr;
       long fd = syscall(__NR_perf_event_open, &attr, pid, cpu, -1, 0);
+      if (fd < 0 && (errno == EACCES || errno == EPERM) && !e.attr.exclude_kernel) {
+        // perf_event_paranoid 2 (the usual default) allows user space only: count that, and say so.
+        e.attr.exclude_kernel = 1;
+        e.attr.exclude_hv = 1;
+        attr = e.attr;
+        fd = syscall(__NR_perf_event_open, &attr, pid, cpu, -1, 0);
+        if (fd >= 0) st.note = "user space only: perf_event_paranoid " + std::to_string(paranoid_level());
+      }
       if (fd < 0) {
         st.reason = open_failure(errno);
       } else {
@@ -301,7 +322,14 @@ PerfCounters PerfCounters::create(const std::vector<std::string>& events,
         usable_events(bandwidth.events, -1, bandwidth.cpus.front(), "system", impl->status);
     std::vector<std::pair<int, int>> targets;
     for (int cpu : bandwidth.cpus) targets.emplace_back(-1, cpu);
-    impl->open_groups(usable, first_status, targets);
+    // The kernel groups hardware events of one PMU only: one group per memory controller.
+    std::map<uint32_t, std::vector<Encoded>> by_pmu;
+    for (const Encoded& e : usable) by_pmu[e.attr.type].push_back(e);
+    std::vector<Encoded> ordered;
+    for (const auto& [type, events] : by_pmu) ordered.insert(ordered.end(), events.begin(), events.end());
+    std::vector<Encoded> none;
+    order_statuses(impl->status, first_status, ordered, none);
+    for (const auto& [type, events] : by_pmu) impl->open_groups(events, first_status, targets);
   }
 
   // rdpmc on the calling thread's shared group, where the kernel allows it for every event.

@@ -113,7 +113,8 @@ json counter_status_json(const std::vector<CounterStatus>& counters) {
                     {"encoding", c.encoding},
                     {"scope", c.scope},
                     {"measured", c.measured},
-                    {"reason", c.measured ? json(nullptr) : json(c.reason)}});
+                    {"reason", c.measured ? json(nullptr) : json(c.reason)},
+                    {"note", c.note}});
   return list;
 }
 
@@ -178,6 +179,7 @@ RunInfo run_from(const json& j) {
     st.scope = c.at("scope").get<std::string>();
     st.measured = c.at("measured").get<bool>();
     st.reason = c.at("reason").is_null() ? "" : c.at("reason").get<std::string>();
+    st.note = c.at("note").get<std::string>();
     r.counters.push_back(st);
   }
   r.counter_read = j.at("counter_read").get<std::string>();

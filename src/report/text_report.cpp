@@ -130,7 +130,8 @@ void write_header(std::ostream& out, const Report& r) {
   out << "\n";
   for (const std::string& m : run.measured) out << "  measured  " << m << "\n";
   std::string counted;
-  for (const CounterStatus* c : measured_counters(run)) counted += (counted.empty() ? "" : ", ") + c->event;
+  for (const CounterStatus* c : measured_counters(run))
+    counted += (counted.empty() ? "" : ", ") + c->event + (c->note.empty() ? "" : " (" + c->note + ")");
   if (!counted.empty()) out << "  counters  " << counted << "\n";
   for (const CounterStatus& c : run.counters)
     if (!c.measured) out << "  not measured  " << c.event << ": " << c.reason << "\n";
