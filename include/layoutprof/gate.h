@@ -12,8 +12,10 @@
 namespace layoutprof {
 
 struct GateOptions {
-  int64_t max_new_implicit_copies = 0;  // per module and in total
+  int64_t max_new_implicit_copies = 0;  // per module and in total, summed over ops: a copy that
+                                        // moves to another op counts as new
   double max_copy_bytes_increase = 0.05;  // fraction, per module and per copy class
+  int64_t max_new_copy_bytes = 0;         // bytes a module or class may gain from zero (or beyond the fraction)
   int64_t max_new_split_points = 0;
   double max_dtlb_increase = 0.05;        // fraction of modelled walks
   std::optional<double> gate_time;        // fraction of forward() wall time; off by default

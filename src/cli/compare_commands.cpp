@@ -17,6 +17,10 @@ void add_gate_options(CLI::App& app, GateCliOptions& g, bool with_format) {
   app.add_option("--max-copy-bytes-increase", g.max_copy_bytes_increase,
                  "growth of copied bytes allowed, per module and per copy class")
       ->capture_default_str();
+  app.add_option("--max-new-copy-bytes", g.max_new_copy_bytes,
+                 "bytes copies may grow by beyond --max-copy-bytes-increase (growth from zero included)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   app.add_option("--max-new-split-points", g.max_new_split_points, "new split points allowed")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
@@ -36,6 +40,7 @@ GateOptions gate_options(const GateCliOptions& g) {
   o.max_new_implicit_copies = g.max_new_implicit_copies;
   o.max_copy_bytes_increase = parse_fraction("--max-copy-bytes-increase", g.max_copy_bytes_increase);
   o.max_new_split_points = g.max_new_split_points;
+  o.max_new_copy_bytes = g.max_new_copy_bytes;
   o.max_dtlb_increase = parse_fraction("--max-dtlb-increase", g.max_dtlb_increase);
   if (!g.gate_time.empty()) o.gate_time = parse_fraction("--gate-time", g.gate_time);
   if (!g.gate_counters.empty()) o.gate_counters = parse_fraction("--gate-counters", g.gate_counters);

@@ -50,6 +50,26 @@ TEST(CounterDelta, AGroupThatNeverRanCountsNothingAndSaysSo) {
   EXPECT_TRUE(d[0].multiplexed);
 }
 
+TEST(CounterDelta, FailedReadsAreLeftOutAndFlagged) {
+  std::vector<CounterGroupLayout> groups = {{0, 1}, {0, 1}};
+  uint64_t begin[] = {0, 0, 10, kFailedRead, 0, 0};
+  uint64_t end[] = {50, 50, 15, 100, 100, 999};
+  auto d = counter_delta(begin, end, groups, 1);
+  EXPECT_EQ(d[0].raw, 5u) << "only the group that read well";
+  EXPECT_TRUE(d[0].multiplexed) << "flagged: part of the count is missing";
+}
+
+TEST(CounterDelta, NoTimeOnTheClocksMeansNoScaling) {
+  // rdpmc snapshots in one time slice can carry equal times: the count stands as it is.
+  std::vector<CounterGroupLayout> groups = {{0, 1}};
+  uint64_t begin[] = {500, 500, 7};
+  uint64_t end[] = {500, 500, 19};
+  auto d = counter_delta(begin, end, groups, 1);
+  EXPECT_EQ(d[0].raw, 12u);
+  EXPECT_DOUBLE_EQ(d[0].scaled, 12.0);
+  EXPECT_FALSE(d[0].multiplexed);
+}
+
 TEST(PerfCounters, EncodesNamesWithoutAPmu) {
   // libpfm4 knows the generic events whether or not the kernel exposes a PMU.
   EXPECT_THAT(PerfCounters::encode("cycles"), HasSubstr("PERF_COUNT_HW_CPU_CYCLES"));

@@ -89,6 +89,7 @@ TEST(Gate, ThresholdsLetChangesThrough) {
   lenient.max_new_implicit_copies = 1;
   lenient.max_new_split_points = 2;
   lenient.max_copy_bytes_increase = 1e9;
+  lenient.max_new_copy_bytes = 1000;
   lenient.max_dtlb_increase = 1e9;
   Comparison c = compare_reports(model(false), model(true), lenient);
   EXPECT_FALSE(c.regressed()) << format_comparison(c, DiffFormat::text, false);
@@ -120,6 +121,39 @@ TEST(Gate, BytesGrowingBeyondTheThresholdRegress) {
   GateOptions lenient;
   lenient.max_copy_bytes_increase = 1.5;
   EXPECT_FALSE(compare_reports(base, bigger, lenient).regressed());
+}
+
+TEST(Gate, ACopyThatMovesToAnotherOpIsNew) {
+  Report base = model(true);
+  Report moved = base;
+  // The same number of implicit copies, now paid by another op of the module.
+  for (CopyRecord& c : moved.copies)
+    if (c.cls == CopyClass::implicit_layout)
+      for (const OpEvent& op : moved.ops)
+        if (op.parent < 0 && op.name == "aten::transpose") c.culprit = op.id;
+  Comparison c = compare_reports(base, moved, GateOptions{});
+  EXPECT_FALSE(find(c, "block", "implicit_layout copies").passed);
+  EXPECT_THAT(find(c, "block", "implicit_layout copies").detail, HasSubstr("aten::transpose"));
+}
+
+TEST(Gate, LongModulesAlignAcrossWindowsAfterAnInsertion) {
+  // 5000 top-level ops in one module, one inserted at the front: all the rest still pair.
+  auto long_model = [](bool inserted) {
+    Call call;
+    TensorInfo x = tensor({4}, {1}, 1);
+    if (inserted) add_op(call, "aten::relu", -1, {x}, {x}, "m");
+    const char* names[] = {"aten::add", "aten::mul", "aten::sub", "aten::div", "aten::neg"};
+    for (int i = 0; i < 5000; ++i) add_op(call, names[(i * 7 + i / 3) % 5], -1, {x}, {x}, "m");
+    return analyze(trace_of({call}, {input("2x4x3")}));
+  };
+  Report base = long_model(false), now = long_model(true);
+  std::vector<int64_t> match = align_top_level_ops(base, now);
+  int64_t unmatched = 0;
+  for (const OpEvent& op : now.ops)
+    if (match[op.id] < 0) ++unmatched;
+  EXPECT_EQ(unmatched, 1);
+  EXPECT_EQ(match[1], 0);
+  EXPECT_EQ(match[5000], 4999);
 }
 
 TEST(Gate, TimeIsShownButGatedOnlyWhenAsked) {
