@@ -113,15 +113,17 @@ std::vector<int64_t> align_top_level_ops(const Report& base, const Report& now) 
       for (size_t j = 0; j < nb; ++j) b.push_back(now.ops[now_ids[j0 + j]].name);
       auto pairs = lcs(a, b);
       const bool last = i0 + na == base_ids.size() && j0 + nb == now_ids.size();
-      size_t settled_i = i0 + na / 2, settled_j = j0 + nb / 2;
+      const size_t half_i = i0 + na / 2, half_j = j0 + nb / 2;
+      size_t settled_i = i0, settled_j = j0;
       bool any = false;
       for (auto [i, j] : pairs) {
-        if (!last && any && (i0 + i >= settled_i || j0 + j >= settled_j)) break;
+        // Past the window's first half a pair may be an artefact of the window's edge: the
+        // next window, anchored here, settles it.
+        if (!last && any && (i0 + i >= half_i || j0 + j >= half_j)) break;
         match[now_ids[j0 + j]] = base_ids[i0 + i];
         settled_i = i0 + i + 1;
         settled_j = j0 + j + 1;
         any = true;
-        if (!last && (i0 + i + 1 >= i0 + na / 2 || j0 + j + 1 >= j0 + nb / 2)) break;
       }
       if (last) break;
       if (!any) {  // nothing in common in this window: move past it
