@@ -370,7 +370,7 @@ TEST(Gate, CheckAndDiffOnSavedReports) {
   EXPECT_EQ(check.code, 1);
   Result same = run({"check", gate_baseline().string(), gate_baseline().string()});
   EXPECT_EQ(same.code, 0) << same.out;
-  Result lenient = run({"check", gate_baseline().string(), regressed.string(), "--max-new-implicit-copies", "1",
+  Result lenient = run({"check", gate_baseline().string(), regressed.string(), "--max-new-implicit-copies", "1", "--max-new-copy-bytes", "8192",
                         "--max-new-split-points", "2", "--max-dtlb-increase", "100%"});
   EXPECT_EQ(lenient.code, 0) << lenient.out;
   Result diff = run({"diff", gate_baseline().string(), regressed.string(), "--format", "markdown"});
