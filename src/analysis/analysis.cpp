@@ -268,11 +268,12 @@ std::string suggest(const SplitPoint& sp, const OpEvent& op, const Report& r,
     const CopyRecord& c = own_copies.front();
     bool is_explicit = c.cls == CopyClass::explicit_layout;
     std::string born;
-    if (c.origin >= 0 && r.ops[c.origin].id != op.id) {
+    if (c.origin >= 0) {
       const OpEvent& o = r.ops[c.origin];
       const OpEvent* shown = &o;
       while (shown->parent >= 0) shown = &r.ops[shown->parent];
-      born = " (born at " + where(*shown) + ")";
+      born = shown->id == op.id ? " (made inside this op by its " + o.name + ")"
+                                : " (born at " + where(*shown) + ")";
     } else if (c.origin_input >= 0) {
       born = " (born as model input " + std::to_string(c.origin_input) + ")";
     }
