@@ -367,6 +367,23 @@ void PerfCounters::read(uint64_t* snapshot) const {
   }
 }
 
+namespace {
+
+// The PMUs libpfm4 finds on this machine.
+std::vector<pfm_pmu_info_t> present_pmus() {
+  std::vector<pfm_pmu_info_t> pmus;
+  for (int p = PFM_PMU_NONE; p < PFM_PMU_MAX; ++p) {
+    pfm_pmu_info_t info;
+    std::memset(&info, 0, sizeof info);
+    info.size = sizeof info;
+    if (pfm_get_pmu_info(static_cast<pfm_pmu_t>(p), &info) == PFM_SUCCESS && info.is_present)
+      pmus.push_back(info);
+  }
+  return pmus;
+}
+
+}  // namespace
+
 BandwidthEvents PerfCounters::bandwidth_events() {
   BandwidthEvents bw;
   std::string why;
@@ -375,12 +392,7 @@ BandwidthEvents PerfCounters::bandwidth_events() {
     return bw;
   }
   std::string present;
-  for (int p = PFM_PMU_NONE; p < PFM_PMU_MAX; ++p) {
-    pfm_pmu_info_t info;
-    std::memset(&info, 0, sizeof info);
-    info.size = sizeof info;
-    if (pfm_get_pmu_info(static_cast<pfm_pmu_t>(p), &info) != PFM_SUCCESS || !info.is_present)
-      continue;
+  for (const pfm_pmu_info_t& info : present_pmus()) {
     std::string name = info.name;
     present += (present.empty() ? "" : ", ") + name;
     // Intel's integrated memory controllers (snbep_unc_imc0, skx_unc_imc0, ...).
@@ -419,12 +431,7 @@ std::string PerfCounters::list_events() {
   std::string why;
   if (!pfm_ready(&why)) throw std::runtime_error(why);
   std::ostringstream out;
-  for (int p = PFM_PMU_NONE; p < PFM_PMU_MAX; ++p) {
-    pfm_pmu_info_t pinfo;
-    std::memset(&pinfo, 0, sizeof pinfo);
-    pinfo.size = sizeof pinfo;
-    if (pfm_get_pmu_info(static_cast<pfm_pmu_t>(p), &pinfo) != PFM_SUCCESS || !pinfo.is_present)
-      continue;
+  for (const pfm_pmu_info_t& pinfo : present_pmus()) {
     out << "# " << pinfo.name << ": " << pinfo.desc << " (" << pinfo.nevents << " events)\n";
     for (int i = pinfo.first_event; i != -1; i = pfm_get_event_next(i)) {
       pfm_event_info_t einfo;

@@ -247,14 +247,20 @@ const json* top_level_op(const json& report, const std::string& name) {
   return nullptr;
 }
 
+// Runs a sample with extra options and returns its JSON report; the run must succeed.
+json run_report(const std::string& sample, const std::string& file, std::vector<std::string> extra,
+                Result* result) {
+  fs::path report = work_dir() / file;
+  auto args = run_args(entry_named(sample), report);
+  args.insert(args.end(), extra.begin(), extra.end());
+  *result = run(args);
+  EXPECT_EQ(result->code, 0) << result->err;
+  return fs::exists(report) ? json::parse(read_file(report)) : json::object();
+}
+
 TEST(Counters, PageFaultsOnAFreshTensorAndNoneOnAView) {
-  const json& e = entry_named("fresh_tensor");
-  fs::path report = work_dir() / "faults.json";
-  auto args = run_args(e, report);
-  args.insert(args.end(), {"--events", "page-faults"});
-  Result r = run(args);
-  ASSERT_EQ(r.code, 0) << r.err;
-  json j = json::parse(read_file(report));
+  Result r;
+  json j = run_report("fresh_tensor", "faults.json", {"--events", "page-faults"}, &r);
   ASSERT_EQ(j["run"]["counters"].size(), 1u);
   const json& status = j["run"]["counters"][0];
   if (!status["measured"].get<bool>()) GTEST_SKIP() << "page-faults not measured: " << status["reason"];
@@ -267,13 +273,8 @@ TEST(Counters, PageFaultsOnAFreshTensorAndNoneOnAView) {
 }
 
 TEST(Counters, UnavailableEventsAreNamedWithTheReason) {
-  const json& e = entry_named("transpose_reshape");
-  fs::path report = work_dir() / "bogus_events.json";
-  auto args = run_args(e, report);
-  args.insert(args.end(), {"--events", "bogus::nothing,cycles,task-clock"});
-  Result r = run(args);
-  ASSERT_EQ(r.code, 0) << r.err;
-  json j = json::parse(read_file(report));
+  Result r;
+  json j = run_report("transpose_reshape", "bogus_events.json", {"--events", "bogus::nothing,cycles,task-clock"}, &r);
   std::map<std::string, json> by_event;
   for (const auto& c : j["run"]["counters"]) by_event[c["event"]] = c;
   ASSERT_EQ(by_event.size(), 3u);
@@ -285,13 +286,9 @@ TEST(Counters, UnavailableEventsAreNamedWithTheReason) {
 }
 
 TEST(Counters, NoCountersSaysSo) {
-  const json& e = entry_named("transpose_reshape");
-  fs::path report = work_dir() / "no_counters.json";
-  auto args = run_args(e, report);
-  args.push_back("--no-counters");
-  Result r = run(args);
-  ASSERT_EQ(r.code, 0) << r.err;
-  json j = json::parse(read_file(report));
+  Result r;
+  json j = run_report("transpose_reshape", "no_counters.json", {"--no-counters"}, &r);
+  ASSERT_EQ(r.code, 0);
   EXPECT_TRUE(j["run"]["counters"].empty());
   EXPECT_THAT(j["run"]["not_measured"].dump(), HasSubstr("--no-counters"));
   EXPECT_TRUE(j["summary"]["counters"].empty());
@@ -304,15 +301,11 @@ TEST(Counters, ListEvents) {
 }
 
 TEST(DtlbModel, EveryCopyIsModelledTheSameOnEveryRun) {
-  const json& e = entry_named("transpose_reshape");
   std::vector<json> reports;
   for (const char* tlb : {"l1=64:4,l2=1536:12,page=4k", "l1=64:4,l2=1536:12,page=4k", "page=2m"}) {
-    fs::path report = work_dir() / "dtlb.json";
-    auto args = run_args(e, report);
-    args.insert(args.end(), {"--tlb", tlb});
-    Result r = run(args);
-    ASSERT_EQ(r.code, 0) << r.err;
-    reports.push_back(json::parse(read_file(report)));
+    Result r;
+    reports.push_back(run_report("transpose_reshape", "dtlb.json", {"--tlb", tlb}, &r));
+    ASSERT_EQ(r.code, 0);
   }
   EXPECT_EQ(reports[0]["summary"]["dtlb"], reports[1]["summary"]["dtlb"]);
   EXPECT_GT(reports[0]["summary"]["dtlb"]["walks"].get<int64_t>(), 0);
