@@ -74,7 +74,10 @@ class CuptiTracer : public GpuTracer {
       free_ = pool_;
       dropped_ = 0;
     }
-    check(cuptiActivityRegisterCallbacks(&CuptiTracer::request, &CuptiTracer::complete), "register callbacks");
+    if (!registered_) {
+      check(cuptiActivityRegisterCallbacks(&CuptiTracer::request, &CuptiTracer::complete), "register callbacks");
+      registered_ = true;
+    }
     for (CUpti_ActivityKind kind : kinds())
       check(cuptiActivityEnable(kind), "enable activity");
     active_ = true;
@@ -90,9 +93,13 @@ class CuptiTracer : public GpuTracer {
   }
 
   GpuRecords stop() override {
-    check(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), "flush");
     for (CUpti_ActivityKind kind : kinds()) cuptiActivityDisable(kind);
     active_ = false;
+    check(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), "flush");
+    // Records dropped after the last buffer came back (the pool ran dry) are counted here,
+    // or they would surface in the next call's first buffer.
+    size_t late_drops = 0;
+    cuptiActivityGetNumDroppedRecords(nullptr, 0, &late_drops);
     GpuRecords out;
     std::lock_guard<std::mutex> lock(mutex_);
     for (auto [buffer, valid] : completed_) {
@@ -101,7 +108,7 @@ class CuptiTracer : public GpuTracer {
       free_.push_back(buffer);
     }
     completed_.clear();
-    out.dropped = dropped_;
+    out.dropped = dropped_ + late_drops;
     return out;
   }
 
@@ -120,9 +127,13 @@ class CuptiTracer : public GpuTracer {
   }
 
  private:
+  // CUPTI writes an external correlation record only in front of a runtime or driver API
+  // record (cupti_activity.h, cuptiActivityPushExternalCorrelationId), so both API kinds are
+  // collected too, though their records are skipped: runtime for cudaLaunchKernel and
+  // cudaMemcpyAsync, driver for cuLaunchKernel (cuBLAS, cuDNN, Triton).
   static std::vector<CUpti_ActivityKind> kinds() {
-    return {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
-            CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION};
+    return {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,  CUPTI_ACTIVITY_KIND_MEMSET,
+            CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER};
   }
 
   static void parse(CUpti_Activity* record, GpuRecords& out) {
@@ -185,6 +196,7 @@ class CuptiTracer : public GpuTracer {
   }
 
   static inline CuptiTracer* current_ = nullptr;
+  static inline bool registered_ = false;  // CUPTI keeps one pair of buffer callbacks per process
   std::mutex mutex_;
   std::vector<uint8_t*> pool_, free_;
   std::vector<std::pair<uint8_t*, size_t>> completed_;

@@ -1,0 +1,155 @@
+// The CUPTI tracer (src/counters/cupti_tracer.cpp) against tests/gpu/fake_cupti.cpp, which
+// stands in for libcupti and libcudart where there is no GPU: buffer hand-out and return,
+// external correlation, records arriving late and across many buffers, dropped records,
+// repeated start/stop. The real library on a real GPU is tests/gpu/cupti_copy_test.cu.
+#include <gtest/gtest.h>
+
+#include <cupti.h>
+
+#include <memory>
+#include <string>
+
+#include "fake_cupti.h"
+#include "layoutprof/gpu.h"
+
+namespace layoutprof {
+namespace {
+
+class CuptiTracerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fake_cupti::reset();
+    std::string why;
+    tracer_ = create_gpu_tracer(&why);
+    ASSERT_NE(tracer_, nullptr) << why;
+  }
+  std::unique_ptr<GpuTracer> tracer_;
+};
+
+TEST_F(CuptiTracerTest, EachKernelGoesToTheInnermostOpThatLaunchedIt) {
+  tracer_->start();
+  tracer_->push(1);
+  fake_cupti::launch_kernel("gemm", 100, 300);
+  fake_cupti::launch_kernel("gemm", 400, 500);
+  tracer_->pop();
+  tracer_->push(2);
+  tracer_->push(3);  // a copy inside op 2
+  fake_cupti::launch_kernel("elementwise_copy", 600, 700);
+  tracer_->pop();
+  fake_cupti::launch_memset(800, 850);
+  tracer_->pop();
+  fake_cupti::launch_kernel("outside_any_op", 900, 960);
+  GpuAttribution a = attribute_gpu_activity(tracer_->stop());
+
+  EXPECT_EQ(a.by_external[1].gpu_ns, 300);
+  EXPECT_EQ(a.by_external[1].activities, 2);
+  EXPECT_EQ(a.by_external[1].kernels, (std::vector<std::string>{"gemm"}));
+  EXPECT_EQ(a.by_external[3].gpu_ns, 100);
+  EXPECT_EQ(a.by_external[3].kernels, (std::vector<std::string>{"elementwise_copy"}));
+  EXPECT_EQ(a.by_external[2].gpu_ns, 50);
+  EXPECT_EQ(a.by_external[2].kernels, (std::vector<std::string>{"memset"}));
+  EXPECT_EQ(a.unattributed, 1);
+  EXPECT_EQ(a.unattributed_ns, 60);
+  EXPECT_EQ(a.dropped, 0u);
+  EXPECT_EQ(fake_cupti::unbalanced_pops(), 0);
+  EXPECT_EQ(fake_cupti::buffers_held(), 0u) << "stop() flushes every buffer back";
+}
+
+TEST_F(CuptiTracerTest, KernelsLaunchedThroughTheDriverApiAreAttributedToo) {
+  // cuBLAS, cuDNN and Triton launch with cuLaunchKernel rather than cudaLaunchKernel.
+  tracer_->start();
+  tracer_->push(5);
+  fake_cupti::launch_kernel("triton_poi_fused_0", 10, 40, fake_cupti::Api::driver);
+  tracer_->pop();
+  GpuAttribution a = attribute_gpu_activity(tracer_->stop());
+  EXPECT_EQ(a.by_external[5].gpu_ns, 30);
+  EXPECT_EQ(a.unattributed, 0);
+}
+
+TEST_F(CuptiTracerTest, CollectsWhatExternalCorrelationNeedsAndStopsAfterwards) {
+  tracer_->start();
+  for (int kind : {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
+                   CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER})
+    EXPECT_TRUE(fake_cupti::enabled(kind)) << "activity kind " << kind;
+  tracer_->stop();
+  for (int kind : {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER})
+    EXPECT_FALSE(fake_cupti::enabled(kind)) << "activity kind " << kind;
+}
+
+TEST_F(CuptiTracerTest, ManyBuffersOfLateRecordsAllFindTheirOps) {
+  constexpr int kOps = 1000, kPerOp = 100;  // tens of MB of records: several 8 MB buffers
+  tracer_->start();
+  uint64_t t = 0;
+  for (int op = 1; op <= kOps; ++op) {
+    tracer_->push(op);
+    for (int k = 0; k < kPerOp; ++k, t += 10) fake_cupti::launch_kernel("k" + std::to_string(k % 3), t, t + op);
+    tracer_->pop();
+  }
+  GpuRecords records = tracer_->stop();
+  ASSERT_GT(fake_cupti::records_made() * 200, 3u * (8u << 20)) << "the test must span several buffers";
+  GpuAttribution a = attribute_gpu_activity(records);
+  EXPECT_EQ(a.dropped, 0u);
+  EXPECT_EQ(a.unattributed, 0);
+  ASSERT_EQ(a.by_external.size(), static_cast<size_t>(kOps));
+  for (int op = 1; op <= kOps; ++op) {
+    EXPECT_EQ(a.by_external[op].activities, kPerOp) << op;
+    EXPECT_EQ(a.by_external[op].gpu_ns, int64_t{kPerOp} * op) << op;
+  }
+  EXPECT_EQ(a.by_external[1].kernels, (std::vector<std::string>{"k0", "k1", "k2"}));
+}
+
+TEST_F(CuptiTracerTest, WhenThePoolRunsOutRecordsAreDroppedCountedAndTheNextCallIsWhole) {
+  // 16 x 8 MB of buffers: a million launches with their API and correlation records overflow it.
+  tracer_->start();
+  tracer_->push(1);
+  for (int k = 0; k < 1000000; ++k) fake_cupti::launch_kernel("flood", 2 * k, 2 * k + 1);
+  tracer_->pop();
+  GpuRecords flooded = tracer_->stop();
+  EXPECT_GT(flooded.dropped, 0u);
+  EXPECT_EQ(flooded.dropped, fake_cupti::records_dropped());
+  EXPECT_GT(flooded.activities.size(), 100000u) << "the pool was used before it ran out";
+  EXPECT_EQ(fake_cupti::buffers_held(), 0u);
+
+  // Buffers are back in the pool: the next recorded call loses nothing.
+  const uint64_t dropped_before = fake_cupti::records_dropped();
+  tracer_->start();
+  tracer_->push(2);
+  for (int k = 0; k < 1000; ++k) fake_cupti::launch_kernel("after", k, k + 3);
+  tracer_->pop();
+  GpuAttribution a = attribute_gpu_activity(tracer_->stop());
+  EXPECT_EQ(a.dropped, 0u);
+  EXPECT_EQ(fake_cupti::records_dropped(), dropped_before);
+  EXPECT_EQ(a.by_external[2].activities, 1000);
+  EXPECT_EQ(a.by_external[2].gpu_ns, 3000);
+  EXPECT_EQ(a.unattributed, 0);
+}
+
+TEST_F(CuptiTracerTest, EachStopReturnsOnlyItsOwnCall) {
+  for (int call = 0; call < 3; ++call) {
+    tracer_->start();
+    tracer_->push(10 + call);
+    fake_cupti::launch_kernel("k", 0, 5 + call);
+    tracer_->pop();
+    GpuAttribution a = attribute_gpu_activity(tracer_->stop());
+    ASSERT_EQ(a.by_external.size(), 1u) << "call " << call;
+    EXPECT_EQ(a.by_external.begin()->first, static_cast<uint64_t>(10 + call));
+    EXPECT_EQ(a.by_external.begin()->second.gpu_ns, 5 + call);
+  }
+}
+
+TEST_F(CuptiTracerTest, DescribesTheGpuDriverAndRuntime) {
+  EXPECT_EQ(tracer_->describe(), "Fake GPU (tests) (cuda:0), driver CUDA 13.0, runtime CUDA 13.0, CUPTI API " +
+                                     std::to_string(CUPTI_API_VERSION));
+}
+
+TEST(CuptiTracer, NoDeviceMeansNoTracerAndSaysWhy) {
+  fake_cupti::reset();
+  fake_cupti::set_device_count(0);
+  std::string why;
+  EXPECT_EQ(create_gpu_tracer(&why), nullptr);
+  EXPECT_EQ(why, "no CUDA device: no CUDA-capable device is detected");
+  fake_cupti::reset();
+}
+
+}  // namespace
+}  // namespace layoutprof
