@@ -32,6 +32,7 @@ struct GpuRecords {
   std::vector<GpuActivity> activities;
   std::vector<GpuCorrelation> correlations;
   uint64_t dropped = 0;  // records CUPTI could not store (pool exhausted)
+  std::string error;     // why CUPTI could not trace this call (empty when it did)
 };
 
 // What ran on the GPU for one op (external id).
@@ -57,19 +58,22 @@ GpuAttribution attribute_gpu_activity(const GpuRecords& records);
 class GpuTracer {
  public:
   virtual ~GpuTracer() = default;
-  // Enables kernel, memcpy, memset and external-correlation records into a preallocated pool
-  // of buffers; never allocates on the hot path.
-  virtual void start() = 0;
+  // Enables kernel, memcpy, memset, runtime/driver API and external-correlation records into
+  // a preallocated pool of buffers; never allocates on the hot path. A CUPTI failure does not
+  // throw: the call goes untraced and stop() says why in GpuRecords::error.
+  virtual void start() noexcept = 0;
+  // external_id: below 2^32, unique within the call.
   virtual void push(uint64_t external_id) = 0;
   virtual void pop() = 0;
   // Flushes and returns every record since start(). Call after the device is synchronised.
-  virtual GpuRecords stop() = 0;
+  virtual GpuRecords stop() noexcept = 0;
   // GPU name, driver and CUDA versions.
   virtual std::string describe() = 0;
 };
 
 // nullptr, with the reason in *why_not, where there is no CUPTI in this build or no GPU.
-std::unique_ptr<GpuTracer> create_gpu_tracer(std::string* why_not);
+// device: the CUDA device index (-1: the current one).
+std::unique_ptr<GpuTracer> create_gpu_tracer(int device, std::string* why_not);
 bool gpu_tracing_built();
 
 }  // namespace layoutprof

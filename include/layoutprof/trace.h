@@ -57,6 +57,7 @@ struct Call {
   int64_t gpu_unattributed = 0;
   int64_t gpu_unattributed_ns = 0;
   uint64_t gpu_dropped = 0;
+  std::string gpu_error;  // why CUPTI could not trace this call; empty when it did
 };
 
 // A model input as built from its --input spec.

@@ -3,8 +3,10 @@
 #include <cuda_runtime_api.h>
 #include <cupti.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <mutex>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -24,11 +26,14 @@ using MemcpyRecord = CUpti_ActivityMemcpy5;
 #endif
 using MemsetRecord = CUpti_ActivityMemset4;
 
-void check(CUptiResult status, const char* what) {
-  if (status == CUPTI_SUCCESS) return;
+std::string result_text(CUptiResult status) {
   const char* text = nullptr;
   cuptiGetResultString(status, &text);
-  throw std::runtime_error(std::string("CUPTI ") + what + ": " + (text ? text : "unknown error"));
+  return text ? text : "unknown error " + std::to_string(status);
+}
+
+void check(CUptiResult status, const char* what) {
+  if (status != CUPTI_SUCCESS) throw std::runtime_error(std::string("CUPTI ") + what + ": " + result_text(status));
 }
 
 const char* copy_kind(uint8_t kind) {
@@ -44,11 +49,11 @@ const char* copy_kind(uint8_t kind) {
 class CuptiTracer : public GpuTracer {
  public:
   static constexpr size_t kBufferBytes = 8 << 20;
-  static constexpr size_t kBuffers = 16;
+  static constexpr size_t kBuffers = 16;  // shared by every thread that makes CUDA calls
 
-  CuptiTracer() {
+  explicit CuptiTracer(int device) : device_(device) {
     for (size_t i = 0; i < kBuffers; ++i) {
-      void* p = std::aligned_alloc(8, kBufferBytes);
+      void* p = std::aligned_alloc(8, kBufferBytes);  // CUPTI wants 8-byte aligned buffers
       if (!p) throw std::bad_alloc();
       pool_.push_back(static_cast<uint8_t*>(p));
     }
@@ -56,51 +61,75 @@ class CuptiTracer : public GpuTracer {
   }
 
   ~CuptiTracer() override {
-    if (active_) {
-      try {
-        stop();
-      } catch (...) {
-      }
-    }
-    for (uint8_t* p : pool_) std::free(p);
-    if (current_ == this) current_ = nullptr;
+    if (active_) stop();
+    current_.store(nullptr);
+    std::lock_guard<std::mutex> lock(mutex_);
+    // A buffer CUPTI still holds (it never came back) is left to it rather than freed.
+    for (uint8_t* p : pool_)
+      if (!with_cupti_.count(p)) std::free(p);
   }
 
-  void start() override {
-    current_ = this;
+  void start() noexcept override {
+    error_.clear();
+    ++generation_;
+    depth_ = 0;
+    current_.store(this);
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      completed_.clear();
-      free_ = pool_;
+      completed_.clear();  // late buffers of an earlier call: their records are not this call's
+      free_.clear();
+      for (uint8_t* p : pool_)
+        if (!with_cupti_.count(p)) free_.push_back(p);
       dropped_ = 0;
     }
-    if (!registered_) {
-      check(cuptiActivityRegisterCallbacks(&CuptiTracer::request, &CuptiTracer::complete), "register callbacks");
-      registered_ = true;
+    size_t stale = 0;
+    cuptiActivityGetNumDroppedRecords(nullptr, 0, &stale);  // drops before this call: not ours
+    try {
+      if (!registered_) {
+        check(cuptiActivityRegisterCallbacks(&CuptiTracer::request, &CuptiTracer::complete), "register callbacks");
+        registered_ = true;
+      }
+      for (CUpti_ActivityKind kind : kinds()) check(cuptiActivityEnable(kind), "enable activity kind");
+      active_ = true;
+    } catch (const std::exception& e) {
+      error_ = e.what();
+      for (CUpti_ActivityKind kind : kinds()) cuptiActivityDisable(kind);
     }
-    for (CUpti_ActivityKind kind : kinds())
-      check(cuptiActivityEnable(kind), "enable activity");
-    active_ = true;
   }
 
+  // External ids carry this call's generation in their high 32 bits, so that a record of an
+  // earlier call, however late, is never charged to an op of this one.
   void push(uint64_t id) override {
-    cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, id);
+    if (!active_) return;
+    if (cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, tag(id)) == CUPTI_SUCCESS)
+      ++depth_;
   }
 
   void pop() override {
+    if (!active_ || depth_ == 0) return;
     uint64_t last = 0;
     cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last);
+    --depth_;
   }
 
-  GpuRecords stop() override {
-    for (CUpti_ActivityKind kind : kinds()) cuptiActivityDisable(kind);
+  GpuRecords stop() noexcept override {
+    GpuRecords out;
+    out.error = error_;
+    if (!active_) return out;
     active_ = false;
-    check(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), "flush");
+    // Ops left open (the model raised past them) leave their ids pushed: take them off.
+    for (; depth_ > 0; --depth_) {
+      uint64_t last = 0;
+      cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last);
+    }
+    // No new records, then every buffer back, partly filled ones too.
+    for (CUpti_ActivityKind kind : kinds()) cuptiActivityDisable(kind);
+    CUptiResult flushed = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    if (flushed != CUPTI_SUCCESS) out.error = "CUPTI flush: " + result_text(flushed);
     // Records dropped after the last buffer came back (the pool ran dry) are counted here,
     // or they would surface in the next call's first buffer.
     size_t late_drops = 0;
     cuptiActivityGetNumDroppedRecords(nullptr, 0, &late_drops);
-    GpuRecords out;
     std::lock_guard<std::mutex> lock(mutex_);
     for (auto [buffer, valid] : completed_) {
       CUpti_Activity* record = nullptr;
@@ -113,8 +142,9 @@ class CuptiTracer : public GpuTracer {
   }
 
   std::string describe() override {
-    int device = 0, driver = 0, runtime = 0;
-    cudaGetDevice(&device);
+    int device = device_;
+    if (device < 0) cudaGetDevice(&device);
+    int driver = 0, runtime = 0;
     cudaDeviceProp prop{};
     cudaGetDeviceProperties(&prop, device);
     cudaDriverGetVersion(&driver);
@@ -136,7 +166,9 @@ class CuptiTracer : public GpuTracer {
             CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER};
   }
 
-  static void parse(CUpti_Activity* record, GpuRecords& out) {
+  uint64_t tag(uint64_t id) const { return (generation_ << 32) | (id & 0xffffffffu); }
+
+  void parse(CUpti_Activity* record, GpuRecords& out) const {
     switch (record->kind) {
       case CUPTI_ACTIVITY_KIND_KERNEL:
       case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
@@ -161,12 +193,13 @@ class CuptiTracer : public GpuTracer {
       }
       case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
         auto* c = reinterpret_cast<CUpti_ActivityExternalCorrelation*>(record);
-        if (c->externalKind == CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0)
-          out.correlations.push_back({c->correlationId, c->externalId});
+        // Ours (CUSTOM0) and of this call only; other kinds belong to other tools.
+        if (c->externalKind == CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0 && (c->externalId >> 32) == generation_)
+          out.correlations.push_back({c->correlationId, c->externalId & 0xffffffffu});
         break;
       }
       default:
-        break;
+        break;  // runtime and driver API records: only there for the correlation records
     }
   }
 
@@ -176,37 +209,45 @@ class CuptiTracer : public GpuTracer {
     *buffer = nullptr;
     *size = 0;
     *max_records = 0;
-    CuptiTracer* t = current_;
+    CuptiTracer* t = current_.load();
     if (!t) return;
     std::lock_guard<std::mutex> lock(t->mutex_);
     if (t->free_.empty()) return;
     *buffer = t->free_.back();
     t->free_.pop_back();
+    t->with_cupti_.insert(*buffer);
     *size = kBufferBytes;
   }
 
+  // May run on CUPTI's own thread.
   static void CUPTIAPI complete(CUcontext context, uint32_t stream, uint8_t* buffer, size_t, size_t valid) {
-    CuptiTracer* t = current_;
+    CuptiTracer* t = current_.load();
     if (!t || !buffer) return;
     size_t dropped = 0;
     cuptiActivityGetNumDroppedRecords(context, stream, &dropped);
     std::lock_guard<std::mutex> lock(t->mutex_);
+    t->with_cupti_.erase(buffer);
     t->completed_.emplace_back(buffer, valid);
     t->dropped_ += dropped;
   }
 
-  static inline CuptiTracer* current_ = nullptr;
+  static inline std::atomic<CuptiTracer*> current_{nullptr};
   static inline bool registered_ = false;  // CUPTI keeps one pair of buffer callbacks per process
+  const int device_;
   std::mutex mutex_;
   std::vector<uint8_t*> pool_, free_;
+  std::set<uint8_t*> with_cupti_;  // handed out, not yet back
   std::vector<std::pair<uint8_t*, size_t>> completed_;
   uint64_t dropped_ = 0;
+  uint64_t generation_ = 0;
+  size_t depth_ = 0;  // ids pushed and not yet popped (main thread)
   bool active_ = false;
+  std::string error_;
 };
 
 }  // namespace
 
-std::unique_ptr<GpuTracer> create_gpu_tracer(std::string* why_not) {
+std::unique_ptr<GpuTracer> create_gpu_tracer(int device, std::string* why_not) {
   int devices = 0;
   cudaError_t status = cudaGetDeviceCount(&devices);
   if (status != cudaSuccess || devices == 0) {
@@ -215,7 +256,11 @@ std::unique_ptr<GpuTracer> create_gpu_tracer(std::string* why_not) {
                  (status != cudaSuccess ? cudaGetErrorString(status) : "none found");
     return nullptr;
   }
-  return std::make_unique<CuptiTracer>();
+  if (device >= devices) {
+    if (why_not) *why_not = "no CUDA device " + std::to_string(device) + " (" + std::to_string(devices) + " found)";
+    return nullptr;
+  }
+  return std::make_unique<CuptiTracer>(device);
 }
 
 bool gpu_tracing_built() { return true; }

@@ -3,7 +3,7 @@
 
 namespace layoutprof {
 
-std::unique_ptr<GpuTracer> create_gpu_tracer(std::string* why_not) {
+std::unique_ptr<GpuTracer> create_gpu_tracer(int, std::string* why_not) {
   if (why_not) *why_not = "this layoutprof was built without CUPTI (no CUDA toolkit found at build time)";
   return nullptr;
 }

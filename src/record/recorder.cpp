@@ -480,9 +480,15 @@ Call Recorder::stop() {
   // GPU records, flushed now that the caller has synchronised the device: external id
   // (main-thread index + 1) -> what that op launched.
   GpuAttribution gpu;
-  if (state_->gpu) gpu = attribute_gpu_activity(state_->gpu->stop());
+  std::string gpu_error;
+  if (state_->gpu) {
+    GpuRecords records = state_->gpu->stop();
+    gpu_error = records.error;
+    gpu = attribute_gpu_activity(records);
+  }
 
   Call call;
+  call.gpu_error = gpu_error;
   call.gpu_unattributed = gpu.unattributed;
   call.gpu_unattributed_ns = gpu.unattributed_ns;
   call.gpu_dropped = gpu.dropped;

@@ -217,7 +217,7 @@ Trace run_profile(const ProfileConfig& config, const ProgressFn& progress) {
   std::unique_ptr<GpuTracer> gpu;
   if (device.is_cuda()) {
     std::string why;
-    gpu = create_gpu_tracer(&why);
+    gpu = create_gpu_tracer(device.has_index() ? device.index() : -1, &why);
     if (gpu) run.gpu = gpu->describe();
     else run.not_measured.push_back("GPU time: " + why);
   }
@@ -236,6 +236,10 @@ Trace run_profile(const ProfileConfig& config, const ProgressFn& progress) {
       failed = true;
       run.status = "failed";
       run.error = model_error(e);
+      try {
+        synchronize(device);  // what did launch finishes before its records are flushed
+      } catch (const std::exception&) {
+      }
     }
     int64_t wall = elapsed_ns(t0);
     Call call = recorder.stop();
@@ -254,6 +258,18 @@ Trace run_profile(const ProfileConfig& config, const ProgressFn& progress) {
         "module paths and source lines of some calls: the op sequence changed between calls");
   if (!config.counters) run.not_measured.push_back("performance counters: turned off (--no-counters)");
   if (!device.is_cuda()) run.not_measured.push_back("GPU time: CPU run (--device cuda to trace it)");
+  if (gpu) {
+    std::string error;
+    for (const Call& c : trace.calls)
+      if (!c.gpu_error.empty()) error = c.gpu_error;
+    if (error.empty())
+      run.measured.push_back(
+          "GPU time: CUPTI activity records of the kernels, copies and memsets each top-level op and "
+          "copy launched (external correlation); CUDA runtime and driver API calls are traced for "
+          "that, which adds to the host time of GPU runs' ops");
+    else
+      run.not_measured.push_back("GPU time: " + error);
+  }
   return trace;
 }
 

@@ -36,7 +36,7 @@ void expect(bool ok, const std::string& what) {
 
 int main() {
   std::string why;
-  auto tracer = layoutprof::create_gpu_tracer(&why);
+  auto tracer = layoutprof::create_gpu_tracer(-1, &why);
   if (!tracer) {
     std::printf("skipped: %s\n", why.c_str());
     return 77;

@@ -20,7 +20,7 @@ class CuptiTracerTest : public ::testing::Test {
   void SetUp() override {
     fake_cupti::reset();
     std::string why;
-    tracer_ = create_gpu_tracer(&why);
+    tracer_ = create_gpu_tracer(0, &why);
     ASSERT_NE(tracer_, nullptr) << why;
   }
   std::unique_ptr<GpuTracer> tracer_;
@@ -137,6 +137,73 @@ TEST_F(CuptiTracerTest, EachStopReturnsOnlyItsOwnCall) {
   }
 }
 
+TEST_F(CuptiTracerTest, ABufferThatComesBackLateIsNeverChargedToTheNextCallsOps) {
+  tracer_->start();
+  tracer_->push(1);
+  fake_cupti::launch_kernel("earlier_call", 0, 100);
+  tracer_->pop();
+  fake_cupti::hold_back_next_flush();
+  GpuAttribution first = attribute_gpu_activity(tracer_->stop());
+  EXPECT_TRUE(first.by_external.empty()) << "its correlation record is still with CUPTI";
+
+  tracer_->start();
+  tracer_->push(1);  // the same op index in the next call
+  fake_cupti::launch_kernel("this_call", 0, 10);
+  tracer_->pop();
+  GpuAttribution second = attribute_gpu_activity(tracer_->stop());
+  EXPECT_EQ(second.by_external[1].kernels, (std::vector<std::string>{"this_call"}));
+  EXPECT_EQ(second.by_external[1].gpu_ns, 10);
+  EXPECT_EQ(fake_cupti::buffers_held(), 0u);
+}
+
+TEST_F(CuptiTracerTest, IdsOfOtherToolsAreIgnored) {
+  tracer_->start();
+  tracer_->push(4);
+  cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1, 99);
+  fake_cupti::launch_kernel("k", 0, 20);
+  uint64_t id = 0;
+  cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1, &id);
+  tracer_->pop();
+  GpuAttribution a = attribute_gpu_activity(tracer_->stop());
+  ASSERT_EQ(a.by_external.size(), 1u);
+  EXPECT_EQ(a.by_external[4].gpu_ns, 20);
+}
+
+TEST_F(CuptiTracerTest, OpsLeftOpenByAFailedCallArePoppedAtStop) {
+  tracer_->start();
+  tracer_->push(1);
+  tracer_->push(2);  // the model raised: no end callbacks, no pops
+  fake_cupti::launch_kernel("k", 0, 5);
+  GpuAttribution a = attribute_gpu_activity(tracer_->stop());
+  EXPECT_EQ(a.by_external[2].gpu_ns, 5);
+  EXPECT_EQ(fake_cupti::pushed(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0), 0u);
+  EXPECT_EQ(fake_cupti::unbalanced_pops(), 0);
+}
+
+TEST_F(CuptiTracerTest, ACuptiFailureLeavesTheCallUntracedAndSaysWhy) {
+  fake_cupti::fail_enable(CUPTI_ERROR_INSUFFICIENT_PRIVILEGES);
+  tracer_->start();  // does not throw
+  tracer_->push(1);
+  fake_cupti::launch_kernel("k", 0, 5);
+  tracer_->pop();
+  GpuRecords r = tracer_->stop();
+  EXPECT_NE(r.error.find("CUPTI enable activity kind"), std::string::npos) << r.error;
+  EXPECT_TRUE(r.activities.empty());
+  EXPECT_EQ(fake_cupti::pushed(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0), 0u);
+  EXPECT_EQ(fake_cupti::unbalanced_pops(), 0);
+  for (int kind : {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_RUNTIME})
+    EXPECT_FALSE(fake_cupti::enabled(kind));
+
+  fake_cupti::fail_enable(CUPTI_SUCCESS);  // and the next call is traced
+  tracer_->start();
+  tracer_->push(1);
+  fake_cupti::launch_kernel("k", 0, 5);
+  tracer_->pop();
+  GpuRecords ok = tracer_->stop();
+  EXPECT_TRUE(ok.error.empty()) << ok.error;
+  EXPECT_EQ(attribute_gpu_activity(ok).by_external[1].gpu_ns, 5);
+}
+
 TEST_F(CuptiTracerTest, DescribesTheGpuDriverAndRuntime) {
   EXPECT_EQ(tracer_->describe(), "Fake GPU (tests) (cuda:0), driver CUDA 13.0, runtime CUDA 13.0, CUPTI API " +
                                      std::to_string(CUPTI_API_VERSION));
@@ -146,8 +213,11 @@ TEST(CuptiTracer, NoDeviceMeansNoTracerAndSaysWhy) {
   fake_cupti::reset();
   fake_cupti::set_device_count(0);
   std::string why;
-  EXPECT_EQ(create_gpu_tracer(&why), nullptr);
+  EXPECT_EQ(create_gpu_tracer(0, &why), nullptr);
   EXPECT_EQ(why, "no CUDA device: no CUDA-capable device is detected");
+  fake_cupti::set_device_count(1);
+  EXPECT_EQ(create_gpu_tracer(3, &why), nullptr);
+  EXPECT_EQ(why, "no CUDA device 3 (1 found)");
   fake_cupti::reset();
 }
 

@@ -57,6 +57,8 @@ struct State {
   std::set<std::string> names;               // kernel names live as long as CUPTI does
   uint64_t made = 0, dropped = 0, dropped_unread = 0;
   size_t held = 0;
+  bool hold_back = false;
+  CUptiResult enable_result = CUPTI_SUCCESS;
 };
 
 State& state() {
@@ -161,6 +163,8 @@ void reset() {
   s.pending.clear();
   s.made = s.dropped = s.dropped_unread = 0;
   s.held = 0;
+  s.hold_back = false;
+  s.enable_result = CUPTI_SUCCESS;
   t_external.clear();
 }
 
@@ -200,6 +204,10 @@ uint32_t launch_memset(uint64_t start_ns, uint64_t end_ns) {
   return correlation;
 }
 
+void hold_back_next_flush() { state().hold_back = true; }
+void fail_enable(int cupti_result) { state().enable_result = static_cast<CUptiResult>(cupti_result); }
+size_t pushed(int external_kind) { return t_external[external_kind].size(); }
+
 uint64_t records_made() { return state().made; }
 uint64_t records_dropped() { return state().dropped; }
 int register_calls() { return state().register_calls; }
@@ -236,6 +244,7 @@ CUptiResult CUPTIAPI cuptiActivityEnable(CUpti_ActivityKind kind) {
   if (record_size(kind) == 0) return CUPTI_ERROR_INVALID_KIND;
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
+  if (s.enable_result != CUPTI_SUCCESS) return s.enable_result;
   s.enabled.insert(kind);
   return CUPTI_SUCCESS;
 }
@@ -269,7 +278,8 @@ CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t flag) {
   if (!s.complete) return CUPTI_ERROR_INVALID_OPERATION;
   if (flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) {
     drain_pending(s, lock, 0);
-    complete_current(s, lock);
+    if (s.hold_back) s.hold_back = false;
+    else complete_current(s, lock);
   }
   return CUPTI_SUCCESS;
 }

@@ -27,6 +27,13 @@ void set_device_count(int n);  // what cudaGetDeviceCount says (default 1)
 uint32_t launch_kernel(const std::string& name, uint64_t start_ns, uint64_t end_ns, Api api = Api::runtime);
 uint32_t launch_memset(uint64_t start_ns, uint64_t end_ns);
 
+// The next forced flush leaves the buffer being filled with CUPTI (as if its worker thread
+// still held it); the flush after that delivers it.
+void hold_back_next_flush();
+// cuptiActivityEnable fails with this result from now on (CUPTI_SUCCESS: works again).
+void fail_enable(int cupti_result);
+size_t pushed(int external_kind);  // ids on the calling thread's stack for that kind
+
 uint64_t records_made();    // every record CUPTI would have written, dropped ones included
 uint64_t records_dropped();
 int register_calls();       // cuptiActivityRegisterCallbacks calls
