@@ -1,0 +1,100 @@
+// The recorder's side of GPU tracing, on the CPU: which ops push an external correlation id,
+// that every push is popped, and that what the tracer returns for an id lands on that op.
+// The tracer here is a test double that logs pushes and returns one synthetic record per id;
+// the CUPTI tracer itself is tested in tests/gpu.
+#include <gtest/gtest.h>
+#include <torch/script.h>
+
+#include <string>
+#include <vector>
+
+#include "layoutprof/gpu.h"
+#include "record/recorder.h"
+
+namespace layoutprof {
+namespace {
+
+class LoggingTracer : public GpuTracer {
+ public:
+  void start() noexcept override {
+    pushed.clear();
+    depth = max_depth = 0;
+  }
+  void push(uint64_t id) override {
+    pushed.push_back(id);
+    max_depth = std::max(max_depth, ++depth);
+  }
+  void pop() override { --depth; }
+  // One kernel per pushed id, id * 10 ns long, named after the id.
+  GpuRecords stop() noexcept override {
+    depth_at_stop = depth;
+    GpuRecords r;
+    for (size_t i = 0; i < pushed.size(); ++i) {
+      uint32_t correlation = static_cast<uint32_t>(i + 1);
+      r.activities.push_back({GpuActivity::Kind::kernel, "k" + std::to_string(pushed[i]), 0,
+                              static_cast<int64_t>(pushed[i] * 10), correlation, 0, 0});
+      r.correlations.push_back({correlation, pushed[i]});
+    }
+    return r;
+  }
+  std::string describe() override { return "logging tracer"; }
+
+  std::vector<uint64_t> pushed;
+  int depth = 0, max_depth = 0, depth_at_stop = -1;
+};
+
+Call record(const std::string& sample, const at::Tensor& input, LoggingTracer& tracer) {
+  torch::jit::Module m = torch::jit::load(std::string(SAMPLES_DIR) + "/" + sample);
+  m.eval();
+  torch::NoGradGuard no_grad;
+  Recorder recorder;
+  recorder.start(Recorder::Mode::timed, nullptr, &tracer);
+  m.forward({input});
+  return recorder.stop();
+}
+
+void check_attribution(const Call& call, const LoggingTracer& tracer) {
+  EXPECT_EQ(tracer.depth_at_stop, 0) << "every push popped";
+  size_t expected_pushes = 0, main_index = 0;
+  for (const OpEvent& e : call.events) {
+    if (e.thread != 0) {
+      EXPECT_EQ(e.gpu_ns, 0) << e.name << " ran on another thread: no id of its own";
+      continue;
+    }
+    const uint64_t id = ++main_index;  // ids are main-thread event indices + 1
+    const bool pushes = e.parent < 0 || e.name == "aten::copy_";
+    if (pushes) {
+      ++expected_pushes;
+      EXPECT_EQ(e.gpu_ns, static_cast<int64_t>(id * 10)) << e.name << " #" << e.id;
+      EXPECT_EQ(e.kernels, (std::vector<std::string>{"k" + std::to_string(id)})) << e.name;
+    } else {
+      EXPECT_EQ(e.gpu_ns, 0) << e.name << " is nested: its kernels count to its top-level op";
+      EXPECT_TRUE(e.kernels.empty());
+    }
+  }
+  EXPECT_EQ(tracer.pushed.size(), expected_pushes);
+}
+
+TEST(RecorderGpu, EachTopLevelOpAndCopyGetsItsOwnIdAndItsKernels) {
+  LoggingTracer tracer;
+  Call call = record("transpose_reshape.pt", torch::randn({2, 8, 16}), tracer);
+  check_attribution(call, tracer);
+  bool copy_nested_in_reshape = false;
+  for (const OpEvent& e : call.events)
+    if (e.name == "aten::copy_" && e.parent >= 0) copy_nested_in_reshape = true;
+  EXPECT_TRUE(copy_nested_in_reshape) << "the sample's reshape copies inside itself";
+  EXPECT_GE(tracer.max_depth, 2) << "the copy's id is pushed inside its op's";
+}
+
+TEST(RecorderGpu, ConvolutionsCopyingTheirWeightsKeepTheCopyTimeApart) {
+  LoggingTracer tracer;
+  Call call = record("channels_last_convnet.pt",
+                     torch::randn({2, 3, 32, 32}).contiguous(at::MemoryFormat::ChannelsLast), tracer);
+  check_attribution(call, tracer);
+  int copies = 0;
+  for (const OpEvent& e : call.events) copies += e.name == "aten::copy_" && e.thread == 0;
+  EXPECT_GT(copies, 0);
+}
+
+}  // namespace
+}  // namespace layoutprof
