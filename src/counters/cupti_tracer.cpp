@@ -2,6 +2,7 @@
 // correlation ids. The only file that includes CUDA and CUPTI headers.
 #include <cuda_runtime_api.h>
 #include <cupti.h>
+#include <cxxabi.h>
 
 #include <atomic>
 #include <cstdlib>
@@ -34,6 +35,15 @@ std::string result_text(CUptiResult status) {
 
 void check(CUptiResult status, const char* what) {
   if (status != CUPTI_SUCCESS) throw std::runtime_error(std::string("CUPTI ") + what + ": " + result_text(status));
+}
+
+// Kernel names come mangled ("_ZN2at6native..."): readable ones for the report.
+std::string demangle(const char* name) {
+  int status = 0;
+  char* readable = abi::__cxa_demangle(name, nullptr, nullptr, &status);
+  std::string out = status == 0 && readable ? readable : name;
+  std::free(readable);
+  return out;
 }
 
 const char* copy_kind(uint8_t kind) {
@@ -173,7 +183,7 @@ class CuptiTracer : public GpuTracer {
       case CUPTI_ACTIVITY_KIND_KERNEL:
       case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
         auto* k = reinterpret_cast<KernelRecord*>(record);
-        out.activities.push_back({GpuActivity::Kind::kernel, k->name ? k->name : "kernel",
+        out.activities.push_back({GpuActivity::Kind::kernel, k->name ? demangle(k->name) : "kernel",
                                   static_cast<int64_t>(k->start), static_cast<int64_t>(k->end),
                                   k->correlationId, k->deviceId, k->streamId});
         break;

@@ -204,6 +204,17 @@ TEST_F(CuptiTracerTest, ACuptiFailureLeavesTheCallUntracedAndSaysWhy) {
   EXPECT_EQ(attribute_gpu_activity(ok).by_external[1].gpu_ns, 5);
 }
 
+TEST_F(CuptiTracerTest, KernelNamesAreDemangled) {
+  tracer_->start();
+  tracer_->push(1);
+  fake_cupti::launch_kernel("_Z12copy_stridedPKfPfii", 0, 1);
+  fake_cupti::launch_kernel("not_mangled_kernel", 1, 2);
+  tracer_->pop();
+  GpuAttribution a = attribute_gpu_activity(tracer_->stop());
+  EXPECT_EQ(a.by_external[1].kernels,
+            (std::vector<std::string>{"copy_strided(float const*, float*, int, int)", "not_mangled_kernel"}));
+}
+
 TEST_F(CuptiTracerTest, DescribesTheGpuDriverAndRuntime) {
   EXPECT_EQ(tracer_->describe(), "Fake GPU (tests) (cuda:0), driver CUDA 13.0, runtime CUDA 13.0, CUPTI API " +
                                      std::to_string(CUPTI_API_VERSION));
