@@ -47,7 +47,11 @@ struct OpEvent {
   // GPU time of the kernels, copies and memsets this op launched itself (CUPTI, measured);
   // -1 when the run traced no GPU. Kernels launched inside a nested copy count to the copy.
   int64_t gpu_ns = -1;
-  std::vector<std::string> kernels;
+  int64_t gpu_launches = 0;          // kernels, copies and memsets it launched itself
+  std::vector<std::string> kernels;  // their distinct names, in launch order
+  // Derived by analyze(): GPU time of the layout-copy kernels launched by this op or any op
+  // nested in it (its copies); -1 when the run traced no GPU.
+  int64_t copy_gpu_ns = -1;
 };
 
 struct Call {

@@ -409,6 +409,10 @@ Report analyze(const Trace& trace) {
   const TlbConfig tlb = parse_tlb_config(r.run.tlb);
   r.run.tlb = tlb_config_string(tlb);
   r.copies = find_copies(r.ops, top, provenance, tlb);
+  for (OpEvent& op : r.ops) op.copy_gpu_ns = op.gpu_ns >= 0 ? 0 : -1;
+  for (const CopyRecord& c : r.copies)
+    if (is_layout_copy(c.cls) && c.gpu_ns > 0)
+      for (int64_t id = c.op; id >= 0; id = r.ops[id].parent) r.ops[id].copy_gpu_ns += c.gpu_ns;
   r.split_points = find_split_points(r, top);
   r.modules = aggregate_modules(r, top);
 
@@ -427,7 +431,7 @@ Report analyze(const Trace& trace) {
     if (op.gpu_ns >= 0) s.gpu.traced = true;
     if (op.gpu_ns > 0) {
       s.gpu.gpu_ns += op.gpu_ns;
-      s.gpu.kernels += static_cast<int64_t>(op.kernels.size());
+      s.gpu.kernels += op.gpu_launches;
     }
     if (op.parent >= 0) continue;
     s.tensor_bytes += tensor_bytes(op);

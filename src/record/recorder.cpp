@@ -517,6 +517,7 @@ Call Recorder::stop() {
         auto launched = gpu.by_external.find(static_cast<uint64_t>(order[i].local) + 1);
         if (launched != gpu.by_external.end()) {
           e.gpu_ns = launched->second.gpu_ns;
+          e.gpu_launches = launched->second.activities;
           e.kernels = launched->second.kernels;
         }
       }

@@ -63,6 +63,8 @@ TEST(GpuReport, CopyKernelTimeReachesCopiesModulesAndSummary) {
   call.events[1].gpu_ns = 1000;  // reshape's own kernels
   call.events[3].gpu_ns = 4000;  // the copy_ kernel
   call.events[3].kernels = {"elementwise_kernel"};
+  call.events[1].gpu_launches = 2;
+  call.events[3].gpu_launches = 1;
   call.gpu_dropped = 2;
   Trace t = testing::trace_of({call});
   t.run.gpu = "Test GPU";
@@ -73,6 +75,14 @@ TEST(GpuReport, CopyKernelTimeReachesCopiesModulesAndSummary) {
   EXPECT_EQ(r.summary.gpu.gpu_ns, 5000);
   EXPECT_EQ(r.summary.gpu.copy_gpu_ns, 4000);
   EXPECT_EQ(r.summary.gpu.dropped, 2u);
+  EXPECT_EQ(r.summary.gpu.kernels, 3) << "launches, not distinct names";
+  // Per op: the copy's kernel time at the copy and at every op around it.
+  EXPECT_EQ(r.ops[0].copy_gpu_ns, 0) << "transpose";
+  EXPECT_EQ(r.ops[1].copy_gpu_ns, 4000) << "reshape";
+  EXPECT_EQ(r.ops[2].copy_gpu_ns, 4000) << "clone";
+  EXPECT_EQ(r.ops[3].copy_gpu_ns, 4000) << "copy_";
+  EXPECT_EQ(r.ops[4].copy_gpu_ns, 0) << "_unsafe_view";
+  EXPECT_EQ(report_to_json(r)["ops"][1]["copy_gpu_ns"], 4000);
   EXPECT_EQ(r.modules[0].gpu_ns, 5000);
   EXPECT_EQ(r.modules[0].copy_gpu_ns, 4000);
   std::ostringstream text;
@@ -86,6 +96,7 @@ TEST(GpuReport, CpuRunsSayNoGpuWasTraced) {
   Report r = analyze(testing::trace_of({testing::transpose_reshape_call()}));
   EXPECT_FALSE(r.summary.gpu.traced);
   EXPECT_TRUE(report_to_json(r)["ops"][0]["gpu_ns"].is_null());
+  EXPECT_TRUE(report_to_json(r)["ops"][0]["copy_gpu_ns"].is_null());
 }
 
 }  // namespace
