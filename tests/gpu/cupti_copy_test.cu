@@ -1,7 +1,13 @@
-// The CUPTI tracer on a real GPU: a contiguous and a strided copy kernel, each under its own
-// external correlation id, must both be seen, attributed, with plausible times (the strided
-// one slower). A plain program (no GoogleTest, so that it links against any LibTorch ABI):
-// exit 0 pass, 1 fail, 77 skipped with the reason where there is no GPU.
+// The CUPTI tracer on a real GPU and the real libcupti. Each launch runs under its own
+// external correlation id and must come back attributed to it, with plausible times:
+//  - a contiguous and a strided copy kernel (the strided one slower);
+//  - a kernel under two nested ids (the inner one gets it);
+//  - a kernel launched through the driver API (cuLaunchKernel, as cuBLAS and Triton do);
+//  - a device-to-device cudaMemcpyAsync;
+//  - a second recorded call, which must hold only its own records.
+// A plain program (no GoogleTest, so that it links against any LibTorch ABI): exit 0 pass,
+// 1 fail, 77 skipped with the reason where there is no GPU.
+#include <cuda.h>  // types of the driver API only; its entry point comes through the runtime
 #include <cuda_runtime.h>
 
 #include <cstdio>
@@ -32,6 +38,27 @@ void expect(bool ok, const std::string& what) {
   failures += !ok;
 }
 
+bool has_kernel(const layoutprof::GpuAttribution& a, uint64_t id, const char* name) {
+  auto it = a.by_external.find(id);
+  if (it == a.by_external.end() || it->second.kernels.empty()) return false;
+  return it->second.kernels.front().find(name) != std::string::npos;
+}
+
+using LaunchFn = CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                              CUstream, void**, void**);
+
+LaunchFn driver_launch() {
+  void* fn = nullptr;
+  cudaDriverEntryPointQueryResult found{};
+#if CUDART_VERSION >= 12050
+  if (cudaGetDriverEntryPointByVersion("cuLaunchKernel", &fn, 12000, cudaEnableDefault, &found) != cudaSuccess)
+    return nullptr;
+#else
+  if (cudaGetDriverEntryPoint("cuLaunchKernel", &fn, cudaEnableDefault, &found) != cudaSuccess) return nullptr;
+#endif
+  return found == cudaDriverEntryPointSuccess ? reinterpret_cast<LaunchFn>(fn) : nullptr;
+}
+
 }  // namespace
 
 int main() {
@@ -42,36 +69,70 @@ int main() {
     return 77;
   }
   const int rows = 4096, cols = 4096, n = rows * cols;
+  const unsigned blocks = (n + 255) / 256;
   float *src = nullptr, *dst = nullptr;
   if (cudaMalloc(&src, n * sizeof(float)) != cudaSuccess || cudaMalloc(&dst, n * sizeof(float)) != cudaSuccess) {
     std::printf("FAIL cudaMalloc\n");
     return 1;
   }
-  copy_contiguous<<<(n + 255) / 256, 256>>>(src, dst, n);  // warm-up
+  copy_contiguous<<<blocks, 256>>>(src, dst, n);  // warm-up
   cudaDeviceSynchronize();
+  LaunchFn launch = driver_launch();
+  cudaFunction_t function = nullptr;
+  bool driver_ready = launch && cudaGetFuncBySymbol(&function, reinterpret_cast<const void*>(copy_contiguous)) == cudaSuccess;
+  expect(driver_ready, "cuLaunchKernel and the kernel's CUfunction found");
 
   tracer->start();
   tracer->push(1);
-  copy_contiguous<<<(n + 255) / 256, 256>>>(src, dst, n);
+  copy_contiguous<<<blocks, 256>>>(src, dst, n);
   tracer->pop();
   tracer->push(2);
-  copy_strided<<<(n + 255) / 256, 256>>>(src, dst, rows, cols);
+  copy_strided<<<blocks, 256>>>(src, dst, rows, cols);
+  tracer->pop();
+  tracer->push(3);
+  tracer->push(4);
+  copy_contiguous<<<blocks, 256>>>(src, dst, n);
+  tracer->pop();
+  tracer->pop();
+  if (driver_ready) {
+    tracer->push(5);
+    int count = n;
+    void* args[] = {&src, &dst, &count};
+    launch(reinterpret_cast<CUfunction>(function), blocks, 1, 1, 256, 1, 1, 0, nullptr, args, nullptr);
+    tracer->pop();
+  }
+  tracer->push(6);
+  cudaMemcpyAsync(dst, src, n * sizeof(float), cudaMemcpyDeviceToDevice);
   tracer->pop();
   expect(cudaDeviceSynchronize() == cudaSuccess, "kernels ran");
-  layoutprof::GpuAttribution a = layoutprof::attribute_gpu_activity(tracer->stop());
+  layoutprof::GpuRecords records = tracer->stop();
+  expect(records.error.empty(), "CUPTI traced the call" + (records.error.empty() ? "" : ": " + records.error));
+  layoutprof::GpuAttribution a = layoutprof::attribute_gpu_activity(records);
+
+  expect(has_kernel(a, 1, "copy_contiguous"), "contiguous copy kernel attributed to its id");
+  expect(has_kernel(a, 2, "copy_strided"), "strided copy kernel attributed to its id");
+  expect(has_kernel(a, 4, "copy_contiguous") && a.by_external.count(3) == 0, "nested ids: the inner one gets the kernel");
+  if (driver_ready) expect(has_kernel(a, 5, "copy_contiguous"), "a cuLaunchKernel launch is attributed");
+  expect(has_kernel(a, 6, "memcpy DtoD"), "a device-to-device memcpy is attributed");
+  expect(a.unattributed == 0, "no record left unattributed (" + std::to_string(a.unattributed) + ")");
+  expect(a.dropped == 0, "no record dropped");
+  const int64_t contiguous = a.by_external[1].gpu_ns, strided = a.by_external[2].gpu_ns;
+  expect(contiguous > 1000 && contiguous < 100000000, "contiguous copy of 64 MB takes 1 us..100 ms");
+  expect(strided > contiguous, "the strided copy is slower");
+
+  // A second recorded call holds its own records only.
+  tracer->start();
+  tracer->push(1);
+  copy_strided<<<blocks, 256>>>(src, dst, rows, cols);
+  tracer->pop();
+  cudaDeviceSynchronize();
+  layoutprof::GpuAttribution second = layoutprof::attribute_gpu_activity(tracer->stop());
+  expect(second.by_external.size() == 1 && has_kernel(second, 1, "copy_strided"),
+         "the second call holds only its own kernel");
+
   cudaFree(src);
   cudaFree(dst);
-
-  expect(a.by_external.count(1) == 1 && a.by_external.count(2) == 1, "both kernels attributed to their ids");
-  if (failures) return 1;
-  const auto& contiguous = a.by_external[1];
-  const auto& strided = a.by_external[2];
-  expect(contiguous.kernels.at(0).find("copy_contiguous") != std::string::npos, "contiguous kernel named");
-  expect(strided.kernels.at(0).find("copy_strided") != std::string::npos, "strided kernel named");
-  expect(contiguous.gpu_ns > 1000 && contiguous.gpu_ns < 100000000, "contiguous copy of 64 MB takes 1 us..100 ms");
-  expect(strided.gpu_ns > contiguous.gpu_ns, "the strided copy is slower");
-  expect(a.dropped == 0, "no record dropped");
-  std::printf("contiguous copy %.3f ms, strided copy %.3f ms on %s\n", contiguous.gpu_ns / 1e6,
-              strided.gpu_ns / 1e6, tracer->describe().c_str());
+  std::printf("contiguous copy %.3f ms, strided copy %.3f ms, memcpy DtoD %.3f ms on %s\n", contiguous / 1e6,
+              strided / 1e6, a.by_external[6].gpu_ns / 1e6, tracer->describe().c_str());
   return failures ? 1 : 0;
 }
