@@ -32,7 +32,8 @@ struct GpuRecords {
   std::vector<GpuActivity> activities;
   std::vector<GpuCorrelation> correlations;
   uint64_t dropped = 0;  // records CUPTI could not store (pool exhausted)
-  std::string error;     // why CUPTI could not trace this call (empty when it did)
+  bool traced = false;   // CUPTI traced the call (it may still have lost records: error)
+  std::string error;     // what went wrong, if anything
 };
 
 // What ran on the GPU for one op (external id).
@@ -62,8 +63,9 @@ class GpuTracer {
   // a preallocated pool of buffers; never allocates on the hot path. A CUPTI failure does not
   // throw: the call goes untraced and stop() says why in GpuRecords::error.
   virtual void start() noexcept = 0;
-  // external_id: below 2^32, unique within the call.
-  virtual void push(uint64_t external_id) = 0;
+  // external_id: below 2^32, unique within the call. Returns whether it was pushed; pop()
+  // only what was.
+  virtual bool push(uint64_t external_id) = 0;
   virtual void pop() = 0;
   // Flushes and returns every record since start(). Call after the device is synchronised.
   virtual GpuRecords stop() noexcept = 0;

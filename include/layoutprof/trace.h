@@ -47,7 +47,7 @@ struct OpEvent {
   // GPU time of the kernels, copies and memsets this op launched itself (CUPTI, measured);
   // -1 when the run traced no GPU. Kernels launched inside a nested copy count to the copy.
   int64_t gpu_ns = -1;
-  int64_t gpu_launches = 0;          // kernels, copies and memsets it launched itself
+  int64_t gpu_launches = 0;          // kernels, copies and memsets it launched itself (GPU runs)
   std::vector<std::string> kernels;  // their distinct names, in launch order
   // Derived by analyze(): GPU time of the layout-copy kernels launched by this op or any op
   // nested in it (its copies); -1 when the run traced no GPU.

@@ -4,12 +4,14 @@
 #include <cupti.h>
 #include <cxxabi.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <mutex>
-#include <set>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "layoutprof/gpu.h"
@@ -67,29 +69,35 @@ class CuptiTracer : public GpuTracer {
       if (!p) throw std::bad_alloc();
       pool_.push_back(static_cast<uint8_t*>(p));
     }
+    with_cupti_.assign(kBuffers, false);
+    free_.reserve(kBuffers);
     free_ = pool_;
+    completed_.reserve(kBuffers);
   }
 
   ~CuptiTracer() override {
     if (active_) stop();
-    current_.store(nullptr);
+    CuptiTracer* self = this;
+    current_.compare_exchange_strong(self, nullptr);
     std::lock_guard<std::mutex> lock(mutex_);
     // A buffer CUPTI still holds (it never came back) is left to it rather than freed.
-    for (uint8_t* p : pool_)
-      if (!with_cupti_.count(p)) std::free(p);
+    for (size_t i = 0; i < pool_.size(); ++i)
+      if (!with_cupti_[i]) std::free(pool_[i]);
   }
 
   void start() noexcept override {
     error_.clear();
-    ++generation_;
+    generation_ = ++s_generation_;
     depth_ = 0;
     current_.store(this);
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      completed_.clear();  // late buffers of an earlier call: their records are not this call's
+      // Buffers that came back after the last stop() hold an earlier call's records: not
+      // this call's, and back in the pool. Those CUPTI still holds stay out of it.
+      completed_.clear();
       free_.clear();
-      for (uint8_t* p : pool_)
-        if (!with_cupti_.count(p)) free_.push_back(p);
+      for (size_t i = 0; i < pool_.size(); ++i)
+        if (!with_cupti_[i]) free_.push_back(pool_[i]);
       dropped_ = 0;
     }
     size_t stale = 0;
@@ -107,12 +115,14 @@ class CuptiTracer : public GpuTracer {
     }
   }
 
-  // External ids carry this call's generation in their high 32 bits, so that a record of an
-  // earlier call, however late, is never charged to an op of this one.
-  void push(uint64_t id) override {
-    if (!active_) return;
-    if (cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, tag(id)) == CUPTI_SUCCESS)
-      ++depth_;
+  // External ids carry the call's number (process-wide) in their high 32 bits, so that a
+  // record of an earlier call, however late, is never charged to an op of this one.
+  bool push(uint64_t id) override {
+    if (!active_) return false;
+    if (cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, tag(id)) != CUPTI_SUCCESS)
+      return false;
+    ++depth_;
+    return true;
   }
 
   void pop() override {
@@ -127,6 +137,7 @@ class CuptiTracer : public GpuTracer {
     out.error = error_;
     if (!active_) return out;
     active_ = false;
+    out.traced = true;
     // Ops left open (the model raised past them) leave their ids pushed: take them off.
     for (; depth_ > 0; --depth_) {
       uint64_t last = 0;
@@ -141,11 +152,23 @@ class CuptiTracer : public GpuTracer {
     size_t late_drops = 0;
     cuptiActivityGetNumDroppedRecords(nullptr, 0, &late_drops);
     std::lock_guard<std::mutex> lock(mutex_);
-    for (auto [buffer, valid] : completed_) {
-      CUpti_Activity* record = nullptr;
-      while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) parse(record, out);
-      free_.push_back(buffer);
+    try {
+      Parsed parsed;
+      for (auto [buffer, valid] : completed_) {
+        CUpti_Activity* record = nullptr;
+        while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) parse(record, out, parsed);
+      }
+      // Launches an earlier call made (their correlation record says so) are not this call's,
+      // not even as unattributed work.
+      if (!parsed.earlier.empty())
+        out.activities.erase(std::remove_if(out.activities.begin(), out.activities.end(),
+                                            [&](const GpuActivity& a) { return parsed.earlier.count(a.correlation); }),
+                             out.activities.end());
+    } catch (const std::exception& e) {
+      out = GpuRecords{};
+      out.error = std::string("reading CUPTI records: ") + e.what();
     }
+    for (auto [buffer, valid] : completed_) free_.push_back(buffer);
     completed_.clear();
     out.dropped = dropped_ + late_drops;
     return out;
@@ -178,14 +201,24 @@ class CuptiTracer : public GpuTracer {
 
   uint64_t tag(uint64_t id) const { return (generation_ << 32) | (id & 0xffffffffu); }
 
-  void parse(CUpti_Activity* record, GpuRecords& out) const {
+  struct Parsed {
+    std::unordered_map<const char*, std::string> names;  // demangled, by CUPTI's name pointer
+    std::unordered_set<uint32_t> earlier;                 // correlation ids of earlier calls
+  };
+
+  void parse(CUpti_Activity* record, GpuRecords& out, Parsed& parsed) const {
     switch (record->kind) {
       case CUPTI_ACTIVITY_KIND_KERNEL:
       case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
         auto* k = reinterpret_cast<KernelRecord*>(record);
-        out.activities.push_back({GpuActivity::Kind::kernel, k->name ? demangle(k->name) : "kernel",
-                                  static_cast<int64_t>(k->start), static_cast<int64_t>(k->end),
-                                  k->correlationId, k->deviceId, k->streamId});
+        std::string name = "kernel";
+        if (const char* mangled = k->name) {  // a copy: the record is packed
+          auto it = parsed.names.find(mangled);
+          if (it == parsed.names.end()) it = parsed.names.emplace(mangled, demangle(mangled)).first;
+          name = it->second;
+        }
+        out.activities.push_back({GpuActivity::Kind::kernel, std::move(name), static_cast<int64_t>(k->start),
+                                  static_cast<int64_t>(k->end), k->correlationId, k->deviceId, k->streamId});
         break;
       }
       case CUPTI_ACTIVITY_KIND_MEMCPY: {
@@ -203,9 +236,11 @@ class CuptiTracer : public GpuTracer {
       }
       case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
         auto* c = reinterpret_cast<CUpti_ActivityExternalCorrelation*>(record);
-        // Ours (CUSTOM0) and of this call only; other kinds belong to other tools.
-        if (c->externalKind == CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0 && (c->externalId >> 32) == generation_)
+        if (c->externalKind != CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0) break;  // another tool's ids
+        if ((c->externalId >> 32) == generation_)
           out.correlations.push_back({c->correlationId, c->externalId & 0xffffffffu});
+        else
+          parsed.earlier.insert(c->correlationId);
         break;
       }
       default:
@@ -214,7 +249,7 @@ class CuptiTracer : public GpuTracer {
   }
 
   // CUPTI asks for a buffer: hand out one from the pool, or none (CUPTI then drops records
-  // and counts them).
+  // and counts them). Allocates nothing.
   static void CUPTIAPI request(uint8_t** buffer, size_t* size, size_t* max_records) {
     *buffer = nullptr;
     *size = 0;
@@ -225,7 +260,7 @@ class CuptiTracer : public GpuTracer {
     if (t->free_.empty()) return;
     *buffer = t->free_.back();
     t->free_.pop_back();
-    t->with_cupti_.insert(*buffer);
+    t->with_cupti_[t->slot(*buffer)] = true;
     *size = kBufferBytes;
   }
 
@@ -236,17 +271,24 @@ class CuptiTracer : public GpuTracer {
     size_t dropped = 0;
     cuptiActivityGetNumDroppedRecords(context, stream, &dropped);
     std::lock_guard<std::mutex> lock(t->mutex_);
-    t->with_cupti_.erase(buffer);
+    size_t i = t->slot(buffer);
+    if (i == kBuffers) return;  // not from this tracer's pool
+    t->with_cupti_[i] = false;
     t->completed_.emplace_back(buffer, valid);
     t->dropped_ += dropped;
   }
 
+  size_t slot(const uint8_t* buffer) const {
+    return static_cast<size_t>(std::find(pool_.begin(), pool_.end(), buffer) - pool_.begin());
+  }
+
   static inline std::atomic<CuptiTracer*> current_{nullptr};
+  static inline std::atomic<uint64_t> s_generation_{0};  // recorded calls in this process
   static inline bool registered_ = false;  // CUPTI keeps one pair of buffer callbacks per process
   const int device_;
   std::mutex mutex_;
   std::vector<uint8_t*> pool_, free_;
-  std::set<uint8_t*> with_cupti_;  // handed out, not yet back
+  std::vector<bool> with_cupti_;  // per pool slot: handed out, not yet back
   std::vector<std::pair<uint8_t*, size_t>> completed_;
   uint64_t dropped_ = 0;
   uint64_t generation_ = 0;

@@ -269,10 +269,7 @@ std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction& fn) {
   const auto index = static_cast<int32_t>(b.events.size());
   if (b.main && (top || e.name->is_copy)) {
     if (g_counters) e.counters_begin = snapshot(b);
-    if (g_gpu) {
-      g_gpu->push(static_cast<uint64_t>(index) + 1);
-      e.gpu_pushed = true;
-    }
+    if (g_gpu) e.gpu_pushed = g_gpu->push(static_cast<uint64_t>(index) + 1);
   }
   e.start_ns = now_ns();  // last, so that recording the inputs stays outside the op's time
   b.events.push_back(e);
@@ -481,9 +478,11 @@ Call Recorder::stop() {
   // (main-thread index + 1) -> what that op launched.
   GpuAttribution gpu;
   std::string gpu_error;
+  bool gpu_traced = false;  // a call CUPTI refused has no GPU figures, not zeros
   if (state_->gpu) {
     GpuRecords records = state_->gpu->stop();
     gpu_error = records.error;
+    gpu_traced = records.traced;
     gpu = attribute_gpu_activity(records);
   }
 
@@ -511,7 +510,7 @@ Call Recorder::stop() {
     e.duration_ns = (raw.end_ns ? raw.end_ns : stop_ns) - raw.start_ns;
     e.thread = order[i].buffer;
     e.failed = raw.failed;
-    if (state_->gpu) {
+    if (gpu_traced) {
       e.gpu_ns = 0;
       if (b.main) {
         auto launched = gpu.by_external.find(static_cast<uint64_t>(order[i].local) + 1);

@@ -211,7 +211,7 @@ json op_json(const OpEvent& op, const std::vector<std::string>& names) {
               {"outputs", outputs},
               {"counters", counters_json(op.counters, names)},
               {"gpu_ns", op.gpu_ns < 0 ? json(nullptr) : json(op.gpu_ns)},
-              {"gpu_launches", op.gpu_launches},
+              {"gpu_launches", op.gpu_ns < 0 ? json(nullptr) : json(op.gpu_launches)},
               {"copy_gpu_ns", op.copy_gpu_ns < 0 ? json(nullptr) : json(op.copy_gpu_ns)},
               {"kernels", op.kernels}};
 }
@@ -235,7 +235,7 @@ OpEvent op_from(const json& j, const std::vector<std::string>& names) {
   op.gpu_ns = j.at("gpu_ns").is_null() ? -1 : j.at("gpu_ns").get<int64_t>();
   op.kernels = j.at("kernels").get<std::vector<std::string>>();
   // Added within schema version 1: reports from before them read as "not given".
-  if (j.contains("gpu_launches")) op.gpu_launches = j.at("gpu_launches").get<int64_t>();
+  if (j.contains("gpu_launches") && !j.at("gpu_launches").is_null()) op.gpu_launches = j.at("gpu_launches").get<int64_t>();
   if (j.contains("copy_gpu_ns") && !j.at("copy_gpu_ns").is_null()) op.copy_gpu_ns = j.at("copy_gpu_ns").get<int64_t>();
   return op;
 }

@@ -53,6 +53,7 @@ TEST_F(CuptiTracerTest, EachKernelGoesToTheInnermostOpThatLaunchedIt) {
   EXPECT_EQ(a.dropped, 0u);
   EXPECT_EQ(fake_cupti::unbalanced_pops(), 0);
   EXPECT_EQ(fake_cupti::buffers_held(), 0u) << "stop() flushes every buffer back";
+  EXPECT_EQ(fake_cupti::violations(), 0);
 }
 
 TEST_F(CuptiTracerTest, KernelsLaunchedThroughTheDriverApiAreAttributedToo) {
@@ -86,7 +87,7 @@ TEST_F(CuptiTracerTest, ManyBuffersOfLateRecordsAllFindTheirOps) {
     tracer_->pop();
   }
   GpuRecords records = tracer_->stop();
-  ASSERT_GT(fake_cupti::records_made() * 200, 3u * (8u << 20)) << "the test must span several buffers";
+  ASSERT_GE(fake_cupti::buffers_requested(), 3u) << "the test must span several buffers";
   GpuAttribution a = attribute_gpu_activity(records);
   EXPECT_EQ(a.dropped, 0u);
   EXPECT_EQ(a.unattributed, 0);
@@ -122,6 +123,7 @@ TEST_F(CuptiTracerTest, WhenThePoolRunsOutRecordsAreDroppedCountedAndTheNextCall
   EXPECT_EQ(a.by_external[2].activities, 1000);
   EXPECT_EQ(a.by_external[2].gpu_ns, 3000);
   EXPECT_EQ(a.unattributed, 0);
+  EXPECT_EQ(fake_cupti::violations(), 0);
 }
 
 TEST_F(CuptiTracerTest, EachStopReturnsOnlyItsOwnCall) {
@@ -153,7 +155,9 @@ TEST_F(CuptiTracerTest, ABufferThatComesBackLateIsNeverChargedToTheNextCallsOps)
   GpuAttribution second = attribute_gpu_activity(tracer_->stop());
   EXPECT_EQ(second.by_external[1].kernels, (std::vector<std::string>{"this_call"}));
   EXPECT_EQ(second.by_external[1].gpu_ns, 10);
+  EXPECT_EQ(second.unattributed, 0) << "the earlier call's kernel is not this call's work at all";
   EXPECT_EQ(fake_cupti::buffers_held(), 0u);
+  EXPECT_EQ(fake_cupti::violations(), 0) << "the held buffer was neither handed out again nor read early";
 }
 
 TEST_F(CuptiTracerTest, IdsOfOtherToolsAreIgnored) {
@@ -187,6 +191,7 @@ TEST_F(CuptiTracerTest, ACuptiFailureLeavesTheCallUntracedAndSaysWhy) {
   fake_cupti::launch_kernel("k", 0, 5);
   tracer_->pop();
   GpuRecords r = tracer_->stop();
+  EXPECT_FALSE(r.traced);
   EXPECT_NE(r.error.find("CUPTI enable activity kind"), std::string::npos) << r.error;
   EXPECT_TRUE(r.activities.empty());
   EXPECT_EQ(fake_cupti::pushed(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0), 0u);
@@ -200,6 +205,7 @@ TEST_F(CuptiTracerTest, ACuptiFailureLeavesTheCallUntracedAndSaysWhy) {
   fake_cupti::launch_kernel("k", 0, 5);
   tracer_->pop();
   GpuRecords ok = tracer_->stop();
+  EXPECT_TRUE(ok.traced);
   EXPECT_TRUE(ok.error.empty()) << ok.error;
   EXPECT_EQ(attribute_gpu_activity(ok).by_external[1].gpu_ns, 5);
 }

@@ -58,6 +58,14 @@ struct State {
   uint64_t made = 0, dropped = 0, dropped_unread = 0;
   size_t held = 0;
   bool hold_back = false;
+  struct Held {
+    uint8_t* buffer;
+    size_t size, used;
+  };
+  std::vector<Held> held_back;           // kept by a held-back flush: completed by the next
+  std::set<const uint8_t*> holding;      // every buffer CUPTI holds
+  size_t requested = 0;
+  int violations = 0;
   CUptiResult enable_result = CUPTI_SUCCESS;
 };
 
@@ -69,17 +77,22 @@ State& state() {
 thread_local std::map<int, std::vector<uint64_t>> t_external;  // per thread, per kind
 
 // Completion callbacks run without the fake's lock, as the client may call back into CUPTI.
+void complete_buffer(State& s, std::unique_lock<std::mutex>& lock, uint8_t* b, size_t size, size_t used) {
+  s.held--;
+  s.holding.erase(b);
+  auto complete = s.complete;
+  lock.unlock();
+  complete(nullptr, 0, b, size, used);
+  lock.lock();
+}
+
 void complete_current(State& s, std::unique_lock<std::mutex>& lock) {
   if (!s.buffer) return;
   uint8_t* b = s.buffer;
   size_t size = s.size, used = s.used;
   s.buffer = nullptr;
   s.size = s.used = 0;
-  s.held--;
-  auto complete = s.complete;
-  lock.unlock();
-  complete(nullptr, 0, b, size, used);
-  lock.lock();
+  complete_buffer(s, lock, b, size, used);
 }
 
 void write(State& s, std::unique_lock<std::mutex>& lock, const void* record, size_t n) {
@@ -98,6 +111,9 @@ void write(State& s, std::unique_lock<std::mutex>& lock, const void* record, siz
       return;
     }
     if (reinterpret_cast<uintptr_t>(b) % kAlign != 0) std::abort();  // CUPTI requires 8-byte alignment
+    if (s.holding.count(b)) s.violations++;  // handed out again while CUPTI holds it
+    s.holding.insert(b);
+    s.requested++;
     s.buffer = b;
     s.size = size;
     s.used = 0;
@@ -164,6 +180,10 @@ void reset() {
   s.made = s.dropped = s.dropped_unread = 0;
   s.held = 0;
   s.hold_back = false;
+  s.held_back.clear();
+  s.holding.clear();
+  s.requested = 0;
+  s.violations = 0;
   s.enable_result = CUPTI_SUCCESS;
   t_external.clear();
 }
@@ -207,6 +227,8 @@ uint32_t launch_memset(uint64_t start_ns, uint64_t end_ns) {
 void hold_back_next_flush() { state().hold_back = true; }
 void fail_enable(int cupti_result) { state().enable_result = static_cast<CUptiResult>(cupti_result); }
 size_t pushed(int external_kind) { return t_external[external_kind].size(); }
+size_t buffers_requested() { return state().requested; }
+int violations() { return state().violations; }
 
 uint64_t records_made() { return state().made; }
 uint64_t records_dropped() { return state().dropped; }
@@ -278,14 +300,30 @@ CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t flag) {
   if (!s.complete) return CUPTI_ERROR_INVALID_OPERATION;
   if (flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) {
     drain_pending(s, lock, 0);
-    if (s.hold_back) s.hold_back = false;
-    else complete_current(s, lock);
+    std::vector<State::Held> earlier;
+    earlier.swap(s.held_back);
+    for (const State::Held& h : earlier) complete_buffer(s, lock, h.buffer, h.size, h.used);
+    if (s.hold_back) {
+      s.hold_back = false;
+      if (s.buffer) {
+        s.held_back.push_back({s.buffer, s.size, s.used});
+        s.buffer = nullptr;
+        s.size = s.used = 0;
+      }
+    } else {
+      complete_current(s, lock);
+    }
   }
   return CUPTI_SUCCESS;
 }
 
 CUptiResult CUPTIAPI cuptiActivityGetNextRecord(uint8_t* buffer, size_t valid, CUpti_Activity** record) {
   if (!buffer) return CUPTI_ERROR_INVALID_PARAMETER;
+  if (!*record) {
+    State& s = state();
+    std::lock_guard<std::mutex> lock(s.mutex);
+    if (s.holding.count(buffer)) s.violations++;  // read while CUPTI holds it
+  }
   size_t offset = 0;
   if (*record) {
     offset = static_cast<size_t>(reinterpret_cast<uint8_t*>(*record) - buffer) + record_size((*record)->kind);

@@ -27,8 +27,8 @@ void set_device_count(int n);  // what cudaGetDeviceCount says (default 1)
 uint32_t launch_kernel(const std::string& name, uint64_t start_ns, uint64_t end_ns, Api api = Api::runtime);
 uint32_t launch_memset(uint64_t start_ns, uint64_t end_ns);
 
-// The next forced flush leaves the buffer being filled with CUPTI (as if its worker thread
-// still held it); the flush after that delivers it.
+// The next forced flush keeps the buffer being filled (as if CUPTI's worker thread still held
+// it) and CUPTI goes on with a new one; the forced flush after that delivers it.
 void hold_back_next_flush();
 // cuptiActivityEnable fails with this result from now on (CUPTI_SUCCESS: works again).
 void fail_enable(int cupti_result);
@@ -40,5 +40,8 @@ int register_calls();       // cuptiActivityRegisterCallbacks calls
 int unbalanced_pops();      // pops with nothing pushed
 bool enabled(int kind);     // a CUpti_ActivityKind
 size_t buffers_held();      // buffers CUPTI holds (requested, not yet completed)
+size_t buffers_requested(); // buffers the client handed out
+// Contract breaches by the client: a buffer handed out again, or read, while CUPTI holds it.
+int violations();
 
 }  // namespace fake_cupti

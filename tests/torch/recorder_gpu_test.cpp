@@ -20,15 +20,17 @@ class LoggingTracer : public GpuTracer {
     pushed.clear();
     depth = max_depth = 0;
   }
-  void push(uint64_t id) override {
+  bool push(uint64_t id) override {
     pushed.push_back(id);
     max_depth = std::max(max_depth, ++depth);
+    return true;
   }
   void pop() override { --depth; }
   // One kernel per pushed id, id * 10 ns long, named after the id.
   GpuRecords stop() noexcept override {
     depth_at_stop = depth;
     GpuRecords r;
+    r.traced = true;
     for (size_t i = 0; i < pushed.size(); ++i) {
       uint32_t correlation = static_cast<uint32_t>(i + 1);
       r.activities.push_back({GpuActivity::Kind::kernel, "k" + std::to_string(pushed[i]), 0,
@@ -43,7 +45,22 @@ class LoggingTracer : public GpuTracer {
   int depth = 0, max_depth = 0, depth_at_stop = -1;
 };
 
-Call record(const std::string& sample, const at::Tensor& input, LoggingTracer& tracer) {
+// CUPTI refused the call: nothing pushed, nothing traced.
+class RefusedTracer : public GpuTracer {
+ public:
+  void start() noexcept override {}
+  bool push(uint64_t) override { return false; }
+  void pop() override { ++pops; }
+  GpuRecords stop() noexcept override {
+    GpuRecords r;
+    r.error = "CUPTI enable activity kind: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES";
+    return r;
+  }
+  std::string describe() override { return "refused"; }
+  int pops = 0;
+};
+
+Call record(const std::string& sample, const at::Tensor& input, GpuTracer& tracer) {
   torch::jit::Module m = torch::jit::load(std::string(SAMPLES_DIR) + "/" + sample);
   m.eval();
   torch::NoGradGuard no_grad;
@@ -95,6 +112,15 @@ TEST(RecorderGpu, ConvolutionsCopyingTheirWeightsKeepTheCopyTimeApart) {
   int copies = 0;
   for (const OpEvent& e : call.events) copies += e.name == "aten::copy_" && e.thread == 0;
   EXPECT_GT(copies, 0);
+}
+
+TEST(RecorderGpu, ACallCuptiRefusedHasNoGpuFiguresRatherThanZeros) {
+  RefusedTracer tracer;
+  Call call = record("transpose_reshape.pt", torch::randn({2, 8, 16}), tracer);
+  EXPECT_EQ(call.gpu_error, "CUPTI enable activity kind: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES");
+  EXPECT_EQ(tracer.pops, 0) << "nothing was pushed, so nothing is popped";
+  ASSERT_FALSE(call.events.empty());
+  for (const OpEvent& e : call.events) EXPECT_EQ(e.gpu_ns, -1) << e.name;
 }
 
 }  // namespace

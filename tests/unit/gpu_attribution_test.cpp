@@ -97,6 +97,7 @@ TEST(GpuReport, CpuRunsSayNoGpuWasTraced) {
   EXPECT_FALSE(r.summary.gpu.traced);
   EXPECT_TRUE(report_to_json(r)["ops"][0]["gpu_ns"].is_null());
   EXPECT_TRUE(report_to_json(r)["ops"][0]["copy_gpu_ns"].is_null());
+  EXPECT_TRUE(report_to_json(r)["ops"][0]["gpu_launches"].is_null());
 }
 
 }  // namespace
