@@ -359,6 +359,26 @@ Comparison compare_reports(const Report& base_report, const Report& now_report, 
   } else {
     c.notes.push_back(time_line + ": not gated (--gate-time to gate it)");
   }
+  // GPU time (CUPTI), where both runs traced a GPU: all of it, and the layout copies' kernels.
+  if (sb.gpu.traced && sn.gpu.traced) {
+    std::string gpu_line = "GPU time " + fmt_ms(sb.gpu.gpu_ns) + " → " + fmt_ms(sn.gpu.gpu_ns) +
+                           fmt_change(sb.gpu.gpu_ns, sn.gpu.gpu_ns) + ", of which layout-copy kernels " +
+                           fmt_ms(sb.gpu.copy_gpu_ns) + " → " + fmt_ms(sn.gpu.copy_gpu_ns) + ", measured";
+    if (o.gate_time) {
+      c.checks.push_back({"total", "GPU time (measured)", !exceeds(sb.gpu.gpu_ns, sn.gpu.gpu_ns, *o.gate_time),
+                          fmt_ms(sb.gpu.gpu_ns), fmt_ms(sn.gpu.gpu_ns) + fmt_change(sb.gpu.gpu_ns, sn.gpu.gpu_ns), ""});
+      // From none to some is a regression too: the copy kernels are what the gate is for.
+      bool copies_ok = sb.gpu.copy_gpu_ns > 0 ? !exceeds(sb.gpu.copy_gpu_ns, sn.gpu.copy_gpu_ns, *o.gate_time)
+                                              : sn.gpu.copy_gpu_ns == 0;
+      c.checks.push_back({"total", "layout-copy GPU time (measured)", copies_ok, fmt_ms(sb.gpu.copy_gpu_ns),
+                          fmt_ms(sn.gpu.copy_gpu_ns) + fmt_change(sb.gpu.copy_gpu_ns, sn.gpu.copy_gpu_ns), ""});
+    } else {
+      c.notes.push_back(gpu_line + ": not gated (--gate-time to gate it)");
+    }
+  } else if (sb.gpu.traced != sn.gpu.traced) {
+    c.notes.push_back(std::string("GPU time: only the ") + (sb.gpu.traced ? "baseline" : "new run") +
+                      " traced a GPU, so it is not compared");
+  }
   std::map<std::string, CounterValue> base_counters;
   {
     size_t k = 0;

@@ -168,6 +168,34 @@ TEST(Gate, TimeIsShownButGatedOnlyWhenAsked) {
   EXPECT_FALSE(find(c, "total", "forward time (measured)").passed);
 }
 
+TEST(Gate, GpuTimeAndLayoutCopyKernelTimeAreGatedWithTime) {
+  Report base = model(true);
+  base.summary.gpu.traced = true;
+  base.summary.gpu.gpu_ns = 1000000;
+  base.summary.gpu.copy_gpu_ns = 100000;
+  Report slower_copies = base;
+  slower_copies.summary.gpu.gpu_ns = 1050000;  // +5%: within 10%
+  slower_copies.summary.gpu.copy_gpu_ns = 150000;  // +50%
+  Comparison shown = compare_reports(base, slower_copies, GateOptions{});
+  EXPECT_FALSE(shown.regressed());
+  EXPECT_THAT(shown.notes, Contains(HasSubstr("GPU time 1.000 ms → 1.050 ms (+5.0%), of which layout-copy kernels 0.100 ms → 0.150 ms")));
+  GateOptions timed;
+  timed.gate_time = 0.10;
+  Comparison c = compare_reports(base, slower_copies, timed);
+  EXPECT_TRUE(find(c, "total", "GPU time (measured)").passed);
+  EXPECT_FALSE(find(c, "total", "layout-copy GPU time (measured)").passed);
+
+  Report no_copies = base;
+  no_copies.summary.gpu.copy_gpu_ns = 0;
+  Report copies_appear = no_copies;
+  copies_appear.summary.gpu.copy_gpu_ns = 5000;
+  EXPECT_FALSE(find(compare_reports(no_copies, copies_appear, timed), "total", "layout-copy GPU time (measured)").passed)
+      << "copy kernels appearing where there were none regress";
+
+  Report cpu = model(true);
+  EXPECT_THAT(compare_reports(cpu, base, timed).notes, Contains(HasSubstr("only the new run traced a GPU")));
+}
+
 TEST(Gate, AModelThatNowFailsRegresses) {
   Report base = model(false);
   Report failed = base;
