@@ -62,6 +62,12 @@ json chrome_trace(const Report& r) {
       args["dtlb_walks_modelled"] = c->second->dtlb.walks;
     }
     if (op.failed) args["failed"] = true;
+    if (op.gpu_ns >= 0) {  // GPU runs: what this op launched (CUPTI, measured)
+      args["gpu_ns"] = op.gpu_ns;
+      args["gpu_launches"] = op.gpu_launches;
+      args["copy_gpu_ns"] = op.copy_gpu_ns;
+      args["kernels"] = op.kernels;
+    }
     events.push_back({{"ph", "X"}, {"pid", pid}, {"tid", op.thread}, {"name", name}, {"cat", cat},
                       {"ts", us(start)}, {"dur", us(end[op.id] - start)}, {"args", args}});
   }

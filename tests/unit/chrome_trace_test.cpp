@@ -63,6 +63,29 @@ TEST(ChromeTrace, CopiesAreNamedByClassAndCountersAreTracks) {
   EXPECT_TRUE(bytes);
 }
 
+TEST(ChromeTrace, GpuRunsCarryEachOpsKernelsAndTimes) {
+  Call call = testing::transpose_reshape_call();
+  for (OpEvent& e : call.events) e.gpu_ns = 0;
+  call.events[3].gpu_ns = 4000;  // the copy_'s kernel
+  call.events[3].gpu_launches = 1;
+  call.events[3].kernels = {"elementwise_kernel"};
+  json j = chrome_trace(analyze(testing::trace_of({call})));
+  bool seen = false;
+  for (const json& e : j["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    EXPECT_TRUE(e["args"].contains("gpu_ns")) << e["name"];
+    if (e["name"] == "copy [implicit_layout]") {
+      seen = true;
+      EXPECT_EQ(e["args"]["gpu_ns"], 4000);
+      EXPECT_EQ(e["args"]["kernels"], json::array({"elementwise_kernel"}));
+    }
+    if (e["name"] == "aten::reshape") EXPECT_EQ(e["args"]["copy_gpu_ns"], 4000);
+  }
+  EXPECT_TRUE(seen);
+  for (const json& e : chrome_trace(sample())["traceEvents"])
+    if (e["ph"] == "X") EXPECT_FALSE(e["args"].contains("gpu_ns")) << "CPU runs have no GPU args";
+}
+
 TEST(ChromeTrace, ChildrenLongerThanTheirParentAreClamped) {
   Call call = testing::transpose_reshape_call();
   call.events[2].duration_ns = 1'000'000;  // clone "outlasts" reshape (medians of other calls)
