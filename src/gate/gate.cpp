@@ -185,7 +185,8 @@ struct Side {
   std::map<std::string, const ModuleStats*> modules;
   std::map<int64_t, int64_t> implicit_by_op;  // top-level op -> implicit layout copies
   std::map<int64_t, const SplitPoint*> split_by_op;
-  explicit Side(const Report& report) : r(report) {
+  std::map<std::string, std::vector<int64_t>> top_level;  // module -> its top-level ops, in order
+  explicit Side(const Report& report) : r(report), top_level(top_level_by_module(report)) {
     for (const ModuleStats& m : r.modules) modules[m.module] = &m;
     for (const CopyRecord& c : r.copies)
       if (c.cls == CopyClass::implicit_layout) implicit_by_op[c.culprit]++;
@@ -223,15 +224,18 @@ struct NewThings {
 NewThings new_things(const Side& base, const Side& now, const std::vector<int64_t>& match,
                      const std::string& module) {
   NewThings t;
-  for (const OpEvent& op : now.r.ops) {
-    if (op.parent >= 0 || op.module != module) continue;
+  auto ids = now.top_level.find(module);
+  if (ids == now.top_level.end()) return t;
+  for (int64_t id : ids->second) {
+    const OpEvent& op = now.r.ops[id];
     int64_t b = match[op.id];
     int64_t before = b >= 0 ? base.implicit_at(b) : 0;
     int64_t after = now.implicit_at(op.id);
-    if (after > before) t.new_implicit += after - before;
-    if (after > before)
+    if (after > before) {
+      t.new_implicit += after - before;
       t.copies.push_back(where(op) + " (" + std::to_string(before) + " → " + std::to_string(after) +
                          (b < 0 ? ", a new op)" : ")"));
+    }
     auto sp = now.split_by_op.find(op.id);
     if (sp != now.split_by_op.end() && (b < 0 || !base.split_by_op.count(b))) {
       t.split_count++;
