@@ -97,6 +97,14 @@ struct RunInfo {
   // What this run measured and what it did not, with the reason.
   std::vector<std::string> measured;
   std::vector<std::string> not_measured;
+
+  // The measured counters, in the order of the values in OpEvent::counters and the sums.
+  std::vector<const CounterStatus*> measured_counters() const {
+    std::vector<const CounterStatus*> out;
+    for (const CounterStatus& c : counters)
+      if (c.measured) out.push_back(&c);
+    return out;
+  }
 };
 
 struct Trace {

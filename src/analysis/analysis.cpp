@@ -1,6 +1,7 @@
 #include "layoutprof/analysis.h"
 
 #include "layoutprof/dtlb_model.h"
+#include "report/format.h"
 
 #include <algorithm>
 #include <map>
@@ -109,13 +110,6 @@ bool same_op_sequence(const Call& a, const Call& b) {
     if (a.events[i].name != b.events[i].name || a.events[i].parent != b.events[i].parent)
       return false;
   return true;
-}
-
-std::string megabytes(int64_t bytes) {
-  std::ostringstream s;
-  s.precision(3);
-  s << std::fixed << bytes / 1e6 << " MB";
-  return s.str();
 }
 
 // Where the non-dense tensors of a call came from.
@@ -287,7 +281,7 @@ std::string suggest(const SplitPoint& sp, const OpEvent& op, const Report& r,
   }
   if (sp.copies > 0)
     return "makes the " + sp.after + " tensor that " + std::to_string(sp.copies) +
-           " later copies pay for (" + megabytes(sp.copy_bytes) +
+           " later copies pay for (" + mb(sp.copy_bytes) + " MB" +
            "): make it contiguous once here, or avoid the " + short_name(op.name);
   return "layout changes here with no copy downstream: ops that read it may still run slower "
          "on non-dense data";

@@ -9,6 +9,7 @@
 
 #include "layoutprof/analysis.h"
 #include "layoutprof/errors.h"
+#include "report/format.h"
 
 namespace layoutprof {
 
@@ -140,18 +141,9 @@ std::vector<int64_t> align_top_level_ops(const Report& base, const Report& now) 
 
 namespace {
 
-std::string fmt_mb(int64_t bytes) {
-  if (bytes < 100000) return std::to_string(bytes) + " B";
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(3) << bytes / 1e6 << " MB";
-  return s.str();
-}
+std::string fmt_mb(int64_t bytes) { return bytes < 100000 ? std::to_string(bytes) + " B" : mb(bytes) + " MB"; }
 
-std::string fmt_ms(int64_t ns) {
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(3) << ns / 1e6 << " ms";
-  return s.str();
-}
+std::string fmt_ms(int64_t ns) { return ms(ns) + " ms"; }
 
 std::string fmt_change(double before, double after) {
   if (before == 0) return after == 0 ? "" : " (new)";
@@ -384,26 +376,21 @@ Comparison compare_reports(const Report& base_report, const Report& now_report, 
                       " traced a GPU, so it is not compared");
   }
   std::map<std::string, CounterValue> base_counters;
-  {
-    size_t k = 0;
-    for (const CounterStatus& st : base_report.run.counters)
-      if (st.measured && k < sb.counters.size()) base_counters[st.event] = sb.counters[k++];
-  }
-  size_t k = 0;
-  for (const CounterStatus& st : now_report.run.counters) {
-    if (!st.measured || k >= sn.counters.size()) continue;
-    const CounterValue& v = sn.counters[k++];
-    auto it = base_counters.find(st.event);
+  const auto base_measured = base_report.run.measured_counters();
+  for (size_t k = 0; k < base_measured.size() && k < sb.counters.size(); ++k)
+    base_counters[base_measured[k]->event] = sb.counters[k];
+  const auto now_measured = now_report.run.measured_counters();
+  for (size_t k = 0; k < now_measured.size() && k < sn.counters.size(); ++k) {
+    const std::string& event = now_measured[k]->event;
+    auto it = base_counters.find(event);
     if (it == base_counters.end()) continue;
-    double before = it->second.scaled, after = v.scaled;
-    std::ostringstream line;
-    line << st.event << " " << std::fixed << std::setprecision(0) << before << " → " << after
-         << fmt_change(before, after) << ", measured";
+    double before = it->second.scaled, after = sn.counters[k].scaled;
     if (o.gate_counters)
-      c.checks.push_back({"total", st.event + " (measured)", !exceeds(before, after, *o.gate_counters),
+      c.checks.push_back({"total", event + " (measured)", !exceeds(before, after, *o.gate_counters),
                           std::to_string(static_cast<int64_t>(before)), std::to_string(static_cast<int64_t>(after)), ""});
     else
-      c.notes.push_back(line.str() + ": not gated (--gate-counters to gate it)");
+      c.notes.push_back(event + " " + fixed(before, 0) + " → " + fixed(after, 0) + fmt_change(before, after) +
+                        ", measured: not gated (--gate-counters to gate it)");
   }
   return c;
 }
@@ -437,18 +424,9 @@ std::string pair(int64_t a, int64_t b) {
   return a == b ? std::to_string(a) : std::to_string(a) + " → " + std::to_string(b);
 }
 
-std::string pair_mb(int64_t a, int64_t b) {
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(3) << a / 1e6;
-  if (a != b) s << " → " << b / 1e6;
-  return s.str();
-}
+std::string pair_mb(int64_t a, int64_t b) { return a == b ? mb(a) : mb(a) + " → " + mb(b); }
 
-std::string pair_ms(int64_t a, int64_t b) {
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(3) << a / 1e6 << " → " << b / 1e6;
-  return s.str();
-}
+std::string pair_ms(int64_t a, int64_t b) { return ms(a) + " → " + ms(b); }
 
 }  // namespace
 
@@ -492,22 +470,13 @@ std::string format_comparison(const Comparison& c, DiffFormat format, bool with_
     out << "\nbaseline → new; copies, MB and split points derived, DTLB walks modelled, time measured\n";
     return out.str();
   }
-  std::vector<size_t> width(7, 0);
-  for (size_t i = 0; i < 7; ++i) width[i] = std::string(headers[i]).size();
-  auto cols = [](const std::string& s) {
-    size_t w = 0;
-    for (unsigned char ch : s) w += (ch & 0xC0) != 0x80;
-    return w;
-  };
+  std::vector<size_t> col(7, 0);
+  for (size_t i = 0; i < 7; ++i) col[i] = std::string(headers[i]).size();
   for (const auto& row : rows)
-    for (size_t i = 0; i < 7; ++i) width[i] = std::max(width[i], cols(row[i]));
+    for (size_t i = 0; i < 7; ++i) col[i] = std::max(col[i], width(row[i]));
   auto print_row = [&](const std::vector<std::string>& row) {
     out << " ";
-    for (size_t i = 0; i < 7; ++i) {
-      size_t pad = width[i] - cols(row[i]);
-      if (i == 0) out << " " << row[i] << std::string(pad, ' ');
-      else out << "  " << std::string(pad, ' ') << row[i];
-    }
+    for (size_t i = 0; i < 7; ++i) out << (i == 0 ? " " + pad_right(row[i], col[i]) : "  " + pad_left(row[i], col[i]));
     out << "\n";
   };
   print_row({headers[0], headers[1], headers[2], headers[3], headers[4], headers[5], headers[6]});

@@ -74,8 +74,7 @@ json chrome_trace(const Report& r) {
 
   // Counter tracks: running totals at the end of each top-level op.
   std::vector<std::string> names;
-  for (const CounterStatus& s : r.run.counters)
-    if (s.measured) names.push_back(s.event);
+  for (const CounterStatus* s : r.run.measured_counters()) names.push_back(s->event);
   std::vector<double> total(names.size(), 0.0);
   double copied = 0;
   for (const OpEvent& op : r.ops) {

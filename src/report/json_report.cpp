@@ -57,8 +57,7 @@ PerCopyClass per_class_from(const json& j) {
 
 std::vector<std::string> measured_names(const RunInfo& r) {
   std::vector<std::string> names;
-  for (const CounterStatus& c : r.counters)
-    if (c.measured) names.push_back(c.event);
+  for (const CounterStatus* c : r.measured_counters()) names.push_back(c->event);
   return names;
 }
 

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "layoutprof/analysis.h"
+#include "report/format.h"
 
 namespace layoutprof {
 
@@ -16,14 +17,6 @@ namespace {
 const char* const kShades[] = {" ", "▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
 // 256-colour ramp from cool to hot, one per shade level.
 const int kColours[] = {238, 22, 28, 64, 100, 136, 172, 166, 160};
-
-std::string fixed(double v, int precision) {
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(precision) << v;
-  return s.str();
-}
-
-std::string mb(int64_t bytes) { return fixed(bytes / 1e6, 3); }
 
 // 1234567 -> "1.23M": counters span many orders of magnitude.
 std::string si(double v) {
@@ -48,32 +41,6 @@ std::string counter_label(const std::string& event) {
     }
   if (label == "task-clock" || label == "cpu-clock") label += " ns";
   return label.size() > 16 ? label.substr(0, 15) + "…" : label;
-}
-
-// The measured counters, in the order of their values.
-std::vector<const CounterStatus*> measured_counters(const RunInfo& run) {
-  std::vector<const CounterStatus*> out;
-  for (const CounterStatus& c : run.counters)
-    if (c.measured) out.push_back(&c);
-  return out;
-}
-std::string ms(int64_t ns) { return fixed(ns / 1e6, 3); }
-
-// Display width of a UTF-8 string (every code point counts one column).
-size_t width(const std::string& s) {
-  size_t w = 0;
-  for (unsigned char c : s) w += (c & 0xC0) != 0x80;
-  return w;
-}
-
-std::string pad_right(const std::string& s, size_t w) {
-  size_t have = width(s);
-  return have >= w ? s : s + std::string(w - have, ' ');
-}
-
-std::string pad_left(const std::string& s, size_t w) {
-  size_t have = width(s);
-  return have >= w ? s : std::string(w - have, ' ') + s;
 }
 
 std::string clip(const std::string& s, size_t w) {
@@ -130,7 +97,7 @@ void write_header(std::ostream& out, const Report& r) {
   out << "\n";
   for (const std::string& m : run.measured) out << "  measured  " << m << "\n";
   std::string counted;
-  for (const CounterStatus* c : measured_counters(run))
+  for (const CounterStatus* c : run.measured_counters())
     counted += (counted.empty() ? "" : ", ") + c->event + (c->note.empty() ? "" : " (" + c->note + ")");
   if (!counted.empty()) out << "  counters  " << counted << "\n";
   for (const CounterStatus& c : run.counters)
@@ -196,7 +163,7 @@ void write_heatmap(std::ostream& out, const Report& r, const TextOptions& o) {
     cols.push_back({"copy-kernel ms", 15, {}, {}});
   }
   const size_t first_counter = cols.size();
-  const auto counters = measured_counters(r.run);
+  const auto counters = r.run.measured_counters();
   std::vector<size_t> thread_counters;  // per-thread events get a column each
   for (size_t k = 0; k < counters.size(); ++k)
     if (counters[k]->scope == "thread") {
@@ -291,7 +258,7 @@ void write_totals(std::ostream& out, const Report& r) {
     out << "  GPU (measured, CUPTI): " << ms(s.gpu.gpu_ns) << " ms in " << s.gpu.kernels
         << " kernels and transfers, of which layout copies " << ms(s.gpu.copy_gpu_ns) << " ms; "
         << s.gpu.unattributed << " records matched no op, " << s.gpu.dropped << " dropped\n";
-  const auto counters = measured_counters(r.run);
+  const auto counters = r.run.measured_counters();
   for (size_t k = 0; k < counters.size() && k < s.counters.size(); ++k)
     out << "  " << counters[k]->event << " (measured" << (s.counters[k].multiplexed ? ", multiplexed" : "")
         << "): " << si(s.counters[k].scaled) << " over the top-level ops\n";
