@@ -25,7 +25,6 @@ struct CounterGroupLayout {
 struct BandwidthEvents {
   std::vector<std::string> events;
   std::vector<int> cpus;
-  int64_t bytes_per_count = 64;  // one CAS moves a cache line
   std::string note;
 };
 

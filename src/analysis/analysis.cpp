@@ -76,7 +76,8 @@ namespace {
 using ViewKey = std::tuple<uint64_t, int64_t, std::vector<int64_t>, std::vector<int64_t>>;
 ViewKey view_key(const TensorInfo& t) { return {t.storage, t.storage_offset, t.sizes, t.strides}; }
 
-int64_t median(std::vector<int64_t> v) {
+template <typename T>
+T median(std::vector<T> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
   size_t n = v.size();
@@ -97,9 +98,7 @@ std::vector<CounterValue> median_counters(const std::vector<const Call*>& calls,
       out[k].multiplexed = out[k].multiplexed || v[k].multiplexed;
     }
     out[k].raw = static_cast<uint64_t>(median(raw));
-    std::sort(scaled.begin(), scaled.end());
-    size_t n = scaled.size();
-    out[k].scaled = n % 2 ? scaled[n / 2] : (scaled[n / 2 - 1] + scaled[n / 2]) / 2;
+    out[k].scaled = median(scaled);
   }
   return out;
 }
@@ -250,8 +249,9 @@ std::string where(const OpEvent& op) {
   return s;
 }
 
-std::string suggest(const SplitPoint& sp, const OpEvent& op, const Report& r,
-                    const std::vector<CopyRecord>& own_copies) {
+// own_copy: the first layout copy this op makes, when it makes one ("layout_copy").
+std::string suggest(const SplitPoint& sp, const OpEvent& op, const Report& r, const std::vector<int64_t>& top,
+                    const CopyRecord* own_copy) {
   auto has = [&](const char* k) {
     return std::find(sp.kinds.begin(), sp.kinds.end(), k) != sp.kinds.end();
   };
@@ -259,13 +259,12 @@ std::string suggest(const SplitPoint& sp, const OpEvent& op, const Report& r,
     return "inputs mix channels_last and NCHW tensors: convert the model to channels_last as "
            "well (model.to(memory_format=torch.channels_last)) or feed it NCHW input";
   if (has("layout_copy")) {
-    const CopyRecord& c = own_copies.front();
+    const CopyRecord& c = *own_copy;
     bool is_explicit = c.cls == CopyClass::explicit_layout;
     std::string born;
     if (c.origin >= 0) {
       const OpEvent& o = r.ops[c.origin];
-      const OpEvent* shown = &o;
-      while (shown->parent >= 0) shown = &r.ops[shown->parent];
+      const OpEvent* shown = &r.ops[top[c.origin]];
       born = shown->id == op.id ? " (made inside this op by its " + o.name + ")"
                                 : " (born at " + where(*shown) + ")";
     } else if (c.origin_input >= 0) {
@@ -322,10 +321,7 @@ std::vector<SplitPoint> find_split_points(const Report& r, const std::vector<int
       sp.copy_bytes += c->bytes;
       sp.copy_ops.push_back(c->op);
     }
-    std::vector<CopyRecord> own_copies;
-    if (own != by_culprit.end())
-      for (const CopyRecord* c : own->second) own_copies.push_back(*c);
-    sp.suggestion = suggest(sp, op, r, own_copies);
+    sp.suggestion = suggest(sp, op, r, top, own != by_culprit.end() ? own->second.front() : nullptr);
     points.push_back(std::move(sp));
   }
   std::stable_sort(points.begin(), points.end(), [](const SplitPoint& a, const SplitPoint& b) {
@@ -354,6 +350,7 @@ std::vector<ModuleStats> aggregate_modules(const Report& r, const std::vector<in
     m.time_ns += op.duration_ns;
     m.noncontiguous_inputs += noncontiguous_inputs(op);
     m.tensor_bytes += tensor_bytes(op);
+    if (op.copy_gpu_ns > 0) m.copy_gpu_ns += op.copy_gpu_ns;  // its copies' kernels, nested ones too
     add_counters(m.counters, op.counters);
     append_flow(m.transitions, r.ops, op.id);
   }
@@ -362,7 +359,6 @@ std::vector<ModuleStats> aggregate_modules(const Report& r, const std::vector<in
     m.copies[static_cast<int>(c.cls)]++;
     m.copy_bytes[static_cast<int>(c.cls)] += c.bytes;
     m.dtlb_walks += c.dtlb.walks;
-    if (is_layout_copy(c.cls) && c.gpu_ns > 0) m.copy_gpu_ns += c.gpu_ns;
   }
   for (const SplitPoint& sp : r.split_points) stats_for(r.ops[sp.op].module).split_points++;
   return modules;
@@ -412,7 +408,6 @@ Report analyze(const Trace& trace) {
 
   Summary& s = r.summary;
   s.ops = static_cast<int64_t>(r.ops.size());
-  for (const OpEvent& op : r.ops) s.top_level_ops += op.parent < 0;
   for (const CopyRecord& c : r.copies) {
     s.copies[static_cast<int>(c.cls)]++;
     s.copy_bytes[static_cast<int>(c.cls)] += c.bytes;
@@ -428,11 +423,11 @@ Report analyze(const Trace& trace) {
       s.gpu.kernels += op.gpu_launches;
     }
     if (op.parent >= 0) continue;
+    s.top_level_ops++;
     s.tensor_bytes += tensor_bytes(op);
+    if (op.copy_gpu_ns > 0) s.gpu.copy_gpu_ns += op.copy_gpu_ns;
     add_counters(s.counters, op.counters);
   }
-  for (const CopyRecord& c : r.copies)
-    if (is_layout_copy(c.cls) && c.gpu_ns > 0) s.gpu.copy_gpu_ns += c.gpu_ns;
   s.gpu.unattributed = shown.gpu_unattributed;
   s.gpu.unattributed_ns = shown.gpu_unattributed_ns;
   for (const Call& c : trace.calls) s.gpu.dropped += c.gpu_dropped;

@@ -65,6 +65,7 @@ std::vector<HeatmapRow> heatmap_rows(const Report& report, GroupBy group_by, int
     row.time_ns += op.duration_ns;
     row.noncontiguous_inputs += noncontiguous_inputs(op);
     row.tensor_bytes += tensor_bytes(op);
+    if (op.copy_gpu_ns > 0) row.copy_gpu_ns += op.copy_gpu_ns;
     add_counters(row.counters, op.counters);
     append_flow(row.transitions, report.ops, op.id);
   }
@@ -74,7 +75,6 @@ std::vector<HeatmapRow> heatmap_rows(const Report& report, GroupBy group_by, int
     row.explicit_copies += c.cls == CopyClass::explicit_layout;
     row.copy_bytes += c.bytes;
     row.dtlb_walks += c.dtlb.walks;
-    if (is_layout_copy(c.cls) && c.gpu_ns > 0) row.copy_gpu_ns += c.gpu_ns;
   }
   return rows;
 }

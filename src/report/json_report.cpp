@@ -102,8 +102,11 @@ DtlbEstimate dtlb_from(const json& j) {
   return d;
 }
 
+// Optional values: a negative number (no op, no GPU traced) or an empty string is null.
 json id_or_null(int64_t id) { return id < 0 ? json(nullptr) : json(id); }
 int64_t id_from(const json& j) { return j.is_null() ? -1 : j.get<int64_t>(); }
+json text_or_null(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
+std::string text_from(const json& j) { return j.is_null() ? "" : j.get<std::string>(); }
 
 json counter_status_json(const std::vector<CounterStatus>& counters) {
   json list = json::array();
@@ -137,13 +140,13 @@ json run_json(const RunInfo& r) {
               {"torch_version", r.torch_version},
               {"layoutprof_version", r.layoutprof_version},
               {"status", r.status},
-              {"error", r.error.empty() ? json(nullptr) : json(r.error)},
+              {"error", text_or_null(r.error)},
               {"counters", counter_status_json(r.counters)},
               {"counter_read", r.counter_read},
               {"bandwidth", r.bandwidth},
               {"bandwidth_note", r.bandwidth_note},
               {"tlb", r.tlb},
-              {"gpu", r.gpu.empty() ? json(nullptr) : json(r.gpu)},
+              {"gpu", text_or_null(r.gpu)},
               {"measured", r.measured},
               {"not_measured", r.not_measured}};
 }
@@ -170,14 +173,14 @@ RunInfo run_from(const json& j) {
   r.torch_version = j.at("torch_version").get<std::string>();
   r.layoutprof_version = j.at("layoutprof_version").get<std::string>();
   r.status = j.at("status").get<std::string>();
-  r.error = j.at("error").is_null() ? "" : j.at("error").get<std::string>();
+  r.error = text_from(j.at("error"));
   for (const json& c : j.at("counters")) {
     CounterStatus st;
     st.event = c.at("event").get<std::string>();
     st.encoding = c.at("encoding").get<std::string>();
     st.scope = c.at("scope").get<std::string>();
     st.measured = c.at("measured").get<bool>();
-    st.reason = c.at("reason").is_null() ? "" : c.at("reason").get<std::string>();
+    st.reason = text_from(c.at("reason"));
     st.note = c.at("note").get<std::string>();
     r.counters.push_back(st);
   }
@@ -185,7 +188,7 @@ RunInfo run_from(const json& j) {
   r.bandwidth = j.at("bandwidth").get<std::string>();
   r.bandwidth_note = j.at("bandwidth_note").get<std::string>();
   r.tlb = j.at("tlb").get<std::string>();
-  r.gpu = j.at("gpu").is_null() ? "" : j.at("gpu").get<std::string>();
+  r.gpu = text_from(j.at("gpu"));
   r.measured = j.at("measured").get<std::vector<std::string>>();
   r.not_measured = j.at("not_measured").get<std::vector<std::string>>();
   return r;
@@ -209,9 +212,9 @@ json op_json(const OpEvent& op, const std::vector<std::string>& names) {
               {"inputs", inputs},
               {"outputs", outputs},
               {"counters", counters_json(op.counters, names)},
-              {"gpu_ns", op.gpu_ns < 0 ? json(nullptr) : json(op.gpu_ns)},
+              {"gpu_ns", id_or_null(op.gpu_ns)},
               {"gpu_launches", op.gpu_ns < 0 ? json(nullptr) : json(op.gpu_launches)},
-              {"copy_gpu_ns", op.copy_gpu_ns < 0 ? json(nullptr) : json(op.copy_gpu_ns)},
+              {"copy_gpu_ns", id_or_null(op.copy_gpu_ns)},
               {"kernels", op.kernels}};
 }
 
@@ -231,11 +234,11 @@ OpEvent op_from(const json& j, const std::vector<std::string>& names) {
   for (const json& t : j.at("inputs")) op.inputs.push_back(tensor_from(t));
   for (const json& t : j.at("outputs")) op.outputs.push_back(tensor_from(t));
   op.counters = counters_from(j.at("counters"), names);
-  op.gpu_ns = j.at("gpu_ns").is_null() ? -1 : j.at("gpu_ns").get<int64_t>();
+  op.gpu_ns = id_from(j.at("gpu_ns"));
   op.kernels = j.at("kernels").get<std::vector<std::string>>();
   // Added within schema version 1: reports from before them read as "not given".
   if (j.contains("gpu_launches") && !j.at("gpu_launches").is_null()) op.gpu_launches = j.at("gpu_launches").get<int64_t>();
-  if (j.contains("copy_gpu_ns") && !j.at("copy_gpu_ns").is_null()) op.copy_gpu_ns = j.at("copy_gpu_ns").get<int64_t>();
+  if (j.contains("copy_gpu_ns")) op.copy_gpu_ns = id_from(j.at("copy_gpu_ns"));
   return op;
 }
 
@@ -243,14 +246,14 @@ json copy_json(const CopyRecord& c, const std::vector<std::string>& names) {
   return json{{"op", c.op},
               {"culprit", c.culprit},
               {"origin", id_or_null(c.origin)},
-              {"origin_input", c.origin_input < 0 ? json(nullptr) : json(c.origin_input)},
+              {"origin_input", id_or_null(c.origin_input)},
               {"class", copy_class_name(c.cls)},
               {"bytes", c.bytes},
               {"src", tensor_json(c.src)},
               {"dst", tensor_json(c.dst)},
               {"dtlb", dtlb_json(c.dtlb, true)},
               {"counters", counters_json(c.counters, names)},
-              {"gpu_ns", c.gpu_ns < 0 ? json(nullptr) : json(c.gpu_ns)}};
+              {"gpu_ns", id_or_null(c.gpu_ns)}};
 }
 
 CopyRecord copy_from(const json& j, const std::vector<std::string>& names) {
@@ -265,7 +268,7 @@ CopyRecord copy_from(const json& j, const std::vector<std::string>& names) {
   c.dst = tensor_from(j.at("dst"));
   c.dtlb = dtlb_from(j.at("dtlb"));
   c.counters = counters_from(j.at("counters"), names);
-  c.gpu_ns = j.at("gpu_ns").is_null() ? -1 : j.at("gpu_ns").get<int64_t>();
+  c.gpu_ns = id_from(j.at("gpu_ns"));
   return c;
 }
 

@@ -132,13 +132,15 @@ void write_failure(std::ostream& out, const Report& r) {
   }
 }
 
+constexpr double kBytesPerCas = 64;  // one memory-controller CAS moves a cache line
+
 // Bytes a row moved: memory-controller CAS counts x 64 where measured, else its ops' tensors.
 int64_t bandwidth_bytes(const RunInfo& run, const std::vector<const CounterStatus*>& counters,
                         const HeatmapRow& row) {
   if (run.bandwidth != "measured") return row.tensor_bytes;
   double bytes = 0;
   for (size_t k = 0; k < counters.size() && k < row.counters.size(); ++k)
-    if (counters[k]->scope == "system") bytes += row.counters[k].scaled * 64;
+    if (counters[k]->scope == "system") bytes += row.counters[k].scaled * kBytesPerCas;
   return std::isfinite(bytes) && bytes < 9e18 ? static_cast<int64_t>(bytes) : 0;
 }
 
