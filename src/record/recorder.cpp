@@ -224,41 +224,23 @@ void append_value(ThreadBuffer& b, const c10::IValue& value, int arg) {
 }
 
 // Ops called by the TorchScript interpreter see the interpreter's whole stack as their inputs
-// (and outputs): their own arguments are the last `declared` values.
+// (and outputs): their own arguments are the last `declared` values, num_inputs() and
+// num_outputs() by their schema (a string-named RecordFunction declares all it holds).
 template <typename Values>
 Values own_values(Values values, size_t declared) {
   return values.size() > declared ? values.slice(values.size() - declared) : values;
-}
-
-// Returns -1 for RecordFunctions that are not operators (a kernel's own RECORD_FUNCTION with
-// a string name): no schema to go by.
-int64_t declared_inputs(const at::RecordFunction& fn) {
-  try {
-    return static_cast<int64_t>(fn.num_inputs());
-  } catch (const c10::Error&) {
-    return -1;
-  }
-}
-
-size_t declared_outputs(const at::RecordFunction& fn, size_t fallback) {
-  try {
-    return fn.num_outputs();
-  } catch (const c10::Error&) {
-    return fallback;
-  }
 }
 
 std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction& fn) {
   ThreadBuffer& b = thread_buffer();
   RawEvent e;
   auto all = fn.inputs();
-  int64_t declared = declared_inputs(fn);
   e.name = b.intern(fn.name());
   const bool top = b.stack.empty();
   e.parent = top ? -1 : b.stack.back();
   e.uncaught = std::uncaught_exceptions();
   e.first_input = static_cast<uint32_t>(b.tensors.size());
-  auto inputs = own_values(all, declared < 0 ? all.size() : static_cast<size_t>(declared));
+  auto inputs = own_values(all, fn.num_inputs());
   for (size_t i = 0; i < inputs.size(); ++i) append_value(b, inputs[i], static_cast<int>(i));
   e.inputs = static_cast<uint32_t>(b.tensors.size()) - e.first_input;
   e.first_output = e.outputs = 0;
@@ -289,7 +271,7 @@ void on_op_end(const at::RecordFunction& fn, at::ObserverContext*) {
   e.failed = std::uncaught_exceptions() > e.uncaught;
   e.first_output = static_cast<uint32_t>(b.tensors.size());
   c10::ArrayRef<c10::IValue> all(fn.outputs());
-  auto outputs = own_values(all, declared_outputs(fn, all.size()));
+  auto outputs = own_values(all, fn.num_outputs());
   for (size_t i = 0; i < outputs.size(); ++i) append_value(b, outputs[i], static_cast<int>(i));
   e.outputs = static_cast<uint32_t>(b.tensors.size()) - e.first_output;
 }
@@ -517,7 +499,7 @@ Call Recorder::stop() {
         if (launched != gpu.by_external.end()) {
           e.gpu_ns = launched->second.gpu_ns;
           e.gpu_launches = launched->second.activities;
-          e.kernels = launched->second.kernels;
+          e.kernels = std::move(launched->second.kernels);
         }
       }
     }
