@@ -14,20 +14,16 @@
 #include <unordered_set>
 #include <vector>
 
+#include "counters/cupti_records.h"
 #include "layoutprof/gpu.h"
 
 namespace layoutprof {
 
 namespace {
 
-#if CUPTI_API_VERSION >= 130000
-using KernelRecord = CUpti_ActivityKernel10;
-using MemcpyRecord = CUpti_ActivityMemcpy6;
-#else
-using KernelRecord = CUpti_ActivityKernel9;
-using MemcpyRecord = CUpti_ActivityMemcpy5;
-#endif
-using MemsetRecord = CUpti_ActivityMemset4;
+using cupti::KernelRecord;
+using cupti::MemcpyRecord;
+using cupti::MemsetRecord;
 
 std::string result_text(CUptiResult status) {
   const char* text = nullptr;
@@ -70,7 +66,6 @@ class CuptiTracer : public GpuTracer {
       pool_.push_back(static_cast<uint8_t*>(p));
     }
     with_cupti_.assign(kBuffers, false);
-    free_.reserve(kBuffers);
     free_ = pool_;
     completed_.reserve(kBuffers);
   }

@@ -11,17 +11,11 @@
 #include <set>
 #include <vector>
 
-#if CUPTI_API_VERSION >= 130000
-using KernelRecord = CUpti_ActivityKernel10;
-#else
-using KernelRecord = CUpti_ActivityKernel9;
-#endif
-using MemsetRecord = CUpti_ActivityMemset4;
-#if CUPTI_API_VERSION >= 130000
-using MemcpyRecord = CUpti_ActivityMemcpy6;
-#else
-using MemcpyRecord = CUpti_ActivityMemcpy5;
-#endif
+#include "counters/cupti_records.h"
+
+using layoutprof::cupti::KernelRecord;
+using layoutprof::cupti::MemcpyRecord;
+using layoutprof::cupti::MemsetRecord;
 
 namespace {
 
