@@ -74,26 +74,37 @@ fs::path sample_path(const json& entry) {
   return dir / entry.at("file").get<std::string>();
 }
 
-std::vector<std::string> run_args(const json& entry, const fs::path& report) {
+// The sample's model and its manifest inputs, then `extra`.
+std::vector<std::string> model_args(const json& entry, const std::vector<std::string>& extra) {
   std::vector<std::string> args = {sample_path(entry).string()};
   for (const auto& in : entry.at("inputs")) {
     args.push_back("--input");
     args.push_back(in.get<std::string>());
   }
-  args.push_back("--json");
-  args.push_back(report.string());
-  args.push_back("--iters");
-  args.push_back("2");
+  args.insert(args.end(), extra.begin(), extra.end());
   return args;
 }
 
+std::vector<std::string> run_args(const json& entry, const fs::path& report) {
+  return model_args(entry, {"--json", report.string(), "--iters", "2"});
+}
+
+const json& entry_named(const std::string& name) {
+  for (const auto& e : manifest().at("samples"))
+    if (e.at("name") == name) return e;
+  throw std::runtime_error("no sample " + name);
+}
+
+std::vector<std::string> sample_args(const std::string& sample, const std::vector<std::string>& extra) {
+  return model_args(entry_named(sample), extra);
+}
+
+// Each sample's report, the failing one's included, is also checked against the JSON Schema
+// in the repository.
 class Samples : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(Samples, CopyCountsMatchTheManifest) {
-  json entry;
-  for (const auto& e : manifest().at("samples"))
-    if (e.at("name") == GetParam()) entry = e;
-  ASSERT_FALSE(entry.is_null());
+TEST_P(Samples, CopyCountsMatchTheManifestAndTheSchema) {
+  const json& entry = entry_named(GetParam());
   ASSERT_TRUE(fs::exists(sample_path(entry))) << sample_path(entry) << ": run scripts/setup.sh";
   fs::path report = work_dir() / (GetParam() + ".json");
   Result r = run(run_args(entry, report));
@@ -110,6 +121,8 @@ TEST_P(Samples, CopyCountsMatchTheManifest) {
   std::map<std::string, int64_t> bytes;
   for (const auto& c : j["copies"]) bytes[c["class"]] += c["bytes"].get<int64_t>();
   for (auto& [cls, b] : j["summary"]["copy_bytes"].items()) EXPECT_EQ(bytes[cls], b.get<int64_t>()) << cls;
+  std::string validate = "/usr/bin/python3 " + quote(VALIDATOR) + " " + quote(SCHEMA) + " " + quote(report.string());
+  EXPECT_EQ(std::system(validate.c_str()), 0) << validate;
 }
 
 std::vector<std::string> sample_names() {
@@ -120,26 +133,6 @@ std::vector<std::string> sample_names() {
 
 INSTANTIATE_TEST_SUITE_P(Manifest, Samples, ::testing::ValuesIn(sample_names()),
                          [](const auto& info) { return info.param; });
-
-const json& entry_named(const std::string& name) {
-  for (const auto& e : manifest().at("samples"))
-    if (e.at("name") == name) return e;
-  throw std::runtime_error("no sample " + name);
-}
-
-TEST(Reports, ValidateAgainstTheSchema) {
-  // Every sample, the failing one included, against the JSON Schema in the repository.
-  std::vector<std::string> files;
-  for (const auto& e : manifest().at("samples")) {
-    fs::path report = work_dir() / ("schema_" + e.at("name").get<std::string>() + ".json");
-    run(run_args(e, report));
-    ASSERT_TRUE(fs::exists(report)) << e.at("name");
-    files.push_back(report.string());
-  }
-  std::string cmd = "/usr/bin/python3 " + quote(VALIDATOR) + " " + quote(SCHEMA);
-  for (const auto& f : files) cmd += " " + quote(f);
-  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
-}
 
 TEST(Reports, RenderReproducesTheLiveText) {
   fs::path report = work_dir() / "render.json";
@@ -157,8 +150,7 @@ TEST(Reports, RenderReproducesTheLiveText) {
 }
 
 TEST(Reports, JsonToStdout) {
-  Result r = run({sample_path(entry_named("transpose_reshape")).string(), "--input",
-                  entry_named("transpose_reshape")["inputs"][0], "--format", "json"});
+  Result r = run(sample_args("transpose_reshape", {"--format", "json"}));
   ASSERT_EQ(r.code, 0) << r.err;
   json j = json::parse(r.out);
   EXPECT_EQ(j["schema_version"], 1);
@@ -325,20 +317,9 @@ fs::path gate_baseline() {
   return path;
 }
 
-std::vector<std::string> gate_run(const std::string& sample, std::vector<std::string> extra) {
-  const json& e = entry_named(sample);
-  std::vector<std::string> args = {sample_path(e).string()};
-  for (const auto& in : e.at("inputs")) {
-    args.push_back("--input");
-    args.push_back(in.get<std::string>());
-  }
-  args.insert(args.end(), extra.begin(), extra.end());
-  return args;
-}
-
 TEST(Gate, TheRegressionExampleFailsTheGateAndSaysWhere) {
   fs::path junit = work_dir() / "gate.xml";
-  Result r = run(gate_run("gate_regressed", {"--baseline", gate_baseline().string(), "--junit", junit.string()}));
+  Result r = run(sample_args("gate_regressed", {"--baseline", gate_baseline().string(), "--junit", junit.string()}));
   EXPECT_EQ(r.code, 1) << r.err;
   EXPECT_THAT(r.out, HasSubstr("REGRESSED"));
   EXPECT_THAT(r.out, HasSubstr("implicit_layout copies 0 → 1: aten::reshape at samples/make_samples.py:"));
@@ -351,7 +332,7 @@ TEST(Gate, TheRegressionExampleFailsTheGateAndSaysWhere) {
 }
 
 TEST(Gate, TheSameModelPassesTheGate) {
-  Result r = run(gate_run("gate_base", {"--baseline", gate_baseline().string()}));
+  Result r = run(sample_args("gate_base", {"--baseline", gate_baseline().string()}));
   EXPECT_EQ(r.code, 0) << r.err << r.out;
   EXPECT_THAT(r.out, HasSubstr("layoutprof check: OK"));
 }
@@ -377,17 +358,17 @@ TEST(Gate, CheckAndDiffOnSavedReports) {
 TEST(Gate, UpdateBaselineWritesItAtomically) {
   fs::path baseline = work_dir() / "updated_baseline.json";
   fs::remove(baseline);
-  Result first = run(gate_run("gate_regressed", {"--baseline", baseline.string(), "--update-baseline"}));
+  Result first = run(sample_args("gate_regressed", {"--baseline", baseline.string(), "--update-baseline"}));
   EXPECT_EQ(first.code, 0) << first.err;
   ASSERT_TRUE(fs::exists(baseline));
   EXPECT_EQ(json::parse(read_file(baseline))["schema_version"], 1);
-  Result again = run(gate_run("gate_regressed", {"--baseline", baseline.string()}));
+  Result again = run(sample_args("gate_regressed", {"--baseline", baseline.string()}));
   EXPECT_EQ(again.code, 0) << again.out;
 }
 
 TEST(Gate, RefusesBaselinesItCannotCompare) {
   fs::path other_inputs = work_dir() / "other_inputs.json";
-  auto args = gate_run("gate_base", {"--json", other_inputs.string()});
+  auto args = sample_args("gate_base", {"--json", other_inputs.string()});
   args[2] = "4x16x32";
   ASSERT_EQ(run(args).code, 0);
   Result r = run({"check", gate_baseline().string(), other_inputs.string()});
@@ -439,7 +420,7 @@ TEST(Gate, MalformedBaselinesGetAClearErrorNeverACrash) {
     EXPECT_EQ(r.code, 2) << b.name << ": " << r.err;
     EXPECT_EQ(lines(r.err), 1) << b.name << ": " << r.err;
     EXPECT_THAT(r.err, HasSubstr(b.message)) << b.name;
-    Result as_baseline = run(gate_run("gate_base", {"--baseline", p.string()}));
+    Result as_baseline = run(sample_args("gate_base", {"--baseline", p.string()}));
     EXPECT_EQ(as_baseline.code, 2) << b.name << ": " << as_baseline.err;
     fs::remove(p);
   }
@@ -447,7 +428,7 @@ TEST(Gate, MalformedBaselinesGetAClearErrorNeverACrash) {
 
 TEST(Trace, ChromeTraceOfARun) {
   fs::path trace = work_dir() / "trace.json";
-  Result r = run(gate_run("attention", {"--trace", trace.string()}));
+  Result r = run(sample_args("attention", {"--trace", trace.string()}));
   ASSERT_EQ(r.code, 0) << r.err;
   json j = json::parse(read_file(trace));
   ASSERT_TRUE(j["traceEvents"].is_array());
@@ -480,8 +461,7 @@ TEST(Cli, HelpListsTheOptions) {
 }
 
 TEST(Cli, UnwritableJsonStillPrintsTheText) {
-  Result r = run({sample_path(entry_named("transpose_reshape")).string(), "--input",
-                  entry_named("transpose_reshape")["inputs"][0], "--json", "/nonexistent/r.json"});
+  Result r = run(sample_args("transpose_reshape", {"--json", "/nonexistent/r.json"}));
   EXPECT_EQ(r.code, 5);
   EXPECT_THAT(r.out, HasSubstr("Heatmap"));
 }
