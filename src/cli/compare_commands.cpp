@@ -48,22 +48,23 @@ GateOptions gate_options(const GateCliOptions& g) {
 }
 
 Comparison compare_files_or_reports(const Report& base, const std::string& base_name, const Report& now,
-                                    const std::string& new_name, const GateCliOptions& g) {
+                                    const std::string& new_name, const GateOptions& options,
+                                    const std::string& junit) {
   check_comparable(base, now);
-  Comparison c = compare_reports(base, now, gate_options(g));
+  Comparison c = compare_reports(base, now, options);
   c.base_name = base_name;
   c.new_name = new_name;
-  if (!g.junit.empty()) write_file_atomically(g.junit, junit_xml(c));
+  if (!junit.empty()) write_file_atomically(junit, junit_xml(c));
   return c;
 }
 
 namespace {
 
 int compare(const CompareOptions& o, bool with_table) {
-  gate_options(o.gate);  // bad thresholds are usage errors before any file is read
+  const GateOptions options = gate_options(o.gate);  // bad thresholds: usage errors before any file is read
   Report base = load_report_file(o.base);
   Report now = load_report_file(o.now);
-  Comparison c = compare_files_or_reports(base, o.base, now, o.now, o.gate);
+  Comparison c = compare_files_or_reports(base, o.base, now, o.now, options, o.gate.junit);
   std::cout << format_comparison(c, o.gate.format == "markdown" ? DiffFormat::markdown : DiffFormat::text, with_table)
             << std::flush;
   return c.regressed() ? kExitRegression : kExitOk;

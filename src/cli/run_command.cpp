@@ -93,15 +93,13 @@ int run_run(const RunOptions& o) {
   if (o.update_baseline && o.baseline.empty()) throw UsageError("--update-baseline needs --baseline FILE");
   // A baseline that cannot be read or compared stops the run before the model loads.
   std::optional<Report> baseline;
+  std::optional<GateOptions> gate;
   if (!o.baseline.empty()) {
-    gate_options(o.gate);
-    bool exists = ::access(o.baseline.c_str(), F_OK) == 0;
-    if (exists || !o.update_baseline) {
-      try {
-        baseline = load_report_file(o.baseline);
-      } catch (const UsageError&) {
-        if (!o.update_baseline) throw;  // an unreadable baseline is replaced when updating
-      }
+    gate = gate_options(o.gate);
+    try {
+      baseline = load_report_file(o.baseline);
+    } catch (const UsageError&) {
+      if (!o.update_baseline) throw;  // a missing or unreadable baseline is replaced when updating
     }
   }
 
@@ -123,7 +121,7 @@ int run_run(const RunOptions& o) {
     std::ostream& verdict = json_to_stdout ? std::cerr : std::cout;
     if (baseline) {
       try {
-        Comparison c = compare_files_or_reports(*baseline, o.baseline, report, "this run", o.gate);
+        Comparison c = compare_files_or_reports(*baseline, o.baseline, report, "this run", *gate, o.gate.junit);
         verdict << "\n" << format_comparison(c, DiffFormat::text, false) << std::flush;
         regressed = c.regressed();
       } catch (const UsageError& e) {
