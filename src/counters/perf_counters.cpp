@@ -127,6 +127,7 @@ struct PerfCounters::Impl {
     uint64_t enabled = 0, running = 0;
     for (size_t e = 0; e < pages.size(); ++e) {
       auto* pc = static_cast<volatile perf_event_mmap_page*>(pages[e]->page);
+      const bool last = e + 1 == pages.size();  // the group's times: read once, with its last event
       uint32_t seq;
       uint64_t count;
       do {
@@ -141,9 +142,11 @@ struct PerfCounters::Impl {
         pmc = static_cast<int64_t>(static_cast<uint64_t>(pmc) << (64 - pc->pmc_width)) >>
               (64 - pc->pmc_width);
         count += static_cast<uint64_t>(pmc);
-        enabled = pc->time_enabled;
-        running = pc->time_running;
-        if (pc->cap_user_time) {
+        if (last) {
+          enabled = pc->time_enabled;
+          running = pc->time_running;
+        }
+        if (last && pc->cap_user_time) {
           // The page's times stop at the last context switch: add the time since, from the TSC
           // (perf_event_open(2), "cap_user_time").
           uint64_t cyc = __rdtsc();
@@ -162,7 +165,7 @@ struct PerfCounters::Impl {
     return true;
   }
 
-  // Opens one group of `events` per target; returns false if none could be opened.
+  // Opens one group of `events` per target, recording in the statuses what could not be opened.
   // Targets are threads (pid = tid, cpu = -1) or sockets (pid = -1, cpu = first cpu).
   void open_groups(const std::vector<Encoded>& events, size_t first_status,
                    const std::vector<std::pair<int, int>>& targets) {

@@ -45,8 +45,7 @@ inline Call transpose_reshape_call(int64_t reshape_ns = 1000) {
   TensorInfo xt = tensor({2, 3, 4}, {12, 1, 3}, 1);
   TensorInfo dense = tensor({2, 3, 4}, {12, 4, 1}, 2);
   TensorInfo flat = tensor({2, 12}, {12, 1}, 2);
-  int64_t t = add_op(call, "aten::transpose", -1, {x}, {xt}, "block");
-  (void)t;
+  add_op(call, "aten::transpose", -1, {x}, {xt}, "block");
   int64_t r = add_op(call, "aten::reshape", -1, {xt}, {flat}, "block", reshape_ns);
   int64_t c = add_op(call, "aten::clone", r, {xt}, {dense});
   TensorInfo dst = dense, src = xt;
