@@ -12,6 +12,7 @@
 #include "layoutprof/counters.h"
 #include "layoutprof/input_spec.h"
 #include "record/recorder.h"
+#include "runner/inputs.h"
 
 namespace {
 
@@ -42,11 +43,7 @@ int main(int argc, char** argv) {
   torch::NoGradGuard no_grad;
   torch::manual_seed(0);
   std::vector<c10::IValue> inputs;
-  for (const auto& s : specs) {
-    auto options = at::TensorOptions().dtype(s.dtype == "i64" ? at::kLong : at::kFloat);
-    inputs.emplace_back(s.dtype == "i64" ? at::randint(0, 10, s.sizes, options)
-                                         : at::randn(s.sizes, options));
-  }
+  for (const auto& s : specs) inputs.emplace_back(layoutprof::make_input(s));
   for (int i = 0; i < 3; ++i) module.forward(inputs);
 
   // Counters as layoutprof opens them by default; the cost of one read of every group.

@@ -17,6 +17,7 @@
 #include "layoutprof/gpu.h"
 #include "record/recorder.h"
 #include "record/tensor_info.h"
+#include "runner/inputs.h"
 
 namespace layoutprof {
 
@@ -44,7 +45,8 @@ at::Tensor random_tensor(const std::vector<int64_t>& sizes, const std::string& d
   return at::randint(0, 10, sizes, options);
 }
 
-// A tensor of the spec's shape whose memory is laid out as the spec's format asks.
+}  // namespace
+
 at::Tensor make_input(const InputSpec& spec) {
   if (spec.format == "channels_last")
     return random_tensor(spec.sizes, spec.dtype).contiguous(at::MemoryFormat::ChannelsLast);
@@ -60,6 +62,8 @@ at::Tensor make_input(const InputSpec& spec) {
   }
   return random_tensor(spec.sizes, spec.dtype);
 }
+
+namespace {
 
 std::string describe_schema(const c10::FunctionSchema& schema) {
   std::string names;
