@@ -271,24 +271,89 @@ class SmallTransformer(nn.Module):
         return self.ln(x)
 
 
+class SdpaHeadSplit(nn.Module):
+    """Attention through F.scaled_dot_product_attention (PyTorch 2.x), heads split with
+    view+transpose: q, k and v reach the op as transposed [B, H, S, D] views."""
+
+    def __init__(self, dim: int = 32, heads: int = 4):
+        super().__init__()
+        self.heads = heads
+        self.head_dim = dim // heads
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, s, e = x.size()
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        q = q.view(b, s, self.heads, self.head_dim).transpose(1, 2)  # [B, H, S, D]
+        k = k.view(b, s, self.heads, self.head_dim).transpose(1, 2)
+        v = v.view(b, s, self.heads, self.head_dim).transpose(1, 2)
+        out = F.scaled_dot_product_attention(q, k, v)  # [B, H, S, D]
+        out = out.transpose(1, 2).reshape(b, s, e)  # merge heads
+        return self.proj(out)
+
+
+class MhaBatchFirst(nn.Module):
+    """nn.MultiheadAttention with batch_first=True, called as self-attention without weights
+    (what transformer encoders do)."""
+
+    def __init__(self, dim: int = 32, heads: int = 4):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(dim, heads, batch_first=True)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out, _ = self.attn(x, x, x, need_weights=False)
+        return out
+
+
 def resnet18() -> nn.Module:
     import torchvision  # only --large needs it; importing it is slow
 
     return torchvision.models.resnet18(weights=None)
 
 
+def vit_b_16() -> nn.Module:
+    import torchvision
+
+    return torchvision.models.vit_b_16(weights=None)
+
+
 # ---------------------------------------------------------------------------------------
 # The sample table: one entry per model, and the source of manifest.json.
 # ---------------------------------------------------------------------------------------
+
+class Expect(NamedTuple):
+    """What one LibTorch version does with a sample: ok (exit 0), failed (the model raises:
+    exit 4) or too_new (the archive needs an op that version lacks: exit 3)."""
+    copies: Dict[str, int]
+    why: str
+    status: str = "ok"
+
 
 class Sample(NamedTuple):
     name: str
     build: Callable[[], nn.Module]
     inputs: List[str]
-    copies: Dict[str, int]
-    why: str
+    copies: Dict[str, int]  # with why and status: what LibTorch 1.13 does (and 2.x, unless
+    why: str                # torch2 says otherwise)
     status: str = "ok"
     large: bool = False
+    torch2: Optional[Expect] = None  # where LibTorch 2.x executes the sample differently
+    min_torch: int = 1  # the major version that can script it (2: its archive needs 2.x ops)
+
+    def expectations(self) -> List[Tuple[List[str], Expect]]:
+        """(LibTorch version prefixes, expectation) pairs; the first that matches applies."""
+        first = Expect(self.copies, self.why, self.status)
+        if self.torch2 is None:
+            return [(["1", "2"], first)]
+        return [(["1"], first), (["2"], self.torch2)]
+
+    def expected(self, version: str) -> Expect:
+        parts = version.split("+")[0].split(".")
+        for prefixes, expect in self.expectations():
+            if any(p.split(".") == parts[:len(p.split("."))] for p in prefixes):
+                return expect
+        raise SystemExit(f"{self.name}: no expectation for torch {version}")
 
 
 def copies(implicit_layout=0, explicit_layout=0, broadcast=0, dtype_device=0, same_layout=0):
@@ -390,6 +455,26 @@ SAMPLES = [
            copies(implicit_layout=1, broadcast=2),
            "gate_base plus a transpose of the heads: the merge reshape can no longer be a view "
            "and copies (implicit), which `layoutprof --baseline` reports as a regression."),
+    Sample("sdpa_head_split", SdpaHeadSplit, ["2x16x32"],
+           copies(), status="too_new", min_torch=2,
+           why="aten::scaled_dot_product_attention does not exist in LibTorch 1.13: the "
+               "archive does not load (exit 3).",
+           torch2=Expect(copies(broadcast=2),
+                         "The qkv and proj Linears on the 3-D input copy their biases into "
+                         "addmm's outputs (2 broadcast). scaled_dot_product_attention takes the "
+                         "transposed q, k and v as they are (the CPU flash-attention kernel reads "
+                         "strided heads) and returns its output laid out as [B, S, H, D], viewed "
+                         "as [B, H, S, D]: the head merge transpose(1, 2).reshape is then a view. "
+                         "None of the attention sample's 4 implicit copies.")),
+    Sample("mha_batch_first", MhaBatchFirst, ["2x16x32"],
+           copies(), status="too_new", min_torch=2,
+           why="Scripted by 2.x, nn.MultiheadAttention's code calls "
+               "aten::scaled_dot_product_attention, which LibTorch 1.13 lacks (exit 3).",
+           torch2=Expect(copies(implicit_layout=1, broadcast=1),
+                         "In eval under no_grad the module takes the fast path "
+                         "aten::_native_multi_head_attention, which clones its head-merge input, a "
+                         "[2, 16, 4, 8] view with the heads transposed (implicit), and copies the "
+                         "out-projection bias into addmm's [32, 32] output (broadcast).")),
     Sample("resnet18", resnet18, ["1x3x224x224"],
            copies(dtype_device=1, same_layout=1), large=True,
            why="NCHW convs (all on oneDNN) copy nothing; the avgpool mean divides by an int64 "
@@ -400,23 +485,36 @@ SAMPLES = [
            why="Per block: 4 Linear bias copies in addmm (broadcast), the head-merge reshape "
                "(implicit) and the 0-dim '* scale' cast (dtype_device); with batch 1 the "
                "head-split q, k, v fold for free in matmul, unlike the attention sample."),
+    Sample("vit_b_16", vit_b_16, ["1x3x224x224"],
+           copies(implicit_layout=12, broadcast=36, same_layout=1), large=True,
+           why="Per encoder layer, the eval fast path aten::_native_multi_head_attention clones "
+               "its head-merge input, a [1, 197, 12, 64] view with the heads transposed "
+               "(implicit), and copies the out-projection bias into addmm's [197, 768] output "
+               "(broadcast); the MLP's two Linears on the 3-D activations copy their biases into "
+               "addmm's outputs (2 broadcast). The classifier's Linear at batch 1 copies its bias "
+               "into [1, 1000] (same_layout). LibTorch 2.x runs the same fast path and copies the "
+               "same (its archive, though, calls aten::scaled_dot_product_attention in the "
+               "module's slow path, so 1.13 cannot load it)."),
 ]
 
 
 def manifest() -> dict:
-    """The manifest in a fixed key order, so regenerating it gives identical bytes."""
+    """The manifest in a fixed key order, so regenerating it gives identical bytes. Each
+    sample's `expect` lists what each LibTorch version does with it: the e2e tests take the
+    first entry one of whose `torch` prefixes matches the LibTorch under test."""
     entries = []
     for s in SAMPLES:
         entries.append({
             "name": s.name,
             "file": s.name + ".pt",
             "large": s.large,
+            "min_torch": s.min_torch,
             "inputs": list(s.inputs),
-            "status": s.status,
-            "expect": {"copies": {k: s.copies[k] for k in COPY_CLASSES}},
-            "why": s.why,
+            "expect": [{"torch": prefixes, "status": e.status,
+                        "copies": {k: e.copies[k] for k in COPY_CLASSES}, "why": e.why}
+                       for prefixes, e in s.expectations()],
         })
-    return {"schema": 1, "samples": entries}
+    return {"schema": 2, "samples": entries}
 
 
 # ---------------------------------------------------------------------------------------
@@ -536,6 +634,28 @@ def own_args(name: str, recorded: int) -> slice:
     return slice(recorded - fitting[-1] if fitting else 0, None)
 
 
+class Recorded(NamedTuple):
+    shapes: list  # [] for an input that is not a tensor
+    strides: list
+    dtypes: list
+    devices: list
+
+
+def recorded_inputs(fields) -> Recorded:
+    """An op's recorded inputs, from either profiler: torch 1.13 keeps them as parallel lists
+    (fields.inputs.shapes, .strides, .dtypes, .tensor_metadata); torch 2.x as one list with a
+    _TensorMetadata (sizes, strides, dtype, device) for each tensor."""
+    ins = fields.inputs
+    if hasattr(ins, "shapes"):
+        devices = [str(m.device) if m is not None else "?" for m in ins.tensor_metadata]
+        return Recorded(list(ins.shapes), list(ins.strides), list(ins.dtypes), devices)
+    tensors = [i if type(i).__name__ == "_TensorMetadata" else None for i in ins]
+    return Recorded([list(t.sizes) if t else [] for t in tensors],
+                    [list(t.strides) if t else [] for t in tensors],
+                    [str(t.dtype).replace("torch.", "") if t else "" for t in tensors],
+                    [str(t.device) if t else "?" for t in tensors])
+
+
 def profile_copies(module, inputs):
     """One profiled forward(); returns (copies, exception or None)."""
     error = None
@@ -557,12 +677,12 @@ def profile_copies(module, inputs):
             ops = ops + [event]
         if event.name == "aten::copy_" and is_op:
             culprit = ops[0]
-            args = fields.inputs
+            args = recorded_inputs(fields)
             # copy_(self, src, non_blocking): dst and src are the two entries before the last.
             own = slice(len(args.shapes) - 3, len(args.shapes) - 1)
             shapes, strides, dtypes = args.shapes[own], args.strides[own], args.dtypes[own]
-            devices = [str(m.device) if m is not None else "?" for m in args.tensor_metadata[own]]
-            culprit_args = culprit.extra_fields.inputs.shapes
+            devices = args.devices[own]
+            culprit_args = recorded_inputs(culprit.extra_fields).shapes
             found.append(Copy(
                 classify(shapes, strides, dtypes, devices, culprit.name),
                 culprit.name,
@@ -600,19 +720,20 @@ def check(samples: List[Sample], paths: Dict[str, str]) -> bool:
     ok = True
     rows = []
     for s in samples:
+        want = s.expected(torch.__version__)
         found, error = check_sample(s, paths[s.name], grad_mode=False)
         got = {k: 0 for k in COPY_CLASSES}
         for c in found:
             got[c.cls] += 1
         status = "failed" if error is not None else "ok"
         problems = []
-        if status != s.status:
-            problems.append(f"status {status}, expected {s.status}")
-        if len(found) != sum(s.copies.values()):
-            problems.append(f"total {len(found)}, expected {sum(s.copies.values())}")
-        if got != s.copies:
-            diff = [f"{k} {got[k]} (expected {s.copies[k]})" for k in COPY_CLASSES
-                    if got[k] != s.copies[k]]
+        if status != want.status:
+            problems.append(f"status {status}, expected {want.status}")
+        if len(found) != sum(want.copies.values()):
+            problems.append(f"total {len(found)}, expected {sum(want.copies.values())}")
+        if got != want.copies:
+            diff = [f"{k} {got[k]} (expected {want.copies[k]})" for k in COPY_CLASSES
+                    if got[k] != want.copies[k]]
             problems.append("classes differ: " + ", ".join(diff))
         # The tool runs under no_grad; the frozen samples must not depend on that.
         grad_found, grad_error = check_sample(s, paths[s.name], grad_mode=True)
@@ -621,7 +742,7 @@ def check(samples: List[Sample], paths: Dict[str, str]) -> bool:
             problems.append("copies differ with grad mode enabled")
 
         verdict = "OK" if not problems else "MISMATCH: " + "; ".join(problems)
-        print(f"{s.name}: expected {sum(s.copies.values())}, profiler {len(found)}, "
+        print(f"{s.name}: expected {sum(want.copies.values())}, profiler {len(found)}, "
               f"status {status} -> {verdict}")
         summary = ", ".join(f"{k}={got[k]}" for k in COPY_CLASSES if got[k])
         print(f"    classes: {summary or 'none'}")
@@ -632,7 +753,7 @@ def check(samples: List[Sample], paths: Dict[str, str]) -> bool:
         if error is not None:
             print(f"    raised: {str(error).strip().splitlines()[-1]}")
         ok = ok and not problems
-        rows.append((s.name, status, sum(s.copies.values()), len(found),
+        rows.append((s.name, status, sum(want.copies.values()), len(found),
                      [got[k] for k in COPY_CLASSES], "OK" if not problems else "MISMATCH"))
 
     print("\nsample                   status  expect profiler  impl expl bcast dtype same  result")
@@ -656,6 +777,7 @@ def run_reproducibly(args) -> int:
     argv = ["--out", os.path.abspath(args.out)]
     argv += ["--large"] if args.large else []
     argv += ["--check"] if args.check else []
+    argv += ["--only", args.only] if args.only else []
     code = (f"import runpy, sys; sys.argv[0] = {SCRIPT!r}; "
             f"runpy.run_path({SCRIPT!r}, run_name='__main__')")
     return subprocess.call([sys.executable, "-c", code] + argv, cwd=REPO_ROOT, env=env)
@@ -665,7 +787,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", required=True, help="directory for NAME.pt and manifest.json")
     parser.add_argument("--large", action="store_true",
-                        help="also build resnet18 and small_transformer (not committed)")
+                        help="also build the large samples (resnet18, small_transformer, "
+                             "vit_b_16; not committed)")
+    parser.add_argument("--only", metavar="NAME[,NAME...]",
+                        help="build just these samples (e.g. the 2.x-only ones, with a 2.x torch)")
     parser.add_argument("--check", action="store_true",
                         help="profile every built sample and compare with the expectations")
     args = parser.parse_args(argv)
@@ -673,12 +798,27 @@ def main(argv: Optional[List[str]] = None) -> int:
         return run_reproducibly(args)
 
     os.makedirs(args.out, exist_ok=True)
-    chosen = [s for s in SAMPLES if args.large or not s.large]
+    only = set(args.only.split(",")) if args.only else None
+    unknown = (only or set()) - {s.name for s in SAMPLES}
+    if unknown:
+        parser.error(f"--only: no sample named {', '.join(sorted(unknown))}")
+    major = int(torch.__version__.split(".")[0])
+    chosen = []
+    for s in SAMPLES:
+        if (only is not None and s.name not in only) or (only is None and s.large and not args.large):
+            continue
+        if s.min_torch > major:
+            # Its archive calls ops this torch lacks: the committed file was made by a 2.x torch.
+            print(f"skipped {s.name}: needs PyTorch {s.min_torch}.x to script, this is "
+                  f"{torch.__version__}")
+            continue
+        chosen.append(s)
     paths = {}
     for s in chosen:
         paths[s.name] = build(s, args.out)
         print(f"wrote {paths[s.name]} ({os.path.getsize(paths[s.name])} bytes)")
-    print(f"wrote {write_state_dict(args.out)}")
+    if only is None:
+        print(f"wrote {write_state_dict(args.out)}")
     with open(os.path.join(args.out, "manifest.json"), "w", encoding="utf-8") as f:
         json.dump(manifest(), f, indent=2)
         f.write("\n")

@@ -1,13 +1,26 @@
 #!/usr/bin/env bash
 # Sets layoutprof up on a Debian 12 machine: the Debian packages it needs (installed only if
-# missing), a CMake build in build/, and the large sample models (resnet18, small_transformer)
-# in build/samples/. Safe to run again; does only what is missing.
+# missing), a CMake build, and the sample models that are not committed. Safe to run again;
+# does only what is missing. Prints nothing on stdout but, last, the build folder.
+#
+# Which LibTorch to build against:
+#   scripts/setup.sh                          Debian's libtorch-dev (1.13), into build/
+#   TORCH_PYTHON=/path/to/python scripts/setup.sh
+#                                             the LibTorch inside that Python's torch (any 2.x
+#                                             wheel, CPU or CUDA), into build-torch-VERSION/
+#   TORCH_PYTHON=wheel scripts/setup.sh       the tested 2.x wheel (torch 2.14.1 with CUDA and
+#                                             torchvision 0.29.1), in a venv it makes once under
+#                                             ~/.cache/layoutprof/ (LAYOUTPROF_CACHE)
+# BUILD_DIR overrides the build folder.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/torch-env.sh
 
 PACKAGES=(g++ cmake ninja-build ccache pkg-config libpfm4-dev
-          libtorch-dev libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev googletest
-          python3-torch python3-torchvision python3-jsonschema)
+          libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev googletest
+          python3-jsonschema python3-venv)
+# Debian's LibTorch and its Python (for the samples), unless another torch is asked for.
+[ -n "${TORCH_PYTHON:-}" ] || PACKAGES+=(libtorch-dev python3-torch python3-torchvision)
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -21,17 +34,20 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
 fi
 
-BUILD_DIR=${BUILD_DIR:-build}
+torch_env_resolve  # TORCH_PY, TORCH_VERSION, BUILD_DIR, TORCH_CMAKE_ARGS, SAMPLES_ARGS
 export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}
 if [ ! -f "$BUILD_DIR/build.ninja" ]; then
-  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >&2
+  echo "setup: configuring $BUILD_DIR against LibTorch $TORCH_VERSION" >&2
+  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${TORCH_CMAKE_ARGS[@]}" >&2
 fi
 cmake --build "$BUILD_DIR" -j "$(nproc)" >&2
 
-# Torch lives in Debian's python3-torch: always /usr/bin/python3, whatever python3 is on PATH.
+# The samples this torch makes: the large ones always; with a 2.x torch every sample, so
+# that its tests run on archives that torch scripted (the committed ones are 1.13's).
 if [ ! -f "$BUILD_DIR/samples/.done" ]; then
-  echo "setup: making the large samples in $BUILD_DIR/samples" >&2
+  echo "setup: making samples in $BUILD_DIR/samples with $TORCH_PY (torch $TORCH_VERSION)" >&2
   mkdir -p "$BUILD_DIR/samples"
-  /usr/bin/python3 samples/make_samples.py --out "$BUILD_DIR/samples" --large >&2
+  "$TORCH_PY" samples/make_samples.py --out "$BUILD_DIR/samples" --large >&2
   touch "$BUILD_DIR/samples/.done"
 fi
+echo "$BUILD_DIR"

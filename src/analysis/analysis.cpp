@@ -1,7 +1,7 @@
 #include "layoutprof/analysis.h"
 
 #include "layoutprof/dtlb_model.h"
-#include "report/format.h"
+#include "analysis/format.h"
 
 #include <algorithm>
 #include <map>

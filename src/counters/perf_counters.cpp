@@ -317,7 +317,7 @@ PerfCounters PerfCounters::create(const std::vector<std::string>& events,
     for (const Encoded& clock : clocks) impl->open_groups({clock}, 0, targets);
   } else {
     for (const std::string& name : events)
-      impl->status.push_back({name, "", "thread", false, "no thread to count on"});
+      impl->status.push_back({name, "", "thread", false, "no thread to count on", ""});
   }
   if (!bandwidth.events.empty() && !bandwidth.cpus.empty()) {
     size_t first_status = impl->status.size();

@@ -9,7 +9,7 @@
 
 #include "layoutprof/analysis.h"
 #include "layoutprof/errors.h"
-#include "report/format.h"
+#include "analysis/format.h"
 
 namespace layoutprof {
 

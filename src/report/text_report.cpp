@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "layoutprof/analysis.h"
-#include "report/format.h"
+#include "analysis/format.h"
 
 namespace layoutprof {
 

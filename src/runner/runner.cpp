@@ -72,20 +72,50 @@ std::string describe_schema(const c10::FunctionSchema& schema) {
   return names;
 }
 
+// An archive saved by a newer PyTorch fails to load in an older LibTorch in one of two ways:
+// its code calls an op this LibTorch does not have ("Unknown builtin op: aten::X", e.g.
+// aten::scaled_dot_product_attention, new in 2.0), or its file format is newer than this
+// LibTorch reads. Both get a message that says what is missing and how to fix it.
+std::string too_new_hint(const std::string& path, const std::string& error) {
+  const std::string fix = "build layoutprof against that PyTorch (TORCH_PYTHON=/path/to/python "
+                          "scripts/setup.sh)";
+  const std::string saved_by = std::string(TORCH_VERSION).rfind("1.", 0) == 0
+                                   ? "PyTorch 2.x" : "a newer PyTorch";
+  const std::string unknown_op = "Unknown builtin op: ";
+  auto at = error.find(unknown_op);
+  if (at != std::string::npos) {
+    auto begin = at + unknown_op.size();
+    auto end = error.find_first_not_of(
+        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_:", begin);
+    std::string op = error.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+    return "'" + path + "' needs an op this LibTorch " + TORCH_VERSION + " lacks (" + op +
+           "): it was probably saved by " + saved_by + "; " + fix;
+  }
+  if (error.find("maximum supported version for reading") != std::string::npos)
+    return "'" + path + "' has a newer file format than this LibTorch " + TORCH_VERSION +
+           " reads (" + first_line(error) + "): it was saved by " + saved_by + "; " + fix;
+  return "";
+}
+
 torch::jit::Module load_model(const std::string& path) {
   {
     std::ifstream probe(path, std::ios::binary);
     if (!probe) throw ModelLoadError("cannot open model '" + path + "': " + std::strerror(errno));
   }
+  std::string error;
   try {
     return torch::jit::load(path, at::Device(at::kCPU));
   } catch (const c10::Error& e) {
-    throw ModelLoadError("'" + path + "' is not a loadable TorchScript archive: " +
-                         first_line(e.what_without_backtrace()));
+    error = e.what_without_backtrace();
   } catch (const std::exception& e) {
-    throw ModelLoadError("'" + path + "' is not a loadable TorchScript archive: " +
-                         first_line(e.what()));
+    error = e.what();
   }
+  std::string hint = too_new_hint(path, error);
+  if (!hint.empty()) throw ModelLoadError(hint);
+  // The reason, not the source excerpt LibTorch appends.
+  auto text = error.find_first_not_of(" \t\r\n");
+  throw ModelLoadError("'" + path + "' is not a loadable TorchScript archive: " +
+                       first_line(text == std::string::npos ? error : error.substr(text)));
 }
 
 int64_t elapsed_ns(std::chrono::steady_clock::time_point since) {
@@ -116,10 +146,23 @@ at::Device target_device(const std::string& name) {
   if (name == "cpu") return at::Device(at::kCPU);
   if (name.rfind("cuda", 0) != 0)
     throw UsageError("--device '" + name + "': expected cpu, cuda or cuda:N");
-  if (!torch::cuda::is_available())
-    throw UsageError("--device " + name + ": this LibTorch " + std::string(TORCH_VERSION) +
-                     " has no CUDA device to run on (Debian's LibTorch is CPU-only; build "
-                     "layoutprof against a CUDA LibTorch, see scripts/gpu-check)");
+#ifndef LAYOUTPROF_TORCH_HAS_CUDA
+  throw UsageError("--device " + name + ": this LibTorch " + std::string(TORCH_VERSION) +
+                   " is built without CUDA (Debian's LibTorch is CPU-only); build layoutprof "
+                   "against a CUDA-enabled PyTorch (TORCH_PYTHON=/path/to/python scripts/setup.sh)");
+#else
+  // A CUDA LibTorch: at::hasCUDA() is false on a machine without a GPU from 2.x on (it asks
+  // the runtime), so whether LibTorch has CUDA is known from the build, and whether there is
+  // a device from the runtime, with its reason where the CUPTI build can ask.
+  if (torch::cuda::device_count() == 0) {
+    std::string why;
+    create_gpu_tracer(-1, &why);
+    if (why.rfind("no CUDA device: ", 0) == 0) why = why.substr(16);
+    else why = "the CUDA runtime finds none";
+    throw UsageError("--device " + name + ": no CUDA device (" + why + "); this LibTorch " +
+                     std::string(TORCH_VERSION) + " has CUDA, this machine no usable GPU");
+  }
+#endif
   try {
     at::Device device(name);
     if (device.has_index() && device.index() >= static_cast<int>(torch::cuda::device_count()))

@@ -79,11 +79,11 @@ TEST(ChromeTrace, GpuRunsCarryEachOpsKernelsAndTimes) {
       EXPECT_EQ(e["args"]["gpu_ns"], 4000);
       EXPECT_EQ(e["args"]["kernels"], json::array({"elementwise_kernel"}));
     }
-    if (e["name"] == "aten::reshape") EXPECT_EQ(e["args"]["copy_gpu_ns"], 4000);
+    if (e["name"] == "aten::reshape") { EXPECT_EQ(e["args"]["copy_gpu_ns"], 4000); }
   }
   EXPECT_TRUE(seen);
   for (const json& e : chrome_trace(sample())["traceEvents"])
-    if (e["ph"] == "X") EXPECT_FALSE(e["args"].contains("gpu_ns")) << "CPU runs have no GPU args";
+    if (e["ph"] == "X") { EXPECT_FALSE(e["args"].contains("gpu_ns")) << "CPU runs have no GPU args"; }
 }
 
 TEST(ChromeTrace, ChildrenLongerThanTheirParentAreClamped) {

@@ -117,8 +117,8 @@ TEST(PerfCounters, SoftwareEventsCountRealWork) {
   // Values come in status() order of the measured events.
   for (size_t k = 0; k < pc.status().size(); ++k) {
     const auto& st = pc.status()[k];
-    if (st.event == "page-faults") EXPECT_GT(d[k].raw, 0u);
-    if (st.event == "task-clock") EXPECT_GT(d[k].raw, 100000u) << "task-clock in ns";
+    if (st.event == "page-faults") { EXPECT_GT(d[k].raw, 0u); }
+    if (st.event == "task-clock") { EXPECT_GT(d[k].raw, 100000u) << "task-clock in ns"; }
   }
   EXPECT_EQ(pc.read_method(), "read()") << "software events have no rdpmc index";
 }

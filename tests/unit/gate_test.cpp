@@ -103,9 +103,9 @@ TEST(Gate, AnOpInsertedUpstreamDoesNotShiftTheRest) {
   std::vector<int64_t> match = align_top_level_ops(base, now);
   for (const OpEvent& op : now.ops) {
     if (op.parent >= 0) continue;
-    if (op.name == "aten::relu") EXPECT_EQ(match[op.id], -1);
-    else ASSERT_GE(match[op.id], 0) << op.name;
-    if (match[op.id] >= 0) EXPECT_EQ(base.ops[match[op.id]].name, op.name);
+    if (op.name == "aten::relu") { EXPECT_EQ(match[op.id], -1); }
+    else { ASSERT_GE(match[op.id], 0) << op.name; }
+    if (match[op.id] >= 0) { EXPECT_EQ(base.ops[match[op.id]].name, op.name); }
   }
 }
 

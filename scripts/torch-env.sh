@@ -1,0 +1,83 @@
+# Sourced by the set-up scripts: which LibTorch to build against, and where.
+#
+# TORCH_PYTHON unset   Debian's libtorch-dev (1.13) and /usr/bin/python3 (python3-torch) for the
+#                      samples; build folder build/.
+# TORCH_PYTHON=PATH    the LibTorch inside that interpreter's torch package (a PyPI wheel, CPU or
+#                      CUDA): torch.utils.cmake_prefix_path, the wheel's C++ ABI flag (TorchConfig
+#                      passes it on as TORCH_CXX_FLAGS), its CUDA version; build-torch-VERSION/.
+# TORCH_PYTHON=wheel   the 2.x wheel the project tests against (LAYOUTPROF_WHEEL, by default
+#                      torch 2.14.1 with CUDA 13 and torchvision 0.29.1), installed once with pip
+#                      into a venv under LAYOUTPROF_CACHE (~/.cache/layoutprof) and reused.
+
+LAYOUTPROF_WHEEL=${LAYOUTPROF_WHEEL:-"torch==2.14.1 torchvision==0.29.1"}
+LAYOUTPROF_CACHE=${LAYOUTPROF_CACHE:-$HOME/.cache/layoutprof}
+
+# The venv for LAYOUTPROF_WHEEL, made (or finished) if needed; prints its python.
+wheel_python() {
+  local name venv
+  name=$(echo "$LAYOUTPROF_WHEEL" | tr -c 'A-Za-z0-9.=\n' '_' | tr -s '_=' '-')
+  venv="$LAYOUTPROF_CACHE/venv-$name"
+  if [ ! -f "$venv/.complete" ]; then
+    echo "setup: installing $LAYOUTPROF_WHEEL into $venv (once; several GB)" >&2
+    mkdir -p "$LAYOUTPROF_CACHE"
+    "${LAYOUTPROF_VENV_PYTHON:-python3}" -m venv "$venv" >&2
+    # shellcheck disable=SC2086
+    "$venv/bin/python" -m pip install -q --disable-pip-version-check $LAYOUTPROF_WHEEL >&2
+    touch "$venv/.complete"
+  fi
+  echo "$venv/bin/python"
+}
+
+# Sets TORCH_PY, TORCH_VERSION, BUILD_DIR (unless set) and TORCH_CMAKE_ARGS.
+torch_env_resolve() {
+  TORCH_CMAKE_ARGS=()
+  if [ -z "${TORCH_PYTHON:-}" ]; then
+    TORCH_PY=/usr/bin/python3  # Debian's python3-torch, whatever python3 is first on PATH
+    TORCH_VERSION=$(dpkg-query -W -f='${Version}' libtorch-dev 2>/dev/null | sed 's/[-+].*//')
+    BUILD_DIR=${BUILD_DIR:-build}
+    TORCH_CMAKE_ARGS=(-DLAYOUTPROF_TORCH_PYTHON="$TORCH_PY")
+    return
+  fi
+  if [ "$TORCH_PYTHON" = wheel ]; then
+    TORCH_PY=$(wheel_python)
+  else
+    TORCH_PY=$TORCH_PYTHON
+  fi
+  local info dir prefix cuda
+  info=$("$TORCH_PY" -c '
+import os, torch
+print(torch.__version__)
+print(os.path.dirname(torch.__file__))
+print(torch.utils.cmake_prefix_path)
+print(torch.version.cuda or "")') || {
+    echo "setup: $TORCH_PY cannot import torch" >&2
+    return 1
+  }
+  { read -r TORCH_VERSION; read -r dir; read -r prefix; read -r cuda; } <<<"$info"
+  BUILD_DIR=${BUILD_DIR:-build-torch-$TORCH_VERSION}
+  # The torch folder itself first: its lib/ must win over Debian's libtorch.so and libc10.so,
+  # which TorchConfig's find_library would otherwise take from the system paths.
+  TORCH_CMAKE_ARGS=(-DCMAKE_PREFIX_PATH="$dir;$prefix" -DLAYOUTPROF_TORCH_PYTHON="$TORCH_PY")
+  if [ -n "$cuda" ]; then
+    # A CUDA wheel: TorchConfig needs a CUDA toolkit of the same major version (nvcc, headers),
+    # and NVRTC, which the wheel's nvidia-cuda-nvrtc has when the toolkit does not.
+    local root=${CUDAToolkit_ROOT:-/usr/local/cuda}
+    if [ ! -x "$root/bin/nvcc" ] && command -v nvcc >/dev/null; then
+      root=$(dirname "$(dirname "$(readlink -f "$(command -v nvcc)")")")
+    fi
+    if [ ! -x "$root/bin/nvcc" ]; then
+      echo "setup: torch $TORCH_VERSION is a CUDA $cuda build; its CMake files need a CUDA toolkit" \
+        "(nvcc): set CUDAToolkit_ROOT, or use a CPU build of torch" >&2
+      return 1
+    fi
+    TORCH_CMAKE_ARGS+=(-DCUDA_TOOLKIT_ROOT_DIR="$root" -DCUDAToolkit_ROOT="$root")
+    local nvrtc
+    nvrtc=$(ls "$root"/lib64/libnvrtc.so "$root"/lib/libnvrtc.so 2>/dev/null | head -n 1 || true)
+    if [ -z "$nvrtc" ]; then
+      nvrtc=$(ls "$(dirname "$dir")"/nvidia/cu"${cuda%%.*}"/lib/libnvrtc.so.* \
+                 "$(dirname "$dir")"/nvidia/cuda_nvrtc/lib/libnvrtc.so.* 2>/dev/null |
+              grep -v builtins | head -n 1 || true)
+      [ -n "$nvrtc" ] && TORCH_CMAKE_ARGS+=(-DCUDA_nvrtc_LIBRARY="$nvrtc")
+    fi
+  fi
+}
