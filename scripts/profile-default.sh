@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Sets up and profiles the embedded default sample: torchvision's resnet18 at batch 8, fed a
 # channels_last input as a data pipeline might hand it over. Extra arguments go to layoutprof.
+# Against Debian's LibTorch 1.13 unless TORCH_PYTHON names another torch (see scripts/setup.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
-exec "${BUILD_DIR:-build}/layoutprof" "${BUILD_DIR:-build}/samples/resnet18.pt" \
-  --input 8x3x224x224:f32:channels_last --json "${BUILD_DIR:-build}/resnet18-report.json" "$@"
+B=$(scripts/setup.sh)
+exec "$B/layoutprof" "$B/samples/resnet18.pt" \
+  --input 8x3x224x224:f32:channels_last --json "$B/resnet18-report.json" "$@"
