@@ -28,6 +28,36 @@ wheel_python() {
   echo "$venv/bin/python"
 }
 
+# A CUDA toolkit for a CUDA wheel's CMake files where the machine has none: NVIDIA's toolkit
+# wheels of the wheel's CUDA version (nvcc, runtime headers, CUPTI) in a venv of their own,
+# made once under LAYOUTPROF_CACHE, with the unversioned library names CMake looks for.
+# Prints the toolkit's root. CUDA 13 wheels put the toolkit in nvidia/cu13/.
+cuda_toolkit_from_pypi() {
+  local version=$1 major=${1%%.*} venv="$LAYOUTPROF_CACHE/cuda-$1"
+  local root="$venv/toolkit"
+  if [ ! -f "$venv/.complete" ]; then
+    echo "setup: no CUDA toolkit (nvcc) here; installing CUDA $version's from PyPI into $venv" >&2
+    "${LAYOUTPROF_VENV_PYTHON:-python3}" -m venv "$venv" >&2
+    "$venv/bin/python" -m pip install -q --disable-pip-version-check \
+      "nvidia-cuda-nvcc==$version.*" "nvidia-cuda-runtime==$version.*" "nvidia-cuda-cccl==$version.*" \
+      "nvidia-cuda-crt==$version.*" "nvidia-nvvm==$version.*" "nvidia-cuda-cupti==$version.*" >&2
+    local site
+    site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+    if [ ! -x "$site/nvidia/cu$major/bin/nvcc" ]; then
+      echo "setup: CUDA $version's toolkit wheels have no nvidia/cu$major/bin/nvcc; install a CUDA" \
+        "$major toolkit and set CUDAToolkit_ROOT" >&2
+      return 1
+    fi
+    ln -sfn "$site/nvidia/cu$major" "$root"
+    ln -sfn lib "$root/lib64" 2>/dev/null || true
+    for lib in cudart cupti; do
+      ln -sf "$(basename "$(ls "$root"/lib/lib$lib.so.* | head -n 1)")" "$root/lib/lib$lib.so"
+    done
+    touch "$venv/.complete"
+  fi
+  echo "$root"
+}
+
 # Sets TORCH_PY, TORCH_VERSION, BUILD_DIR (unless set) and TORCH_CMAKE_ARGS.
 torch_env_resolve() {
   TORCH_CMAKE_ARGS=()
@@ -66,11 +96,10 @@ print(torch.version.cuda or "")') || {
       root=$(dirname "$(dirname "$(readlink -f "$(command -v nvcc)")")")
     fi
     if [ ! -x "$root/bin/nvcc" ]; then
-      echo "setup: torch $TORCH_VERSION is a CUDA $cuda build; its CMake files need a CUDA toolkit" \
-        "(nvcc): set CUDAToolkit_ROOT, or use a CPU build of torch" >&2
-      return 1
+      root=$(cuda_toolkit_from_pypi "$cuda") || return 1
     fi
-    TORCH_CMAKE_ARGS+=(-DCUDA_TOOLKIT_ROOT_DIR="$root" -DCUDAToolkit_ROOT="$root")
+    TORCH_CMAKE_ARGS+=(-DCUDA_TOOLKIT_ROOT_DIR="$root" -DCUDAToolkit_ROOT="$root"
+                       -DCMAKE_CUDA_COMPILER="$root/bin/nvcc")
     local nvrtc
     nvrtc=$(ls "$root"/lib64/libnvrtc.so "$root"/lib/libnvrtc.so 2>/dev/null | head -n 1 || true)
     if [ -z "$nvrtc" ]; then
