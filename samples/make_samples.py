@@ -146,11 +146,14 @@ class SelfAttention(nn.Module):
         q = q.view(b, s, self.heads, self.head_dim).transpose(1, 2)  # [B, H, S, D]
         k = k.view(b, s, self.heads, self.head_dim).transpose(1, 2)
         v = v.view(b, s, self.heads, self.head_dim).transpose(1, 2)
-        att = torch.matmul(q, k.transpose(-2, -1)) * self.scale
-        att = att.softmax(dim=-1)
-        out = torch.matmul(att, v)  # [B, H, S, D]
+        out = self.attend(q, k, v)  # [B, H, S, D]
         out = out.transpose(1, 2).reshape(b, s, e)  # merge heads
         return self.proj(out)
+
+    def attend(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        att = torch.matmul(q, k.transpose(-2, -1)) * self.scale
+        att = att.softmax(dim=-1)
+        return torch.matmul(att, v)
 
 
 class SmallConvNet(nn.Module):
@@ -271,26 +274,15 @@ class SmallTransformer(nn.Module):
         return self.ln(x)
 
 
-class SdpaHeadSplit(nn.Module):
-    """Attention through F.scaled_dot_product_attention (PyTorch 2.x), heads split with
-    view+transpose: q, k and v reach the op as transposed [B, H, S, D] views."""
+class SdpaHeadSplit(SelfAttention):
+    """The attention sample's heads, split with view+transpose, attended by
+    F.scaled_dot_product_attention (PyTorch 2.x): q, k and v reach it as transposed views."""
 
     def __init__(self, dim: int = 32, heads: int = 4):
-        super().__init__()
-        self.heads = heads
-        self.head_dim = dim // heads
-        self.qkv = nn.Linear(dim, 3 * dim)
-        self.proj = nn.Linear(dim, dim)
+        super().__init__(dim, heads)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        b, s, e = x.size()
-        q, k, v = self.qkv(x).chunk(3, dim=-1)
-        q = q.view(b, s, self.heads, self.head_dim).transpose(1, 2)  # [B, H, S, D]
-        k = k.view(b, s, self.heads, self.head_dim).transpose(1, 2)
-        v = v.view(b, s, self.heads, self.head_dim).transpose(1, 2)
-        out = F.scaled_dot_product_attention(q, k, v)  # [B, H, S, D]
-        out = out.transpose(1, 2).reshape(b, s, e)  # merge heads
-        return self.proj(out)
+    def attend(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        return F.scaled_dot_product_attention(q, k, v)
 
 
 class MhaBatchFirst(nn.Module):

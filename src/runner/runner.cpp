@@ -76,6 +76,15 @@ std::string describe_schema(const c10::FunctionSchema& schema) {
 // its code calls an op this LibTorch does not have ("Unknown builtin op: aten::X", e.g.
 // aten::scaled_dot_product_attention, new in 2.0), or its file format is newer than this
 // LibTorch reads. Both get a message that says what is missing and how to fix it.
+// The number after `key` in `text`, or "?".
+std::string number_after(const std::string& text, const std::string& key) {
+  auto at = text.find(key);
+  if (at == std::string::npos) return "?";
+  auto begin = at + key.size();
+  auto end = text.find_first_not_of("0123456789", begin);
+  return end == begin ? "?" : text.substr(begin, end - begin);
+}
+
 std::string too_new_hint(const std::string& path, const std::string& error) {
   const std::string fix = "build layoutprof against that PyTorch (TORCH_PYTHON=/path/to/python "
                           "scripts/setup.sh)";
@@ -91,9 +100,13 @@ std::string too_new_hint(const std::string& path, const std::string& error) {
     return "'" + path + "' needs an op this LibTorch " + TORCH_VERSION + " lacks (" + op +
            "): it was probably saved by " + saved_by + "; " + fix;
   }
+  // "Attempted to read a PyTorch file with version 11, but the maximum supported version for
+  // reading is 10." (caffe2's inline_container, 1.13 and 2.x alike)
   if (error.find("maximum supported version for reading") != std::string::npos)
-    return "'" + path + "' has a newer file format than this LibTorch " + TORCH_VERSION +
-           " reads (" + first_line(error) + "): it was saved by " + saved_by + "; " + fix;
+    return "'" + path + "' has file format version " + number_after(error, "with version ") +
+           ", newer than this LibTorch " + TORCH_VERSION + " reads (up to " +
+           number_after(error, "for reading is ") + "): it was probably saved by a newer "
+           "PyTorch; " + fix;
   return "";
 }
 

@@ -274,6 +274,14 @@ TEST(BadInput, OneLineErrorAndDocumentedExitCode) {
   std::ofstream(truncated, std::ios::binary) << whole.substr(0, whole.size() / 2);
   fs::path state_dict = fs::path(COMMITTED_SAMPLES_DIR) / "not_torchscript" / "state_dict.pt";
   std::string ok_model = sample_path(entry_named("transpose_reshape")).string();
+  // An archive whose file format version is newer than any LibTorch reads.
+  fs::path future = work_dir() / "future_format.pt";
+  std::string rewrite = "/usr/bin/python3 -c \"import sys, zipfile\n"
+                        "src = zipfile.ZipFile(sys.argv[1]); dst = zipfile.ZipFile(sys.argv[2], 'w')\n"
+                        "for i in src.infolist():\n"
+                        "    dst.writestr(i, b'99\\n' if i.filename.endswith('/version') else src.read(i.filename))\n"
+                        "dst.close()\" " + quote(ok_model) + " " + quote(future.string());
+  ASSERT_EQ(std::system(rewrite.c_str()), 0) << rewrite;
   std::string ok_input = entry_named("transpose_reshape")["inputs"][0];
 
   std::vector<BadRun> cases = {
@@ -282,6 +290,8 @@ TEST(BadInput, OneLineErrorAndDocumentedExitCode) {
       {"random bytes", {random.string(), "--input", "2x3"}, 3, "not a loadable TorchScript archive"},
       {"truncated archive", {truncated.string(), "--input", "2x3"}, 3, "not a loadable TorchScript archive"},
       {"a state_dict", {state_dict.string(), "--input", "2x3"}, 3, "not a loadable TorchScript archive"},
+      {"a newer file format", {future.string(), "--input", "2x3"}, 3,
+       "has file format version 99, newer than this LibTorch " LIBTORCH_VERSION " reads (up to "},
       {"malformed --input", {ok_model, "--input", "2xQ"}, 2, "--input '2xQ'"},
       {"wrong number of inputs", {ok_model, "--input", ok_input, "--input", ok_input}, 2, "takes 1 input"},
       {"no model", {"--input", "2x3"}, 2, "no model given"},
