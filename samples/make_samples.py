@@ -1,17 +1,22 @@
 #!/usr/bin/python3
 """Build the TorchScript sample models that layoutprof is tested and demonstrated on.
 
-Usage (Debian's torch 1.13 lives in /usr/bin/python3):
+Runs under Debian's torch 1.13 (/usr/bin/python3) and under a PyTorch 2.x wheel:
 
     /usr/bin/python3 samples/make_samples.py --out samples
-    /usr/bin/python3 samples/make_samples.py --out /tmp/samples_large --large --check
+    PY2 samples/make_samples.py --out samples --only sdpa_head_split,mha_batch_first
+    PY samples/make_samples.py --out /tmp/samples_large --large --check
 
 Every sample is a small nn.Module scripted with torch.jit.script (so the archive keeps
 source ranges that layoutprof reports as file:line) and saved as NAME.pt. The small ones
-are committed to git; --large adds resnet18 and small_transformer, which are not.
-manifest.json (written next to the models) is generated from the SAMPLES table below.
+are committed to git, scripted by 1.13 except those that need 2.x ops (min_torch 2), which a
+2.x torch (PY2 above) scripts; --large adds resnet18, small_transformer and vit_b_16, which
+are not committed. A sample this torch cannot make is skipped with its reason (in
+unmade.json when a package it needs does not import). manifest.json (written next to the
+models) is generated from the SAMPLES table below.
 
-The expected copy counts in that table were derived by hand from how ATen 1.13 (CPU)
+The expected copy counts in that table were derived by hand from how ATen (CPU, 1.13, and
+2.x where a sample's torch2 entry says it differs)
 implements each op, following layoutprof's counting rules:
 
   * one copy = one aten::copy_ event during one forward() call, after 3 warm-up calls,
@@ -332,6 +337,7 @@ class Sample(NamedTuple):
     large: bool = False
     torch2: Optional[Expect] = None  # where LibTorch 2.x executes the sample differently
     min_torch: int = 1  # the major version that can script it (2: its archive needs 2.x ops)
+    needs: Optional[str] = None  # a package besides torch that builds the model
 
     def expectations(self) -> List[Tuple[List[str], Expect]]:
         """(LibTorch version prefixes, expectation) pairs; the first that matches applies."""
@@ -471,7 +477,7 @@ SAMPLES = [
            copies(dtype_device=1, same_layout=1), large=True,
            why="NCHW convs (all on oneDNN) copy nothing; the avgpool mean divides by an int64 "
                "0-dim count (dtype_device) and fc's addmm copies its bias into the [1, 1000] "
-               "output, same_layout because batch 1 leaves no broadcast dim."),
+               "output, same_layout because batch 1 leaves no broadcast dim.", needs="torchvision"),
     Sample("small_transformer", SmallTransformer, ["1x128x256"],
            copies(implicit_layout=4, broadcast=16, dtype_device=4), large=True,
            why="Per block: 4 Linear bias copies in addmm (broadcast), the head-merge reshape "
@@ -486,7 +492,7 @@ SAMPLES = [
                "addmm's outputs (2 broadcast). The classifier's Linear at batch 1 copies its bias "
                "into [1, 1000] (same_layout). LibTorch 2.x runs the same fast path and copies the "
                "same (its archive, though, calls aten::scaled_dot_product_attention in the "
-               "module's slow path, so 1.13 cannot load it)."),
+               "module's slow path, so 1.13 cannot load it).", needs="torchvision"),
 ]
 
 
@@ -796,6 +802,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         parser.error(f"--only: no sample named {', '.join(sorted(unknown))}")
     major = int(torch.__version__.split(".")[0])
     chosen = []
+    unmade = {}  # name -> why, for the samples this torch cannot make; the tests skip them
     for s in SAMPLES:
         if (only is not None and s.name not in only) or (only is None and s.large and not args.large):
             continue
@@ -804,7 +811,22 @@ def main(argv: Optional[List[str]] = None) -> int:
             print(f"skipped {s.name}: needs PyTorch {s.min_torch}.x to script, this is "
                   f"{torch.__version__}")
             continue
+        if s.needs is not None:
+            try:
+                __import__(s.needs)
+            except Exception as e:  # not installed, or built for another torch
+                unmade[s.name] = (f"{s.needs} does not import beside torch {torch.__version__}: "
+                                  f"{str(e).strip().splitlines()[-1] if str(e).strip() else type(e).__name__}")
+                print(f"skipped {s.name}: {unmade[s.name]}")
+                continue
         chosen.append(s)
+    unmade_path = os.path.join(args.out, "unmade.json")
+    if unmade:
+        with open(unmade_path, "w", encoding="utf-8") as f:
+            json.dump(unmade, f, indent=2, sort_keys=True)
+            f.write("\n")
+    elif only is None and os.path.exists(unmade_path):
+        os.remove(unmade_path)  # a sample made now is not still listed
     paths = {}
     for s in chosen:
         paths[s.name] = build(s, args.out)

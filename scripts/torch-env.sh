@@ -79,7 +79,7 @@ import os, torch
 print(torch.__version__)
 print(os.path.dirname(torch.__file__))
 print(torch.utils.cmake_prefix_path)
-print(torch.version.cuda or "")') || {
+print(torch.version.cuda or "cpu")') || {
     echo "setup: $TORCH_PY cannot import torch" >&2
     return 1
   }
@@ -88,7 +88,7 @@ print(torch.version.cuda or "")') || {
   # The torch folder itself first: its lib/ must win over Debian's libtorch.so and libc10.so,
   # which TorchConfig's find_library would otherwise take from the system paths.
   TORCH_CMAKE_ARGS=(-DCMAKE_PREFIX_PATH="$dir;$prefix" -DLAYOUTPROF_TORCH_PYTHON="$TORCH_PY")
-  if [ -n "$cuda" ]; then
+  if [ "$cuda" != cpu ]; then
     # A CUDA wheel: TorchConfig needs a CUDA toolkit of the same major version (nvcc, headers),
     # and NVRTC, which the wheel's nvidia-cuda-nvrtc has when the toolkit does not.
     local root=${CUDAToolkit_ROOT:-/usr/local/cuda}
