@@ -34,7 +34,7 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
 fi
 
-torch_env_resolve  # TORCH_PY, TORCH_VERSION, BUILD_DIR, TORCH_CMAKE_ARGS, SAMPLES_ARGS
+torch_env_resolve  # TORCH_PY, TORCH_VERSION, BUILD_DIR, TORCH_CMAKE_ARGS (scripts/torch-env.sh)
 export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}
 if [ ! -f "$BUILD_DIR/build.ninja" ]; then
   echo "setup: configuring $BUILD_DIR against LibTorch $TORCH_VERSION" >&2
@@ -42,8 +42,8 @@ if [ ! -f "$BUILD_DIR/build.ninja" ]; then
 fi
 cmake --build "$BUILD_DIR" -j "$(nproc)" >&2
 
-# The samples this torch makes: the large ones always; with a 2.x torch every sample, so
-# that its tests run on archives that torch scripted (the committed ones are 1.13's).
+# Every sample this torch can script, the large ones included, so that each build's tests run
+# on archives its own torch scripted (the committed ones are 1.13's, the 2.x-only ones 2.x's).
 if [ ! -f "$BUILD_DIR/samples/.done" ]; then
   echo "setup: making samples in $BUILD_DIR/samples with $TORCH_PY (torch $TORCH_VERSION)" >&2
   mkdir -p "$BUILD_DIR/samples"

@@ -119,8 +119,6 @@ std::vector<std::string> sample_args(const std::string& sample, const std::vecto
   return model_args(entry_named(sample), extra);
 }
 
-// Runs one archive of a sample and checks it against the manifest's expectation for the
-// LibTorch under test: the copies of each class exactly, and the report against the schema.
 // Samples the torch under test could not make (a package it needs does not import beside
 // it, e.g. torchvision beside a CPU-only 2.x wheel), with make_samples.py's reason.
 std::string unmade_reason(const std::string& name) {
@@ -130,6 +128,8 @@ std::string unmade_reason(const std::string& name) {
   return unmade.contains(name) ? unmade[name].get<std::string>() : "";
 }
 
+// Runs one archive of a sample and checks it against the manifest's expectation for the
+// LibTorch under test: the copies of each class exactly, and the report against the schema.
 void expect_as_manifest_says(const json& entry, const fs::path& model, const std::string& tag) {
   if (!fs::exists(model)) {
     std::string why = unmade_reason(entry.at("name"));
