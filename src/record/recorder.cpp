@@ -105,29 +105,37 @@ struct RawEvent {
   bool gpu_pushed;  // pushed a CUPTI external correlation id (its index + 1)
 };
 
+// Op names, interned: a RecordFunction's name may live only as long as it does (kernels'
+// own RECORD_FUNCTIONs, JIT operators with temporary schemas), so the hot path keeps a copy
+// per distinct name, found by address and confirmed by content. One table per thread for the
+// life of the process: a name is copied once, during warm-up's sites call, never inside a
+// timed op.
+struct NameTable {
+  std::deque<Name> names;
+  std::unordered_map<const char*, const Name*> index;
+
+  const Name* intern(const char* name) {
+    auto it = index.find(name);
+    if (C10_LIKELY(it != index.end() && std::strcmp(it->second->text.c_str(), name) == 0))
+      return it->second;
+    names.push_back({name, std::strcmp(name, "aten::copy_") == 0});
+    index[name] = &names.back();
+    return &names.back();
+  }
+};
+
 struct ThreadBuffer {
   std::vector<RawEvent> events;
   std::vector<RawTensor> tensors;
   std::vector<int64_t> dims;
   std::vector<int32_t> stack;
-  // Op names, interned: a RecordFunction's name may live only as long as it does (kernels'
-  // own RECORD_FUNCTIONs, JIT operators with temporary schemas), so the hot path keeps a copy
-  // per distinct name, found by address and confirmed by content.
-  std::deque<Name> names;
-  std::unordered_map<const char*, const Name*> name_index;
+  NameTable* names = nullptr;  // this thread's, shared by its buffers of every session
+  const Name* intern(const char* name) { return names->intern(name); }
   std::vector<uint64_t> snapshots;  // counter snapshots, PerfCounters::snapshot_size() each
-
-  const Name* intern(const char* name) {
-    auto it = name_index.find(name);
-    if (C10_LIKELY(it != name_index.end() && std::strcmp(it->second->text.c_str(), name) == 0))
-      return it->second;
-    names.push_back({name, std::strcmp(name, "aten::copy_") == 0});
-    name_index[name] = &names.back();
-    return &names.back();
-  }
   // `sites` mode: the top-level ops and the interpreter's view of where they came from.
   std::vector<std::pair<std::string, torch::jit::SourceRange>> site_ranges;
   std::vector<std::string> site_modules;
+  size_t site_events = 0;  // every op of the sites call, nested included
   bool main = false;
 };
 
@@ -139,6 +147,9 @@ std::vector<std::unique_ptr<ThreadBuffer>> g_buffers;
 // op still running on another thread when recording stops may end later, into its old
 // buffer: those are kept, not freed, for the life of the process.
 std::vector<std::unique_ptr<ThreadBuffer>> g_retired;
+// Every thread's name table; events of retired buffers point into them, so they are never freed.
+std::vector<std::unique_ptr<NameTable>> g_name_tables;
+thread_local NameTable* t_names = nullptr;
 std::atomic<uint64_t> g_session{0};
 std::thread::id g_main_thread;
 size_t g_reserve_events = 1024;  // grown to the size of the last call
@@ -147,18 +158,32 @@ GpuTracer* g_gpu = nullptr;                // pushed to by the main thread only
 thread_local ThreadBuffer* t_buffer = nullptr;
 thread_local uint64_t t_session = 0;
 
+// Reserves room for n elements and touches it: memory reserved but first written inside an op
+// would page-fault there, and the counters would charge the recorder's own page faults (and
+// their time) to the op.
+template <typename T>
+void reserve_resident(std::vector<T>& v, size_t n) {
+  v.resize(n);
+  v.clear();
+}
+
 ThreadBuffer& thread_buffer() {
   uint64_t session = g_session.load(std::memory_order_acquire);
   if (C10_UNLIKELY(t_buffer == nullptr || t_session != session)) {
     std::lock_guard<std::mutex> lock(g_mutex);
     g_buffers.push_back(std::make_unique<ThreadBuffer>());
     t_buffer = g_buffers.back().get();
+    if (!t_names) {
+      g_name_tables.push_back(std::make_unique<NameTable>());
+      t_names = g_name_tables.back().get();
+    }
+    t_buffer->names = t_names;
     t_buffer->main = std::this_thread::get_id() == g_main_thread;
     size_t n = t_buffer->main ? g_reserve_events : 64;
-    t_buffer->events.reserve(n);
-    t_buffer->tensors.reserve(n * 3);
-    t_buffer->dims.reserve(n * 16);
-    if (g_counters && t_buffer->main) t_buffer->snapshots.reserve(n * g_counters->snapshot_size());
+    reserve_resident(t_buffer->events, n);
+    reserve_resident(t_buffer->tensors, n * 3);
+    reserve_resident(t_buffer->dims, n * 16);
+    if (g_counters && t_buffer->main) reserve_resident(t_buffer->snapshots, n * g_counters->snapshot_size());
     t_session = session;
   }
   return *t_buffer;
@@ -293,6 +318,8 @@ std::string module_path(const std::vector<std::string>& hierarchy) {
 
 std::unique_ptr<at::ObserverContext> on_site_start(const at::RecordFunction& fn) {
   ThreadBuffer& b = thread_buffer();
+  b.intern(fn.name());
+  ++b.site_events;
   if (b.stack.empty() && b.main) {
     auto callstack = torch::jit::currentCallstack();
     b.site_ranges.emplace_back(fn.name(), callstack.empty() ? torch::jit::SourceRange()
@@ -416,6 +443,11 @@ std::vector<OpSite> Recorder::stop_sites() {
   std::map<std::pair<const void*, size_t>, std::pair<std::string, std::string>> resolved;
   for (auto& b : buffers) {
     if (!b->main) continue;
+    {
+      // The timed calls' buffers are sized to this call's ops before they start.
+      std::lock_guard<std::mutex> lock(g_mutex);
+      g_reserve_events = std::max(g_reserve_events, b->site_events + 64);
+    }
     for (size_t i = 0; i < b->site_ranges.size(); ++i) {
       const auto& [name, range] = b->site_ranges[i];
       auto key = std::make_pair(static_cast<const void*>(range.source().get()), range.start());
