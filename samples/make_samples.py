@@ -303,6 +303,18 @@ class MhaBatchFirst(nn.Module):
         return out
 
 
+class OpLoop(nn.Module):
+    """A scripted loop of small ops, as generation loops and samplers run: about ten op events
+    per row of the input, so the input's first size scales one call to any number of ops."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = x[0]
+        for i in range(x.size(0)):
+            y = y * 0.5 + x[i]
+            y = y.t().contiguous()
+        return y
+
+
 def resnet18() -> nn.Module:
     import torchvision  # only --large needs it; importing it is slow
 
@@ -473,6 +485,11 @@ SAMPLES = [
                          "aten::_native_multi_head_attention, which clones its head-merge input, a "
                          "[2, 16, 4, 8] view with the heads transposed (implicit), and copies the "
                          "out-projection bias into addmm's [32, 32] output (broadcast).")),
+    Sample("op_loop", OpLoop, ["64x8x8"],
+           copies(explicit_layout=64, dtype_device=64),
+           "Per row of the input: '* 0.5' casts its 0-dim double to float (dtype_device) and "
+           "t().contiguous() copies the transposed 8x8 (explicit). The scale benchmark runs it "
+           "with 28000 and 100000 rows (about 280,000 and 1,000,000 op events per call)."),
     Sample("resnet18", resnet18, ["1x3x224x224"],
            copies(dtype_device=1, same_layout=1), large=True,
            why="NCHW convs (all on oneDNN) copy nothing; the avgpool mean divides by an int64 "

@@ -44,10 +44,12 @@ cmake --build "$BUILD_DIR" -j "$(nproc)" >&2
 
 # Every sample this torch can script, the large ones included, so that each build's tests run
 # on archives its own torch scripted (the committed ones are 1.13's, the 2.x-only ones 2.x's).
-if [ ! -f "$BUILD_DIR/samples/.done" ]; then
+# Made again whenever make_samples.py changes.
+stamp=$(sha256sum samples/make_samples.py | cut -d' ' -f1)
+if [ "$(cat "$BUILD_DIR/samples/.done" 2>/dev/null)" != "$stamp" ]; then
   echo "setup: making samples in $BUILD_DIR/samples with $TORCH_PY (torch $TORCH_VERSION)" >&2
   mkdir -p "$BUILD_DIR/samples"
   "$TORCH_PY" samples/make_samples.py --out "$BUILD_DIR/samples" --large >&2
-  touch "$BUILD_DIR/samples/.done"
+  echo "$stamp" > "$BUILD_DIR/samples/.done"
 fi
 echo "$BUILD_DIR"

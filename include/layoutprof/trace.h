@@ -55,7 +55,16 @@ struct OpEvent {
 };
 
 struct Call {
+  // Every op event of the call: the call shown (the first, or the one that failed). Other
+  // calls keep only the figures the medians over calls need (figures_only, made by
+  // keep_figures_only() in analysis.h), so that memory does not grow with --iters.
   std::vector<OpEvent> events;
+  bool figures_only = false;
+  bool same_ops_as_first = true;     // figures_only: ran the first call's op sequence
+  std::vector<int64_t> duration_ns;  // figures_only: per op event
+  std::vector<int64_t> gpu_ns;       // figures_only: per op event, when the call traced a GPU
+  // figures_only: the counters of the ops that have them, in op order, concatenated.
+  std::vector<CounterValue> counters;
   int64_t wall_ns = 0;  // measured: the whole forward() call
   // GPU records that matched no op, and records CUPTI dropped (its buffer pool ran out).
   int64_t gpu_unattributed = 0;

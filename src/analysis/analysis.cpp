@@ -84,25 +84,6 @@ T median(std::vector<T> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-// Per counter: the median raw and scaled counts over the calls; multiplexed if any was.
-std::vector<CounterValue> median_counters(const std::vector<const Call*>& calls, size_t op) {
-  std::vector<CounterValue> out = calls.front()->events[op].counters;
-  for (size_t k = 0; k < out.size(); ++k) {
-    std::vector<int64_t> raw;
-    std::vector<double> scaled;
-    for (const Call* c : calls) {
-      const auto& v = c->events[op].counters;
-      if (k >= v.size()) continue;
-      raw.push_back(static_cast<int64_t>(v[k].raw));
-      scaled.push_back(v[k].scaled);
-      out[k].multiplexed = out[k].multiplexed || v[k].multiplexed;
-    }
-    out[k].raw = static_cast<uint64_t>(median(raw));
-    out[k].scaled = median(scaled);
-  }
-  return out;
-}
-
 bool same_op_sequence(const Call& a, const Call& b) {
   if (a.events.size() != b.events.size()) return false;
   for (size_t i = 0; i < a.events.size(); ++i)
@@ -364,7 +345,75 @@ std::vector<ModuleStats> aggregate_modules(const Report& r, const std::vector<in
   return modules;
 }
 
+// The figures of op i in a call, whole or figures_only.
+int64_t duration_of(const Call& c, size_t i) {
+  return c.figures_only ? c.duration_ns[i] : c.events[i].duration_ns;
+}
+int64_t gpu_ns_of(const Call& c, size_t i) {
+  return c.figures_only ? (c.gpu_ns.empty() ? -1 : c.gpu_ns[i]) : c.events[i].gpu_ns;
+}
+
+// Durations, GPU times and counters of `ops` become the medians over `calls` (which ran the
+// same op sequence); a counter is multiplexed if it was in any call.
+void take_medians(std::vector<OpEvent>& ops, const std::vector<const Call*>& calls) {
+  std::vector<size_t> counter_at(calls.size(), 0);  // figures_only calls: next counter value
+  std::vector<int64_t> d, g, raw;
+  std::vector<double> scaled;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    OpEvent& op = ops[i];
+    d.clear();
+    for (const Call* c : calls) d.push_back(duration_of(*c, i));
+    op.duration_ns = median(d);
+    if (op.gpu_ns >= 0) {
+      g.clear();
+      for (const Call* c : calls) g.push_back(gpu_ns_of(*c, i));
+      op.gpu_ns = median(g);
+    }
+    const size_t n = op.counters.size();
+    for (size_t k = 0; k < n; ++k) {
+      raw.clear();
+      scaled.clear();
+      for (size_t ci = 0; ci < calls.size(); ++ci) {
+        const Call& c = *calls[ci];
+        const CounterValue* v = nullptr;
+        if (!c.figures_only && k < c.events[i].counters.size()) v = &c.events[i].counters[k];
+        if (c.figures_only && counter_at[ci] + k < c.counters.size()) v = &c.counters[counter_at[ci] + k];
+        if (!v) continue;
+        raw.push_back(static_cast<int64_t>(v->raw));
+        scaled.push_back(v->scaled);
+        op.counters[k].multiplexed = op.counters[k].multiplexed || v->multiplexed;
+      }
+      op.counters[k].raw = static_cast<uint64_t>(median(raw));
+      op.counters[k].scaled = median(scaled);
+    }
+    for (size_t ci = 0; ci < calls.size(); ++ci)
+      if (calls[ci]->figures_only) counter_at[ci] += n;
+  }
+}
+
 }  // namespace
+
+Call keep_figures_only(Call call, const Call& first) {
+  if (call.figures_only) return call;
+  Call kept;
+  kept.wall_ns = call.wall_ns;
+  kept.gpu_unattributed = call.gpu_unattributed;
+  kept.gpu_unattributed_ns = call.gpu_unattributed_ns;
+  kept.gpu_dropped = call.gpu_dropped;
+  kept.gpu_error = std::move(call.gpu_error);
+  kept.figures_only = true;
+  kept.same_ops_as_first = same_op_sequence(call, first);
+  const bool gpu = std::any_of(call.events.begin(), call.events.end(),
+                               [](const OpEvent& e) { return e.gpu_ns >= 0; });
+  kept.duration_ns.reserve(call.events.size());
+  if (gpu) kept.gpu_ns.reserve(call.events.size());
+  for (const OpEvent& e : call.events) {
+    kept.duration_ns.push_back(e.duration_ns);
+    if (gpu) kept.gpu_ns.push_back(e.gpu_ns);
+    kept.counters.insert(kept.counters.end(), e.counters.begin(), e.counters.end());
+  }
+  return kept;
+}
 
 Report analyze(const Trace& trace) {
   Report r;
@@ -373,26 +422,21 @@ Report analyze(const Trace& trace) {
   if (trace.calls.empty()) return r;
 
   // The failing call is the one to show; otherwise the first recorded call.
-  const Call& shown = r.run.status == "failed" ? trace.calls.back() : trace.calls.front();
+  const Call& first = trace.calls.front();
+  const Call& shown = r.run.status == "failed" ? trace.calls.back() : first;
+  if (shown.figures_only) throw std::invalid_argument("the call to show has no op events");
   r.ops = shown.events;
+  const bool shown_like_first = &shown == &first || same_op_sequence(first, shown);
   std::vector<int64_t> walls;
   std::vector<const Call*> same;
   for (const Call& c : trace.calls) {
-    if (same_op_sequence(c, shown)) same.push_back(&c);
+    bool like = &c == &shown ||
+                (c.figures_only ? c.same_ops_as_first && shown_like_first : same_op_sequence(c, shown));
+    if (like) same.push_back(&c);
     else r.run.calls_identical = false;
     walls.push_back(c.wall_ns);
   }
-  for (size_t i = 0; i < r.ops.size(); ++i) {
-    std::vector<int64_t> d;
-    for (const Call* c : same) d.push_back(c->events[i].duration_ns);
-    r.ops[i].duration_ns = median(d);
-    r.ops[i].counters = median_counters(same, i);
-    if (r.ops[i].gpu_ns >= 0) {
-      std::vector<int64_t> g;
-      for (const Call* c : same) g.push_back(c->events[i].gpu_ns);
-      r.ops[i].gpu_ns = median(g);
-    }
-  }
+  take_medians(r.ops, same);
 
   std::vector<int64_t> top = top_level_ancestors(r.ops);
   Provenance provenance(r.ops, r.run.inputs);

@@ -108,6 +108,12 @@ std::vector<int64_t> align_top_level_ops(const Report& base, const Report& now) 
     const size_t kWindow = 2048;
     size_t i0 = 0, j0 = 0;
     while (i0 < base_ids.size() && j0 < now_ids.size()) {
+      // A common prefix pairs up as it is (an LCS can always take it): comparing a model with
+      // itself stays linear, and only the windows at a difference pay for the LCS table.
+      while (i0 < base_ids.size() && j0 < now_ids.size() &&
+             base.ops[base_ids[i0]].name == now.ops[now_ids[j0]].name)
+        match[now_ids[j0++]] = base_ids[i0++];
+      if (i0 == base_ids.size() || j0 == now_ids.size()) break;
       size_t na = std::min(kWindow, base_ids.size() - i0), nb = std::min(kWindow, now_ids.size() - j0);
       std::vector<std::string> a, b;
       for (size_t i = 0; i < na; ++i) a.push_back(base.ops[base_ids[i0 + i]].name);

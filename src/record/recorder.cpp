@@ -416,9 +416,12 @@ void Recorder::start(Mode mode, const PerfCounters* counters, GpuTracer* gpu) {
 
 namespace {
 
+// The calling thread's buffers are freed: the recorder starts and stops on that thread, so
+// nothing can append to them any more. Other threads' buffers are kept (see g_retired).
 void retire(std::vector<std::unique_ptr<ThreadBuffer>>& buffers) {
   std::lock_guard<std::mutex> lock(g_mutex);
-  for (auto& b : buffers) g_retired.push_back(std::move(b));
+  for (auto& b : buffers)
+    if (!b->main) g_retired.push_back(std::move(b));
   buffers.clear();
 }
 

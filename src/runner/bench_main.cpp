@@ -1,6 +1,7 @@
-// layoutprof-bench MODEL --input SPEC... [--reps N]: the cost of recording, measured side by
+// layoutprof-bench MODEL --input SPEC... [--reps N] [--counters]: the cost of recording, measured side by
 // side in one process: plain forward() vs forward() under the layoutprof observer, interleaved
 // so that machine noise hits both alike. Prints one JSON line.
+// layoutprof-bench MODEL --input SPEC... --plain N: N plain forward() calls and nothing else.
 #include <torch/script.h>
 
 #include <algorithm>
@@ -32,11 +33,13 @@ int main(int argc, char** argv) {
   std::string model_path = argv[1];
   std::vector<layoutprof::InputSpec> specs;
   int reps = 15;
+  int plain_calls = 0;
   bool with_counters = false;
   for (int i = 2; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--counters")) with_counters = true;
     else if (!std::strcmp(argv[i], "--input") && i + 1 < argc) specs.push_back(layoutprof::parse_input_spec(argv[++i]));
     else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::stoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--plain") && i + 1 < argc) plain_calls = std::stoi(argv[++i]);
   }
   torch::jit::Module module = torch::jit::load(model_path);
   module.eval();
@@ -44,6 +47,20 @@ int main(int argc, char** argv) {
   torch::manual_seed(0);
   std::vector<c10::IValue> inputs;
   for (const auto& s : specs) inputs.emplace_back(layoutprof::make_input(s));
+  if (plain_calls > 0) {
+    // The plain run that scripts/bench_scale.py holds a layoutprof run against: load, build
+    // the inputs and make the same number of forward() calls, nothing else; the caller reads
+    // this process's peak RSS and wall time.
+    std::vector<double> ms;
+    for (int i = 0; i < plain_calls; ++i) {
+      auto t0 = std::chrono::steady_clock::now();
+      module.forward(inputs);
+      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::cout << "{\"model\": \"" << model_path << "\", \"calls\": " << plain_calls
+              << ", \"call_ms\": " << median(ms) << "}\n";
+    return 0;
+  }
   for (int i = 0; i < 3; ++i) module.forward(inputs);
 
   // Counters as layoutprof opens them by default; the cost of one read of every group.

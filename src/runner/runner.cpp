@@ -11,6 +11,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "layoutprof/analysis.h"
 #include "layoutprof/counters.h"
 #include "layoutprof/dtlb_model.h"
 #include "layoutprof/errors.h"
@@ -305,6 +306,9 @@ Trace run_profile(const ProfileConfig& config, const ProgressFn& progress) {
     Call call = recorder.stop();
     call.wall_ns = wall;
     sites_applied = apply_sites(call, sites) && sites_applied;
+    // The first call (or a failing one) is shown whole; of the others, only the figures the
+    // medians need are kept.
+    if (!trace.calls.empty() && !failed) call = keep_figures_only(std::move(call), trace.calls.front());
     trace.calls.push_back(std::move(call));
     if (failed) break;
   }

@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""What a recorded run costs at scale, side by side with a plain run of the same calls.
+
+For each model and each layoutprof build given, runs (one process each, one after the other):
+  plain       layoutprof-bench --plain: load, the same number of forward() calls, nothing else
+  text        layoutprof MODEL --warmup 1 --iters 1 --no-counters (text report only)
+  json        the same with --json
+  render      layoutprof render on that report
+  check       layoutprof check REPORT REPORT (the gate comparing the report with itself)
+  iters 20    text and json runs with --iters 20, against a plain run of as many calls
+and prints, per run, wall time and peak RSS (measured: the process's own, from wait4), and the
+figures the targets are set in, derived from those:
+  RSS/op      (peak RSS - the plain run's) / op events of one call, in bytes
+  wall/op     (wall - the plain run's) / op events of one call, in microseconds
+  per call    (wall at --iters 20 - wall at --iters 1) / 19 / a plain forward()
+Readers (render, check) are held against `layoutprof --version`, which loads the same
+libraries and does nothing. The report's size per op event is printed too.
+
+usage: bench_scale.py --model NAME PATH SPEC [--model ...] --build LABEL LAYOUTPROF_DIR
+                      [--build ...] --bench LAYOUTPROF_BENCH --work DIR
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+
+def measure(cmd, stdout=subprocess.DEVNULL):
+    """Runs cmd; returns (exit code, wall seconds, peak RSS bytes, stdout text or None)."""
+    t0 = time.monotonic()
+    proc = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    out = proc.stdout.read() if stdout == subprocess.PIPE else None
+    err = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.monotonic() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode not in (0, 1):  # check exits 1 on a regression, which is not an error here
+        sys.stderr.write(f"{' '.join(cmd)}: exit {proc.returncode}\n{err.decode(errors='replace')}")
+    return proc.returncode, wall, usage.ru_maxrss * 1024, out.decode() if out is not None else None
+
+
+def ops_per_call(report_path):
+    with open(report_path) as f:
+        return json.load(f)["summary"]["ops"]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--model", nargs=3, action="append", metavar=("NAME", "PATH", "SPEC"), required=True)
+    ap.add_argument("--build", nargs=2, action="append", metavar=("LABEL", "DIR"), required=True)
+    ap.add_argument("--bench", required=True, help="layoutprof-bench, for the plain runs")
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--iters", type=int, default=20)
+    args = ap.parse_args()
+    os.makedirs(args.work, exist_ok=True)
+    many = args.iters
+
+    print("| model | op events/call | build | run | wall s | peak RSS MB | RSS/op B | wall/op µs |")
+    print("|---|---|---|---|---|---|---|---|")
+    per_call_rows = []
+    for name, path, spec in args.model:
+        plain3 = measure([args.bench, path, "--input", spec, "--plain", "3"])
+        plain_n = measure([args.bench, path, "--input", spec, "--plain", str(many + 2)], subprocess.PIPE)
+        plain_call_s = json.loads(plain_n[3])["call_ms"] / 1e3
+        for label, build in args.build:
+            lp = os.path.join(build, "layoutprof")
+            base = measure([lp, "--version"])
+            report = os.path.join(args.work, f"{name}-{label}.json")
+            common = [lp, path, "--input", spec, "--warmup", "1", "--no-counters"]
+            text = measure(common + ["--iters", "1"])
+            js = measure(common + ["--iters", "1", "--json", report])
+            ops = ops_per_call(report) if js[0] == 0 else 0
+            size = os.path.getsize(report) if js[0] == 0 else 0
+            render = measure([lp, "render", report])
+            check = measure([lp, "check", report, report])
+            text_n = measure(common + ["--iters", str(many)])
+            js_n = measure(common + ["--iters", str(many), "--json", report + ".n"])
+
+            def row(run, m, ref):
+                code, wall, rss, _ = m
+                if code not in (0, 1):
+                    print(f"| {name} | {ops} | {label} | {run} | exit {code} | | | |")
+                    return
+                rss_op = (rss - ref[2]) / ops if ops else float("nan")
+                wall_op = (wall - ref[1]) / ops * 1e6 if ops else float("nan")
+                print(f"| {name} | {ops} | {label} | {run} | {wall:.2f} | {rss / 2**20:.0f} | "
+                      f"{rss_op:.0f} | {wall_op:.2f} |")
+
+            print(f"| {name} | {ops} | plain | {3} calls | {plain3[1]:.2f} | {plain3[2] / 2**20:.0f} | | |")
+            row("text", text, plain3)
+            row("--json", js, plain3)
+            row("render", render, base)
+            row("check", check, base)
+            print(f"| {name} | {ops} | plain | {many + 2} calls | {plain_n[1]:.2f} | {plain_n[2] / 2**20:.0f} | | |")
+            row(f"text --iters {many}", text_n, plain_n)
+            row(f"--json --iters {many}", js_n, plain_n)
+            if ops:
+                per_call = (js_n[1] - js[1]) / (many - 1)
+                grow = (js_n[2] - js[2]) / (many - 1)
+                per_call_rows.append(
+                    f"| {name} | {label} | {plain_call_s * 1e3:.1f} | {per_call * 1e3:.1f} | "
+                    f"{per_call / plain_call_s:.2f} | {grow / 2**20:.2f} | {size / ops:.0f} |")
+    print()
+    print(f"| model | build | plain forward ms | each recorded call ms (--json, iters {many} vs 1) | "
+          "ratio | RSS growth per call MB | report bytes/op event |")
+    print("|---|---|---|---|---|---|---|")
+    for r in per_call_rows:
+        print(r)
+
+
+if __name__ == "__main__":
+    main()
