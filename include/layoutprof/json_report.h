@@ -1,23 +1,32 @@
-// The JSON report: the Trace+Report serialised (schema_version 1), and read back.
+// The JSON report: the Trace+Report serialised (schema_version 2: the op list
+// in a compact encoding, described in the document itself), and read back (schema 1 too), and read back.
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <ostream>
 #include <string>
 
 #include "layoutprof/report.h"
 
 namespace layoutprof {
 
-constexpr int kSchemaVersion = 1;
+constexpr int kSchemaVersion = 2;
 
+// Writes the report as it goes: no JSON tree of the op list is built.
+void write_report_json(std::ostream& out, const Report& report);
+std::string report_json_text(const Report& report);
+// The same document as a tree (tests, small reports).
 nlohmann::json report_to_json(const Report& report);
+// The op list as a list of objects, one per op event, as schema 1 wrote it.
+nlohmann::json op_list_json(const Report& report);
 // Throws UsageError with a one-line reason for documents that are not a layoutprof report.
 Report report_from_json(const nlohmann::json& doc);
 // Serialises; bytes that are not UTF-8 (a model path, a source line) become U+FFFD rather
 // than failing the whole report.
 std::string dump_json(const nlohmann::json& doc, int indent = 2);
 
-// Reads and parses a report file; errors name the file.
+// Reads and parses a report file, schema 2 or 1, converting the op list as it streams by;
+// errors name the file.
 Report load_report_file(const std::string& path);
 
 }  // namespace layoutprof

@@ -106,14 +106,13 @@ int run_run(const RunOptions& o) {
   Report report = analyze(run_profile(config, progress));
 
   const bool json_to_stdout = o.json_path == "-" || o.format == "json";
-  std::string json_text;
-  if (!o.json_path.empty() || json_to_stdout) json_text = dump_json(report_to_json(report));
+  auto write_json = [&report](std::ostream& out) { write_report_json(out, report); };
   if (json_to_stdout) {
-    std::cout << json_text << std::flush;
+    write_file_atomically("-", write_json);
   } else {
     print_text_report(report, o.view);
   }
-  if (!o.json_path.empty() && o.json_path != "-") write_file_atomically(o.json_path, json_text);
+  if (!o.json_path.empty() && o.json_path != "-") write_file_atomically(o.json_path, write_json);
   if (!o.trace.empty()) write_file_atomically(o.trace, dump_json(chrome_trace(report), -1));
 
   bool regressed = false;
@@ -132,8 +131,7 @@ int run_run(const RunOptions& o) {
     if (o.update_baseline && report.run.status == "failed") {
       verdict << "layoutprof: baseline " << o.baseline << " kept: this run failed\n" << std::flush;
     } else if (o.update_baseline) {
-      if (json_text.empty()) json_text = dump_json(report_to_json(report));
-      write_file_atomically(o.baseline, json_text);
+      write_file_atomically(o.baseline, write_json);
       verdict << "layoutprof: baseline " << o.baseline << " updated\n" << std::flush;
       regressed = false;
     }

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 #include <vector>
 
@@ -43,8 +44,13 @@ class Fd {
 }  // namespace
 
 void write_file_atomically(const std::string& path, const std::string& content) {
+  write_file_atomically(path, [&content](std::ostream& out) { out << content; });
+}
+
+void write_file_atomically(const std::string& path, const std::function<void(std::ostream&)>& write) {
   if (path == "-") {
-    std::cout << content << std::flush;
+    write(std::cout);
+    std::cout << std::flush;
     if (!std::cout) throw OutputError("cannot write to standard output");
     return;
   }
@@ -54,28 +60,20 @@ void write_file_atomically(const std::string& path, const std::string& content) 
   Fd fd(::mkstemp(name.data()));
   if (fd.get() < 0) fail("create a temporary file for", path, errno);
   tmp.assign(name.data());
-  size_t done = 0;
-  while (done < content.size()) {
-    ssize_t n = ::write(fd.get(), content.data() + done, content.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int err = errno;
-      ::unlink(tmp.c_str());
-      fail("write", path, err);
-    }
-    done += static_cast<size_t>(n);
+  auto failed = [&](int err) {
+    ::unlink(tmp.c_str());
+    fail("write", path, err);
+  };
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) failed(errno);
+    write(out);
+    out.flush();
+    if (!out) failed(errno ? errno : EIO);
   }
   ::fchmod(fd.get(), 0644);
-  if (::fsync(fd.get()) != 0 || ::close(fd.release()) != 0) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    fail("write", path, err);
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    fail("write", path, err);
-  }
+  if (::fsync(fd.get()) != 0 || ::close(fd.release()) != 0) failed(errno);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) failed(errno);
 }
 
 }  // namespace layoutprof

@@ -1,6 +1,10 @@
 #include "layoutprof/json_report.h"
 
+#include <charconv>
 #include <fstream>
+#include <set>
+#include <sstream>
+#include <unordered_map>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -379,62 +383,331 @@ void check_ids(const Report& r) {
 
 }  // namespace
 
-json report_to_json(const Report& r) {
-  json ops = json::array(), copies = json::array(), splits = json::array(),
-       modules = json::array();
-  const std::vector<std::string> names = measured_names(r.run);
-  for (const OpEvent& op : r.ops) ops.push_back(op_json(op, names));
-  for (const CopyRecord& c : r.copies) copies.push_back(copy_json(c, names));
-  for (const SplitPoint& sp : r.split_points) splits.push_back(split_json(sp, r.ops));
-  for (const ModuleStats& m : r.modules) modules.push_back(module_json(m, names));
-  const Summary& s = r.summary;
-  return json{
-      {"schema_version", kSchemaVersion},
-      {"figures",
-       {{"start_ns", "measured"},
-        {"duration_ns", "measured"},
-        {"time_ns", "measured"},
-        {"wall_ns", "measured"},
-        {"copies", "derived"},
-        {"copy_bytes", "derived"},
-        {"split_points", "derived"},
-        {"noncontiguous_inputs", "derived"},
-        {"tensor_bytes", "derived"},
-        {"dtlb", "modelled"},
-        {"counters", "measured"},
-        {"gpu_ns", "measured"}}},
-      {"run", run_json(r.run)},
-      {"summary",
-       {{"ops", s.ops},
-        {"top_level_ops", s.top_level_ops},
-        {"copies", per_class_json(s.copies)},
-        {"copy_bytes", per_class_json(s.copy_bytes)},
-        {"split_points", s.split_points},
-        {"wall_ns", s.wall_ns},
-        {"dtlb", dtlb_json(s.dtlb, false)},
-        {"tensor_bytes", s.tensor_bytes},
-        {"counters", counters_json(s.counters, names)},
-        {"gpu",
-         {{"traced", s.gpu.traced},
-          {"gpu_ns", s.gpu.gpu_ns},
-          {"copy_gpu_ns", s.gpu.copy_gpu_ns},
-          {"kernels", s.gpu.kernels},
-          {"unattributed", s.gpu.unattributed},
-          {"unattributed_ns", s.gpu.unattributed_ns},
-          {"dropped", s.gpu.dropped}}}}},
-      {"ops", ops},
-      {"copies", copies},
-      {"split_points", splits},
-      {"modules", modules}};
+namespace {
+
+const char* const kOpsEncoding =
+    "One row per op event of the shown call, in execution order (its index is the op's id): "
+    "[parent, name, module, source, start_ns, duration_ns, thread, failed, inputs, outputs, "
+    "counters?, gpu?]. parent: an earlier row's index or null. name, module, source: indexes "
+    "into names, modules and sources ([file:line, line text]). failed: 0 or 1. inputs, "
+    "outputs: flat [tensor, buffer, tensor, buffer, ...]; tensor indexes tensors (each as in "
+    "copies, without storage), buffer numbers the storage buffers of the call by first "
+    "appearance (0: none). counters: [] or [raw, scaled, multiplexed (0/1)] per measured "
+    "counter of run.counters, concatenated. gpu (GPU runs only): [gpu_ns, gpu_launches, "
+    "copy_gpu_ns, [kernel name indexes into kernels]]. Trailing optional columns are left out.";
+
+json figures_json() {
+  return {{"start_ns", "measured"},     {"duration_ns", "measured"}, {"time_ns", "measured"},
+          {"wall_ns", "measured"},      {"copies", "derived"},       {"copy_bytes", "derived"},
+          {"split_points", "derived"},  {"noncontiguous_inputs", "derived"},
+          {"tensor_bytes", "derived"},  {"dtlb", "modelled"},        {"counters", "measured"},
+          {"gpu_ns", "measured"}};
 }
 
-Report report_from_json(const json& doc) {
+json summary_json(const Summary& s, const std::vector<std::string>& names) {
+  return {{"ops", s.ops},
+          {"top_level_ops", s.top_level_ops},
+          {"copies", per_class_json(s.copies)},
+          {"copy_bytes", per_class_json(s.copy_bytes)},
+          {"split_points", s.split_points},
+          {"wall_ns", s.wall_ns},
+          {"dtlb", dtlb_json(s.dtlb, false)},
+          {"tensor_bytes", s.tensor_bytes},
+          {"counters", counters_json(s.counters, names)},
+          {"gpu",
+           {{"traced", s.gpu.traced},
+            {"gpu_ns", s.gpu.gpu_ns},
+            {"copy_gpu_ns", s.gpu.copy_gpu_ns},
+            {"kernels", s.gpu.kernels},
+            {"unattributed", s.gpu.unattributed},
+            {"unattributed_ns", s.gpu.unattributed_ns},
+            {"dropped", s.gpu.dropped}}}};
+}
+
+std::string dump_compact(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+// Distinct values in order of first appearance, each with its index.
+template <typename Key, typename Hash = std::hash<Key>>
+class Interner {
+ public:
+  uint32_t id(const Key& key) {
+    auto [it, added] = index_.emplace(key, static_cast<uint32_t>(index_.size()));
+    if (added) order_.push_back(&it->first);
+    return it->second;
+  }
+  const std::vector<const Key*>& values() const { return order_; }
+
+ private:
+  std::unordered_map<Key, uint32_t, Hash> index_;
+  std::vector<const Key*> order_;  // node-based map: the keys do not move
+};
+
+// What makes two tensors of the op list the same table entry: everything but the storage.
+std::string tensor_key(const TensorInfo& t) {
+  std::string k;
+  auto put = [&k](int64_t v) { k.append(reinterpret_cast<const char*>(&v), sizeof v); };
+  put(t.arg);
+  put(static_cast<int64_t>(t.sizes.size()));
+  for (int64_t v : t.sizes) put(v);
+  put(static_cast<int64_t>(t.strides.size()));
+  for (int64_t v : t.strides) put(v);
+  put(t.storage_offset);
+  put(t.elem_size);
+  put(static_cast<int64_t>(t.layout.cls));
+  put(static_cast<int64_t>(t.layout.order.size()));
+  for (int v : t.layout.order) put(v);
+  k += t.dtype;
+  k += '\0';
+  k += t.device;
+  return k;
+}
+
+struct OpTablesOut {
+  Interner<std::string> names, modules, sources, tensors, kernels;
+  std::vector<const TensorInfo*> tensor_values;  // the first tensor of each key
+  std::unordered_map<uint64_t, uint32_t> buffers;
+
+  uint32_t tensor(const TensorInfo& t) {
+    uint32_t id = tensors.id(tensor_key(t));
+    if (id == tensor_values.size()) tensor_values.push_back(&t);
+    return id;
+  }
+  uint32_t buffer(uint64_t storage) {
+    if (storage == 0) return 0;
+    return buffers.emplace(storage, static_cast<uint32_t>(buffers.size() + 1)).first->second;
+  }
+  static std::string source_key(const OpEvent& op) { return op.source + '\n' + op.source_text; }
+};
+
+void put_int(std::string& out, int64_t v) {
+  char buf[24];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, r.ptr);
+}
+
+void put_double(std::string& out, double v) { out += json(v).dump(); }
+
+void put_tensors(std::string& row, const std::vector<TensorInfo>& list, OpTablesOut& t) {
+  row += '[';
+  for (size_t i = 0; i < list.size(); ++i) {
+    if (i) row += ',';
+    put_int(row, t.tensor(list[i]));
+    row += ',';
+    put_int(row, t.buffer(list[i].storage));
+  }
+  row += ']';
+}
+
+void write_row(std::string& row, const OpEvent& op, OpTablesOut& t) {
+  row += '[';
+  if (op.parent < 0) row += "null";
+  else put_int(row, op.parent);
+  for (int64_t v : {int64_t(t.names.id(op.name)), int64_t(t.modules.id(op.module)),
+                    int64_t(t.sources.id(OpTablesOut::source_key(op))), op.start_ns,
+                    op.duration_ns, int64_t(op.thread), int64_t(op.failed)}) {
+    row += ',';
+    put_int(row, v);
+  }
+  row += ',';
+  put_tensors(row, op.inputs, t);
+  row += ',';
+  put_tensors(row, op.outputs, t);
+  if (!op.counters.empty() || op.gpu_ns >= 0) {
+    row += ",[";
+    for (size_t k = 0; k < op.counters.size(); ++k) {
+      if (k) row += ',';
+      put_int(row, static_cast<int64_t>(op.counters[k].raw));
+      row += ',';
+      put_double(row, op.counters[k].scaled);
+      row += op.counters[k].multiplexed ? ",1" : ",0";
+    }
+    row += ']';
+  }
+  if (op.gpu_ns >= 0) {
+    row += ",[";
+    put_int(row, op.gpu_ns);
+    row += ',';
+    put_int(row, op.gpu_launches);
+    row += ',';
+    put_int(row, op.copy_gpu_ns);
+    row += ",[";
+    for (size_t k = 0; k < op.kernels.size(); ++k) {
+      if (k) row += ',';
+      put_int(row, t.kernels.id(op.kernels[k]));
+    }
+    row += "]]";
+  }
+  row += ']';
+}
+
+template <typename List, typename Write>
+void write_array(std::ostream& out, const List& list, Write&& write) {
+  out << '[';
+  bool first = true;
+  for (const auto& item : list) {
+    out << (first ? "\n" : ",\n");
+    first = false;
+    write(item);
+  }
+  out << "\n]";
+}
+
+}  // namespace
+
+void write_report_json(std::ostream& out, const Report& r) {
+  const std::vector<std::string> names = measured_names(r.run);
+  // Tables first (the rows refer to them), then the rows, made again with the same ids.
+  OpTablesOut tables;
+  std::string row;
+  for (const OpEvent& op : r.ops) {
+    row.clear();
+    write_row(row, op, tables);
+  }
+  out << "{\"schema_version\": " << kSchemaVersion << ",\n\"figures\": " << dump_compact(figures_json())
+      << ",\n\"run\": " << dump_compact(run_json(r.run))
+      << ",\n\"summary\": " << dump_compact(summary_json(r.summary, names)) << ",\n\"ops\": {\"encoding\": "
+      << dump_compact(kOpsEncoding) << ",\n\"names\": ";
+  auto strings = [&out](const std::vector<const std::string*>& list) {
+    write_array(out, list, [&out](const std::string* s) { out << dump_compact(*s); });
+  };
+  strings(tables.names.values());
+  out << ",\n\"modules\": ";
+  strings(tables.modules.values());
+  out << ",\n\"sources\": ";
+  write_array(out, tables.sources.values(), [&out](const std::string* key) {
+    auto nl = key->find('\n');
+    out << dump_compact(json::array({key->substr(0, nl), key->substr(nl + 1)}));
+  });
+  out << ",\n\"tensors\": ";
+  write_array(out, tables.tensor_values, [&out](const TensorInfo* t) {
+    json j = tensor_json(*t);
+    j.erase("storage");
+    out << dump_compact(j);
+  });
+  out << ",\n\"kernels\": ";
+  strings(tables.kernels.values());
+  out << ",\n\"rows\": [";
+  for (size_t i = 0; i < r.ops.size(); ++i) {
+    row.clear();
+    row += i ? ",\n" : "\n";
+    write_row(row, r.ops[i], tables);
+    out << row;
+  }
+  out << "\n]},\n\"copies\": ";
+  write_array(out, r.copies, [&](const CopyRecord& c) { out << dump_compact(copy_json(c, names)); });
+  out << ",\n\"split_points\": ";
+  write_array(out, r.split_points, [&](const SplitPoint& sp) { out << dump_compact(split_json(sp, r.ops)); });
+  out << ",\n\"modules\": ";
+  write_array(out, r.modules, [&](const ModuleStats& m) { out << dump_compact(module_json(m, names)); });
+  out << "\n}\n";
+}
+
+std::string report_json_text(const Report& r) {
+  std::ostringstream out;
+  write_report_json(out, r);
+  return out.str();
+}
+
+json report_to_json(const Report& r) { return json::parse(report_json_text(r)); }
+
+json op_list_json(const Report& r) {
+  json ops = json::array();
+  const std::vector<std::string> names = measured_names(r.run);
+  for (const OpEvent& op : r.ops) ops.push_back(op_json(op, names));
+  return ops;
+}
+
+namespace {
+
+// The op list's tables (schema 2), as read.
+struct OpTablesIn {
+  std::vector<std::string> names, modules, kernels;
+  std::vector<std::pair<std::string, std::string>> sources;
+  std::vector<TensorInfo> tensors;
+  std::vector<std::string> counter_names;
+  bool read = false;
+};
+
+void read_table(OpTablesIn& t, const std::string& key, const json& list) {
+  if (key == "names") t.names = list.get<std::vector<std::string>>();
+  else if (key == "modules") t.modules = list.get<std::vector<std::string>>();
+  else if (key == "kernels") t.kernels = list.get<std::vector<std::string>>();
+  else if (key == "sources")
+    for (const json& s : list) t.sources.emplace_back(s.at(0).get<std::string>(), s.at(1).get<std::string>());
+  else if (key == "tensors")
+    for (const json& j : list) {
+      json full = j;
+      full["storage"] = 0;
+      t.tensors.push_back(tensor_from(full));
+    }
+}
+
+void tensors_from_row(const json& flat, const OpTablesIn& t, std::vector<TensorInfo>& out) {
+  if (!flat.is_array() || flat.size() % 2) throw std::out_of_range("an op's tensor list is malformed");
+  for (size_t i = 0; i < flat.size(); i += 2) {
+    out.push_back(t.tensors.at(flat.at(i).get<size_t>()));
+    out.back().storage = flat.at(i + 1).get<uint64_t>();
+  }
+}
+
+// One row of the op list (schema 2); `ops` holds the rows before it.
+OpEvent op_from_row(const json& row, const OpTablesIn& t, const std::vector<OpEvent>& ops) {
+  if (!row.is_array() || row.size() < 10 || row.size() > 12) throw std::out_of_range("an op row has the wrong length");
+  OpEvent op;
+  op.id = static_cast<int64_t>(ops.size());
+  op.parent = id_from(row.at(0));
+  if (op.parent >= op.id || op.parent < -1)
+    throw std::out_of_range("ops[" + std::to_string(op.id) + "] has a bad id or parent");
+  op.depth = op.parent >= 0 ? ops[op.parent].depth + 1 : 0;
+  op.name = t.names.at(row.at(1).get<size_t>());
+  op.module = t.modules.at(row.at(2).get<size_t>());
+  const auto& source = t.sources.at(row.at(3).get<size_t>());
+  op.source = source.first;
+  op.source_text = source.second;
+  op.start_ns = row.at(4).get<int64_t>();
+  op.duration_ns = row.at(5).get<int64_t>();
+  op.thread = row.at(6).get<uint32_t>();
+  op.failed = row.at(7).get<int>() != 0;
+  tensors_from_row(row.at(8), t, op.inputs);
+  tensors_from_row(row.at(9), t, op.outputs);
+  if (row.size() > 10) {
+    const json& c = row.at(10);
+    if (!c.empty() && c.size() != 3 * t.counter_names.size())
+      throw std::out_of_range("an op's counters do not match run.counters");
+    for (size_t k = 0; k < c.size(); k += 3) {
+      CounterValue v;
+      v.raw = c.at(k).get<uint64_t>();
+      v.scaled = c.at(k + 1).get<double>();
+      if (!std::isfinite(v.scaled) || v.scaled < 0 || v.scaled > 1e300)
+        throw std::out_of_range("counter '" + t.counter_names[k / 3] + "' has an impossible value");
+      v.multiplexed = c.at(k + 2).get<int>() != 0;
+      op.counters.push_back(v);
+    }
+  }
+  if (row.size() > 11) {
+    const json& g = row.at(11);
+    op.gpu_ns = g.at(0).get<int64_t>();
+    op.gpu_launches = g.at(1).get<int64_t>();
+    op.copy_gpu_ns = g.at(2).get<int64_t>();
+    for (const json& k : g.at(3)) op.kernels.push_back(t.kernels.at(k.get<size_t>()));
+  }
+  return op;
+}
+
+void check_version(const json& v) {
+  if (!v.is_number_integer() || (v.get<int64_t>() != kSchemaVersion && v.get<int64_t>() != 1))
+    throw UsageError("report schema_version " + v.dump() + " is not supported (this layoutprof reads " +
+                     std::to_string(kSchemaVersion) + ", and 1)");
+}
+
+// Everything but the op list comes from `doc`; the op list from `streamed` when given (the
+// file reader converts it row by row as it parses), else from doc["ops"].
+Report report_from_doc(const json& doc, std::vector<OpEvent>* streamed) {
   if (!doc.is_object()) throw UsageError("not a layoutprof report: the document is not an object");
   if (!doc.contains("schema_version"))
     throw UsageError("not a layoutprof report: no schema_version");
-  if (!doc["schema_version"].is_number_integer() || doc["schema_version"].get<int64_t>() != kSchemaVersion)
-    throw UsageError("report schema_version " + doc["schema_version"].dump() +
-                     " is not supported (this layoutprof reads " + std::to_string(kSchemaVersion) + ")");
+  check_version(doc["schema_version"]);
+  const bool v1 = doc["schema_version"].get<int64_t>() == 1;
   try {
     Report r;
     r.run = run_from(doc.at("run"));
@@ -457,7 +730,18 @@ Report report_from_json(const json& doc) {
     r.summary.gpu.unattributed = g.at("unattributed").get<int64_t>();
     r.summary.gpu.unattributed_ns = g.at("unattributed_ns").get<int64_t>();
     r.summary.gpu.dropped = g.at("dropped").get<uint64_t>();
-    for (const json& j : doc.at("ops")) r.ops.push_back(op_from(j, names));
+    if (streamed) {
+      r.ops = std::move(*streamed);
+    } else if (v1) {
+      for (const json& j : doc.at("ops")) r.ops.push_back(op_from(j, names));
+    } else {
+      const json& ops = doc.at("ops");
+      OpTablesIn t;
+      for (const char* key : {"names", "modules", "sources", "tensors", "kernels"})
+        read_table(t, key, ops.at(key));
+      t.counter_names = names;
+      for (const json& row : ops.at("rows")) r.ops.push_back(op_from_row(row, t, r.ops));
+    }
     for (const json& j : doc.at("copies")) r.copies.push_back(copy_from(j, names));
     for (const json& j : doc.at("split_points")) r.split_points.push_back(split_from(j));
     for (const json& j : doc.at("modules")) r.modules.push_back(module_from(j, names));
@@ -470,6 +754,70 @@ Report report_from_json(const json& doc) {
   }
 }
 
+// Parses a report with the op list converted as it streams by: each row (or, in schema 1,
+// each op object) becomes an OpEvent and leaves the document, so memory holds the Report
+// and never the op list's JSON tree.
+Report parse_report_streaming(std::istream& in) {
+  std::vector<OpEvent> ops;
+  OpTablesIn tables;
+  std::string top_key, ops_key;
+  bool ops_is_list = false;  // schema 1: "ops" is a list of objects
+  bool run_read = false;
+  std::set<std::string> tables_read;
+  bool streamed = false;
+  // Rows convert as they come once what they refer to has been read: the run's counters and
+  // (schema 2) the tables. A document whose keys were reordered (sorted by a JSON tool) keeps
+  // its rows in the tree instead, converted at the end.
+  auto convert = [&](int depth, json::parse_event_t event, json& parsed) -> bool {
+    using E = json::parse_event_t;
+    if (event == E::key) {
+      if (depth == 1) top_key = parsed.get<std::string>();
+      if (depth == 2) ops_key = parsed.get<std::string>();
+      return true;
+    }
+    if (depth == 1 && top_key == "schema_version" && event == E::value) check_version(parsed);
+    if (depth == 1 && top_key == "ops" && event == E::array_start) ops_is_list = true;
+    if (depth == 1 && top_key == "run" && event == E::object_end) {
+      tables.counter_names = measured_names(run_from(parsed));
+      run_read = true;
+    }
+    if (top_key != "ops") return true;
+    if (ops_is_list && depth == 2 && event == E::object_end && run_read) {
+      ops.push_back(op_from(parsed, tables.counter_names));
+      streamed = true;
+      return false;
+    }
+    if (!ops_is_list && depth == 2 && event == E::array_end && ops_key != "rows") {
+      read_table(tables, ops_key, parsed);
+      tables_read.insert(ops_key);
+    }
+    if (!ops_is_list && depth == 3 && event == E::array_end && ops_key == "rows" && run_read &&
+        tables_read.size() == 5) {
+      ops.push_back(op_from_row(parsed, tables, ops));
+      streamed = true;
+      return false;
+    }
+    return true;
+  };
+  json doc;
+  try {
+    doc = json::parse(in, convert);
+  } catch (const json::parse_error& e) {
+    throw UsageError("is not valid JSON: " + first_line(e.what()));
+  } catch (const UsageError&) {
+    throw;
+  } catch (const json::exception& e) {
+    throw UsageError("not a valid layoutprof report: " + first_line(e.what()));
+  } catch (const std::logic_error& e) {
+    throw UsageError("not a valid layoutprof report: " + first_line(e.what()));
+  }
+  return report_from_doc(doc, streamed ? &ops : nullptr);
+}
+
+}  // namespace
+
+Report report_from_json(const json& doc) { return report_from_doc(doc, nullptr); }
+
 std::string dump_json(const json& doc, int indent) {
   return doc.dump(indent, ' ', false, json::error_handler_t::replace) + "\n";
 }
@@ -477,25 +825,15 @@ std::string dump_json(const json& doc, int indent) {
 Report load_report_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw UsageError("cannot open report '" + path + "': " + std::strerror(errno));
-  // Reports of real models are megabytes; a file far beyond that is not one of ours.
-  constexpr std::streamoff kMaxBytes = std::streamoff(1) << 30;
   in.seekg(0, std::ios::end);
   std::streamoff size = in.tellg();
   in.seekg(0, std::ios::beg);
-  if (size > kMaxBytes)
-    throw UsageError("report '" + path + "' is " + std::to_string(size >> 20) +
-                     " MiB, more than a layoutprof report can be (1 GiB)");
   if (size < 0) throw UsageError("cannot read report '" + path + "': not a regular file");
-  json doc;
   try {
-    doc = json::parse(in);
-  } catch (const json::exception& e) {
-    throw UsageError("report '" + path + "' is not valid JSON: " + first_line(e.what()));
-  }
-  try {
-    return report_from_json(doc);
+    return parse_report_streaming(in);
   } catch (const UsageError& e) {
-    throw UsageError("report '" + path + "': " + e.what());
+    const std::string why = e.what();
+    throw UsageError("report '" + path + "'" + (why.rfind("is not", 0) == 0 ? " " : ": ") + why);
   }
 }
 

@@ -3,6 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <set>
+
 #include "layoutprof/analysis.h"
 #include "layoutprof/errors.h"
 #include "synthetic.h"
@@ -23,7 +26,7 @@ Report sample_report() {
 
 TEST(JsonReport, HasTheDocumentedTopLevelShape) {
   json j = report_to_json(sample_report());
-  EXPECT_EQ(j["schema_version"], 1);
+  EXPECT_EQ(j["schema_version"], 2);
   for (const char* key : {"run", "summary", "ops", "copies", "split_points", "modules"})
     EXPECT_TRUE(j.contains(key)) << key;
   EXPECT_EQ(j["run"]["status"], "ok");
@@ -33,17 +36,62 @@ TEST(JsonReport, HasTheDocumentedTopLevelShape) {
   for (const char* c : {"implicit_layout", "explicit_layout", "broadcast", "dtype_device", "same_layout"})
     EXPECT_TRUE(copies.contains(c)) << c;
   EXPECT_EQ(copies["implicit_layout"], 1);
-  EXPECT_EQ(j["ops"][0]["parent"], nullptr);
-  EXPECT_EQ(j["ops"][2]["parent"], 1);
+  json ops = op_list_json(report_from_json(j));
+  EXPECT_EQ(ops[0]["parent"], nullptr);
+  EXPECT_EQ(ops[2]["parent"], 1);
+  EXPECT_EQ(j["ops"]["rows"][2][0], 1) << "rows: [parent, name, ...]";
+  EXPECT_EQ(j["ops"]["names"][j["ops"]["rows"][0][1].get<size_t>()], "aten::transpose");
   EXPECT_EQ(j["copies"][0]["class"], "implicit_layout");
   EXPECT_EQ(j["copies"][0]["origin"], 0);
-  EXPECT_EQ(j["ops"][0]["outputs"][0]["layout"], "permuted(0,2,1)");
+  EXPECT_EQ(ops[0]["outputs"][0]["layout"], "permuted(0,2,1)");
+  EXPECT_EQ(j["ops"]["tensors"][j["ops"]["rows"][0][9][0].get<size_t>()]["layout"], "permuted(0,2,1)");
 }
 
 TEST(JsonReport, RoundTripsExactly) {
   json first = report_to_json(sample_report());
   json second = report_to_json(report_from_json(first));
   EXPECT_EQ(first, second);
+}
+
+TEST(JsonReport, ReadsSchemaOneReports) {
+  Report r = sample_report();
+  json v2 = report_to_json(r);
+  json v1 = v2;
+  v1["schema_version"] = 1;
+  v1["ops"] = op_list_json(r);
+  EXPECT_EQ(report_to_json(report_from_json(v1)), v2);
+  // Files as the tool writes them (rows converted as they stream by), and with their keys
+  // sorted as JSON tools re-save them (rows before the tables they refer to), in both schemas.
+  std::vector<std::pair<std::string, std::string>> files = {
+      {"written", report_json_text(r)}, {"v2_sorted", v2.dump(2)}, {"v1_sorted", v1.dump(2)}};
+  std::string v1_in_order = "{\"schema_version\": 1";
+  for (const char* key : {"run", "ops", "summary", "figures", "copies", "split_points", "modules"})
+    v1_in_order += std::string(", \"") + key + "\": " + v1[key].dump();
+  files.emplace_back("v1", v1_in_order + "}");
+  for (const auto& [name, text] : files) {
+    std::string path = ::testing::TempDir() + "/schema_" + name + ".json";
+    std::ofstream(path) << text;
+    EXPECT_EQ(report_to_json(load_report_file(path)), v2) << name;
+  }
+}
+
+TEST(JsonReport, RepeatedTensorsAndNamesAreStoredOnce) {
+  Trace once = testing::trace_of({testing::transpose_reshape_call()});
+  Trace looped = once;
+  Call& c = looped.calls[0];
+  const auto n = static_cast<int64_t>(c.events.size());
+  for (int64_t k = 1; k < 100; ++k)  // the same ops again and again, as a loop runs them
+    for (int64_t i = 0; i < n; ++i) {
+      OpEvent e = c.events[i];
+      e.id += k * n;
+      if (e.parent >= 0) e.parent += k * n;
+      c.events.push_back(e);
+    }
+  json one = report_to_json(analyze(once)), many = report_to_json(analyze(looped));
+  EXPECT_EQ(many["ops"]["rows"].size(), 100u * n);
+  EXPECT_EQ(many["ops"]["names"], one["ops"]["names"]);
+  EXPECT_EQ(many["ops"]["tensors"], one["ops"]["tensors"]);
+  EXPECT_EQ(many["ops"]["names"].size(), 5u);
 }
 
 TEST(JsonReport, FailedRunCarriesItsError) {
@@ -66,12 +114,12 @@ TEST(JsonReport, RefusesDocumentsThatAreNotReports) {
   std::vector<BadDoc> cases = {
       {"array", [](json& j) { j = json::array(); }, "not an object"},
       {"no version", [](json& j) { j.erase("schema_version"); }, "no schema_version"},
-      {"other version", [](json& j) { j["schema_version"] = 2; }, "schema_version 2 is not supported"},
+      {"other version", [](json& j) { j["schema_version"] = 3; }, "schema_version 3 is not supported"},
       {"missing run", [](json& j) { j.erase("run"); }, "not a valid layoutprof report"},
-      {"wrong type", [](json& j) { j["ops"][0]["id"] = "zero"; }, "not a valid layoutprof report"},
+      {"wrong type", [](json& j) { j["ops"]["rows"][0][4] = "zero"; }, "not a valid layoutprof report"},
       {"bad class", [](json& j) { j["copies"][0]["class"] = "sideways"; }, "unknown copy class"},
       {"dangling id", [](json& j) { j["copies"][0]["culprit"] = 99; }, "not in the report"},
-      {"bad parent", [](json& j) { j["ops"][1]["parent"] = 3; }, "bad id or parent"},
+      {"bad parent", [](json& j) { j["ops"]["rows"][1][0] = 3; }, "bad id or parent"},
   };
   for (const BadDoc& c : cases) {
     json j = report_to_json(sample_report());
