@@ -463,7 +463,7 @@ std::vector<OpSite> Recorder::stop_sites() {
   return sites;
 }
 
-Call Recorder::stop() {
+Call Recorder::stop(Detail detail) {
   if (!state_->handle || state_->mode != Mode::timed) throw std::logic_error("no timed call");
   int64_t stop_ns = now_ns();
   auto buffers = take_buffers(state_->handle);
@@ -534,14 +534,16 @@ Call Recorder::stop() {
         if (launched != gpu.by_external.end()) {
           e.gpu_ns = launched->second.gpu_ns;
           e.gpu_launches = launched->second.activities;
-          e.kernels = std::move(launched->second.kernels);
+          if (detail == Detail::whole) e.kernels = std::move(launched->second.kernels);
         }
       }
     }
-    for (uint32_t k = 0; k < raw.inputs; ++k)
-      e.inputs.push_back(to_tensor_info(b.tensors[raw.first_input + k], b.dims));
-    for (uint32_t k = 0; k < raw.outputs; ++k)
-      e.outputs.push_back(to_tensor_info(b.tensors[raw.first_output + k], b.dims));
+    if (detail == Detail::whole) {
+      for (uint32_t k = 0; k < raw.inputs; ++k)
+        e.inputs.push_back(to_tensor_info(b.tensors[raw.first_input + k], b.dims));
+      for (uint32_t k = 0; k < raw.outputs; ++k)
+        e.outputs.push_back(to_tensor_info(b.tensors[raw.first_output + k], b.dims));
+    }
     if (e.thread != 0 && e.parent < 0) {
       // An op on an intra-op pool thread: its parent is the innermost main-thread op that
       // was running around it.

@@ -43,7 +43,10 @@ class Recorder {
   void start(Mode mode = Mode::timed, const PerfCounters* counters = nullptr, GpuTracer* gpu = nullptr);
   // Removes the observer and returns the recorded events in execution order (ids assigned,
   // parents resolved, times relative to start()). wall_ns is left for the caller.
-  Call stop();
+  // Detail::figures leaves out the events' tensors and kernel names: for calls of which only
+  // the figures are kept (keep_figures_only in analysis.h).
+  enum class Detail { whole, figures };
+  Call stop(Detail detail = Detail::whole);
   // After a `sites` call: the top-level ops in execution order.
   std::vector<OpSite> stop_sites();
 

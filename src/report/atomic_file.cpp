@@ -66,7 +66,7 @@ void write_file_atomically(const std::string& path, const std::function<void(std
   };
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) failed(errno);
+    if (!out) failed(errno ? errno : EIO);
     write(out);
     out.flush();
     if (!out) failed(errno ? errno : EIO);

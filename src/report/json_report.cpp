@@ -1,5 +1,7 @@
 #include "layoutprof/json_report.h"
 
+#include <algorithm>
+#include <array>
 #include <charconv>
 #include <fstream>
 #include <set>
@@ -498,6 +500,19 @@ void put_tensors(std::string& row, const std::vector<TensorInfo>& list, OpTables
   row += ']';
 }
 
+// Gives everything a row refers to its table index, in order of first appearance.
+void intern_op(const OpEvent& op, OpTablesOut& t) {
+  t.names.id(op.name);
+  t.modules.id(op.module);
+  t.sources.id(OpTablesOut::source_key(op));
+  for (const auto* list : {&op.inputs, &op.outputs})
+    for (const TensorInfo& tensor : *list) {
+      t.tensor(tensor);
+      t.buffer(tensor.storage);
+    }
+  for (const std::string& k : op.kernels) t.kernels.id(k);
+}
+
 void write_row(std::string& row, const OpEvent& op, OpTablesOut& t) {
   row += '[';
   if (op.parent < 0) row += "null";
@@ -558,11 +573,7 @@ void write_report_json(std::ostream& out, const Report& r) {
   const std::vector<std::string> names = measured_names(r.run);
   // Tables first (the rows refer to them), then the rows, made again with the same ids.
   OpTablesOut tables;
-  std::string row;
-  for (const OpEvent& op : r.ops) {
-    row.clear();
-    write_row(row, op, tables);
-  }
+  for (const OpEvent& op : r.ops) intern_op(op, tables);
   out << "{\"schema_version\": " << kSchemaVersion << ",\n\"figures\": " << dump_compact(figures_json())
       << ",\n\"run\": " << dump_compact(run_json(r.run))
       << ",\n\"summary\": " << dump_compact(summary_json(r.summary, names)) << ",\n\"ops\": {\"encoding\": "
@@ -587,6 +598,7 @@ void write_report_json(std::ostream& out, const Report& r) {
   out << ",\n\"kernels\": ";
   strings(tables.kernels.values());
   out << ",\n\"rows\": [";
+  std::string row;
   for (size_t i = 0; i < r.ops.size(); ++i) {
     row.clear();
     row += i ? ",\n" : "\n";
@@ -619,7 +631,10 @@ json op_list_json(const Report& r) {
 
 namespace {
 
-// The op list's tables (schema 2), as read.
+// The op list's tables (schema 2): what its rows refer to.
+constexpr std::array<const char*, 5> kOpTables = {"names", "modules", "sources", "tensors", "kernels"};
+
+// The op list's tables, as read.
 struct OpTablesIn {
   std::vector<std::string> names, modules, kernels;
   std::vector<std::pair<std::string, std::string>> sources;
@@ -737,8 +752,7 @@ Report report_from_doc(const json& doc, std::vector<OpEvent>* streamed) {
     } else {
       const json& ops = doc.at("ops");
       OpTablesIn t;
-      for (const char* key : {"names", "modules", "sources", "tensors", "kernels"})
-        read_table(t, key, ops.at(key));
+      for (const char* key : kOpTables) read_table(t, key, ops.at(key));
       t.counter_names = names;
       for (const json& row : ops.at("rows")) r.ops.push_back(op_from_row(row, t, r.ops));
     }
@@ -789,10 +803,10 @@ Report parse_report_streaming(std::istream& in) {
     }
     if (!ops_is_list && depth == 2 && event == E::array_end && ops_key != "rows") {
       read_table(tables, ops_key, parsed);
-      tables_read.insert(ops_key);
+      if (std::find(kOpTables.begin(), kOpTables.end(), ops_key) != kOpTables.end()) tables_read.insert(ops_key);
     }
     if (!ops_is_list && depth == 3 && event == E::array_end && ops_key == "rows" && run_read &&
-        tables_read.size() == 5) {
+        tables_read.size() == kOpTables.size()) {
       ops.push_back(op_from_row(parsed, tables, ops));
       streamed = true;
       return false;

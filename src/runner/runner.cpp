@@ -303,12 +303,13 @@ Trace run_profile(const ProfileConfig& config, const ProgressFn& progress) {
       }
     }
     int64_t wall = elapsed_ns(t0);
-    Call call = recorder.stop();
-    call.wall_ns = wall;
-    sites_applied = apply_sites(call, sites) && sites_applied;
     // The first call (or a failing one) is shown whole; of the others, only the figures the
-    // medians need are kept.
-    if (!trace.calls.empty() && !failed) call = keep_figures_only(std::move(call), trace.calls.front());
+    // medians need are kept, and whether they ran the first call's op sequence.
+    const bool whole = trace.calls.empty() || failed;
+    Call call = recorder.stop(whole ? Recorder::Detail::whole : Recorder::Detail::figures);
+    call.wall_ns = wall;
+    if (whole) sites_applied = apply_sites(call, sites) && sites_applied;
+    else call = keep_figures_only(std::move(call), trace.calls.front());
     trace.calls.push_back(std::move(call));
     if (failed) break;
   }
