@@ -21,7 +21,13 @@ struct ProfileConfig {
   bool counters = true;             // --no-counters turns counting off
   std::vector<std::string> events;  // libpfm4 event names; empty: PerfCounters::default_events()
   std::string tlb;                  // DTLB model configuration (--tlb); empty: the default
+  int64_t max_ops = 0;              // op events recorded per call and thread; 0: default_max_ops()
 };
+
+// The --max-ops default: what this machine's available memory holds at about 4 KB per op
+// event (what a recorded op event costs in memory, analysis and reports included, measured by
+// scripts/bench-scale.sh, with room to spare).
+int64_t default_max_ops();
 
 using ProgressFn = std::function<void(const std::string&)>;
 

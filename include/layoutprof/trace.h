@@ -70,7 +70,9 @@ struct Call {
   int64_t gpu_unattributed = 0;
   int64_t gpu_unattributed_ns = 0;
   uint64_t gpu_dropped = 0;
-  std::string gpu_error;  // why CUPTI could not trace this call; empty when it did
+  std::string gpu_error;
+  // Op events the call ran past the --max-ops limit, which were not recorded (all threads).
+  int64_t ops_not_recorded = 0;  // why CUPTI could not trace this call; empty when it did
 };
 
 // A model input as built from its --input spec.
@@ -91,6 +93,10 @@ struct RunInfo {
   std::string status = "ok";  // ok | failed
   std::string error;          // empty when ok
   bool calls_identical = true;  // every recorded call ran the same op sequence
+  // --max-ops: op events recorded per call and thread at most; the shown call's events past
+  // it were not recorded (0: it stayed within the limit).
+  int64_t max_ops = 0;
+  int64_t ops_not_recorded = 0;
   int calls_recorded = 0;
   // Requested counters, measured or not; `counter_read` says how they were read.
   std::vector<CounterStatus> counters;

@@ -401,6 +401,7 @@ Call keep_figures_only(Call call, const Call& first) {
   kept.gpu_unattributed_ns = call.gpu_unattributed_ns;
   kept.gpu_dropped = call.gpu_dropped;
   kept.gpu_error = std::move(call.gpu_error);
+  kept.ops_not_recorded = call.ops_not_recorded;
   kept.figures_only = true;
   kept.same_ops_as_first = same_op_sequence(call, first);
   const bool gpu = std::any_of(call.events.begin(), call.events.end(),
@@ -426,6 +427,7 @@ Report analyze(const Trace& trace) {
   const Call& shown = r.run.status == "failed" ? trace.calls.back() : first;
   if (shown.figures_only) throw std::invalid_argument("the call to show has no op events");
   r.ops = shown.events;
+  r.run.ops_not_recorded = shown.ops_not_recorded;
   const bool shown_like_first = &shown == &first || same_op_sequence(first, shown);
   std::vector<int64_t> walls;
   std::vector<const Call*> same;

@@ -34,6 +34,7 @@ struct RunOptions {
   int warmup = 3;
   int iters = 3;
   int threads = 0;
+  int64_t max_ops = 0;  // 0: default_max_ops()
   std::string device = "cpu";
   std::string json_path;
   std::string format = "text";

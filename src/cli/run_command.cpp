@@ -32,6 +32,11 @@ void setup_run(CLI::App& app, RunOptions& o) {
       ->capture_default_str();
   app.add_option("--threads", o.threads, "intra-op threads (0: LibTorch's default)")
       ->check(CLI::NonNegativeNumber);
+  app.add_option("--max-ops", o.max_ops,
+                 "op events recorded per call (and thread) at most; past it the run stops "
+                 "recording, says where, and reports the call up to there (default: what this "
+                 "machine's available memory holds, at 4 KB an op event)")
+      ->check(CLI::PositiveNumber);
   app.add_option("--device", o.device, "cpu, or cuda[:N] on a CUDA build")->capture_default_str();
   app.add_option("--json", o.json_path, "write the JSON report to FILE ('-': stdout)");
   app.add_option("--format", o.format, "what goes to stdout")
@@ -84,6 +89,7 @@ int run_run(const RunOptions& o) {
   config.counters = !o.no_counters;
   config.events = split_events(o.events);
   config.tlb = o.tlb;
+  config.max_ops = o.max_ops;
   parse_tlb_config(o.tlb);  // a bad --tlb is a usage error before the model loads
 
   const bool progress_on = ::isatty(STDERR_FILENO);
@@ -130,6 +136,9 @@ int run_run(const RunOptions& o) {
     }
     if (o.update_baseline && report.run.status == "failed") {
       verdict << "layoutprof: baseline " << o.baseline << " kept: this run failed\n" << std::flush;
+    } else if (o.update_baseline && report.run.ops_not_recorded > 0) {
+      verdict << "layoutprof: baseline " << o.baseline << " kept: this run stopped at --max-ops\n"
+              << std::flush;
     } else if (o.update_baseline) {
       write_file_atomically(o.baseline, write_json);
       verdict << "layoutprof: baseline " << o.baseline << " updated\n" << std::flush;
@@ -137,6 +146,9 @@ int run_run(const RunOptions& o) {
     }
   }
 
+  if (report.run.ops_not_recorded > 0 && report.run.status != "failed")
+    std::cerr << "layoutprof: recording stopped at --max-ops " << report.run.max_ops << ": "
+              << report.run.ops_not_recorded << " op events of the call not recorded\n";
   if (report.run.status == "failed") {
     std::cerr << "layoutprof: model '" << o.model << "' raised: " << report.run.error << "\n";
     return kExitModelRun;

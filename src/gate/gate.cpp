@@ -55,6 +55,12 @@ std::string inputs_text(const RunInfo& run) {
 }  // namespace
 
 void check_comparable(const Report& base, const Report& now) {
+  // The gate compares whole calls: a report cut short by --max-ops would gate on a part.
+  for (const auto& [r, which] : {std::pair{&base, "baseline"}, std::pair{&now, "new report"}})
+    if (r->run.ops_not_recorded > 0)
+      throw UsageError("the " + std::string(which) + " stopped recording at --max-ops " +
+                       std::to_string(r->run.max_ops) + " (" + std::to_string(r->run.ops_not_recorded) +
+                       " op events not recorded): the gate compares whole calls; raise --max-ops");
   if (input_signature(base.run) != input_signature(now.run))
     throw UsageError("the reports were made with other inputs (baseline: " + inputs_text(base.run) +
                      "; new: " + inputs_text(now.run) + "): make a baseline with the same --input");

@@ -11,6 +11,7 @@
 #include <deque>
 #include <unordered_map>
 #include <exception>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <stdexcept>
@@ -126,6 +127,7 @@ struct NameTable {
 
 struct ThreadBuffer {
   std::vector<RawEvent> events;
+  int64_t not_recorded = 0;  // ops past the limit
   std::vector<RawTensor> tensors;
   std::vector<int64_t> dims;
   std::vector<int32_t> stack;
@@ -153,6 +155,7 @@ thread_local NameTable* t_names = nullptr;
 std::atomic<uint64_t> g_session{0};
 std::thread::id g_main_thread;
 size_t g_reserve_events = 1024;  // grown to the size of the last call
+size_t g_max_events = std::numeric_limits<size_t>::max();  // per thread and call (--max-ops)
 const PerfCounters* g_counters = nullptr;  // read by the main thread only
 GpuTracer* g_gpu = nullptr;                // pushed to by the main thread only
 thread_local ThreadBuffer* t_buffer = nullptr;
@@ -179,7 +182,7 @@ ThreadBuffer& thread_buffer() {
     }
     t_buffer->names = t_names;
     t_buffer->main = std::this_thread::get_id() == g_main_thread;
-    size_t n = t_buffer->main ? g_reserve_events : 64;
+    size_t n = std::min(t_buffer->main ? g_reserve_events : 64, g_max_events);
     reserve_resident(t_buffer->events, n);
     reserve_resident(t_buffer->tensors, n * 3);
     reserve_resident(t_buffer->dims, n * 16);
@@ -258,6 +261,11 @@ Values own_values(Values values, size_t declared) {
 
 std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction& fn) {
   ThreadBuffer& b = thread_buffer();
+  if (C10_UNLIKELY(b.events.size() >= g_max_events)) {
+    ++b.not_recorded;
+    b.stack.push_back(-1);  // popped by on_op_end; ops nested in it are past the limit too
+    return nullptr;
+  }
   RawEvent e;
   auto all = fn.inputs();
   e.name = b.intern(fn.name());
@@ -288,8 +296,10 @@ void on_op_end(const at::RecordFunction& fn, at::ObserverContext*) {
   int64_t end = now_ns();
   ThreadBuffer& b = thread_buffer();
   if (b.stack.empty()) return;  // the op began before this session
-  RawEvent& e = b.events[b.stack.back()];
+  const int32_t index = b.stack.back();
   b.stack.pop_back();
+  if (index < 0) return;  // not recorded: past --max-ops
+  RawEvent& e = b.events[index];
   e.end_ns = end;
   if (e.counters_begin >= 0) e.counters_end = snapshot(b);
   if (e.gpu_pushed) g_gpu->pop();
@@ -320,7 +330,7 @@ std::unique_ptr<at::ObserverContext> on_site_start(const at::RecordFunction& fn)
   ThreadBuffer& b = thread_buffer();
   b.intern(fn.name());
   ++b.site_events;
-  if (b.stack.empty() && b.main) {
+  if (b.stack.empty() && b.main && b.site_ranges.size() < g_max_events) {
     auto callstack = torch::jit::currentCallstack();
     b.site_ranges.emplace_back(fn.name(), callstack.empty() ? torch::jit::SourceRange()
                                                             : callstack.front().range);
@@ -385,6 +395,11 @@ struct Recorder::State {
 };
 
 Recorder::Recorder() : state_(std::make_unique<State>()) {}
+
+void Recorder::set_max_ops(int64_t max_ops) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  g_max_events = max_ops > 0 ? static_cast<size_t>(max_ops) : std::numeric_limits<size_t>::max();
+}
 
 Recorder::~Recorder() {
   if (state_->handle) at::removeCallback(state_->handle);
@@ -508,6 +523,7 @@ Call Recorder::stop(Detail detail) {
   call.gpu_unattributed = gpu.unattributed;
   call.gpu_unattributed_ns = gpu.unattributed_ns;
   call.gpu_dropped = gpu.dropped;
+  for (const auto& b : buffers) call.ops_not_recorded += b->not_recorded;
   call.events.resize(order.size());
   for (size_t i = 0; i < order.size(); ++i) {
     const ThreadBuffer& b = *buffers[order[i].buffer];
@@ -570,7 +586,8 @@ bool apply_sites(Call& call, const std::vector<OpSite>& sites) {
       if (n >= sites.size() || sites[n].name != e.name) return false;
       ++n;
     }
-  if (n != sites.size()) return false;
+  // A call stopped by --max-ops has the first of them.
+  if (n != sites.size() && call.ops_not_recorded == 0) return false;
   n = 0;
   for (OpEvent& e : call.events) {
     if (e.parent < 0 && e.thread != 0) continue;

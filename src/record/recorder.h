@@ -41,6 +41,9 @@ class Recorder {
   // `gpu`, if given, gets an external correlation id pushed for each of them, so that CUPTI
   // attributes their kernels; stop() flushes it (synchronise the device first).
   void start(Mode mode = Mode::timed, const PerfCounters* counters = nullptr, GpuTracer* gpu = nullptr);
+  // Each thread records at most this many op events per timed call; the ops it runs past
+  // that are counted (Call::ops_not_recorded), not recorded. 0: no limit.
+  void set_max_ops(int64_t max_ops);
   // Removes the observer and returns the recorded events in execution order (ids assigned,
   // parents resolved, times relative to start()). wall_ns is left for the caller.
   // Detail::figures leaves out the events' tensors and kernel names: for calls of which only

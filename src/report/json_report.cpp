@@ -142,6 +142,8 @@ json run_json(const RunInfo& r) {
               {"iters", r.iters},
               {"calls_recorded", r.calls_recorded},
               {"calls_identical", r.calls_identical},
+              {"max_ops", r.max_ops},
+              {"ops_not_recorded", r.ops_not_recorded},
               {"device", r.device},
               {"torch_version", r.torch_version},
               {"layoutprof_version", r.layoutprof_version},
@@ -175,6 +177,10 @@ RunInfo run_from(const json& j) {
   r.iters = j.at("iters").get<int>();
   r.calls_recorded = j.at("calls_recorded").get<int>();
   r.calls_identical = j.at("calls_identical").get<bool>();
+  // Added with schema 2's writers; earlier reports recorded every op event.
+  r.max_ops = j.value("max_ops", int64_t{0});
+  r.ops_not_recorded = j.value("ops_not_recorded", int64_t{0});
+  if (r.max_ops < 0 || r.ops_not_recorded < 0) throw std::out_of_range("run.max_ops or ops_not_recorded is negative");
   r.device = j.at("device").get<std::string>();
   r.torch_version = j.at("torch_version").get<std::string>();
   r.layoutprof_version = j.at("layoutprof_version").get<std::string>();

@@ -244,6 +244,19 @@ void write_totals(std::ostream& out, const Report& r) {
   out << "\nTotals: " << s.ops << " op events (" << s.top_level_ops
       << " top-level) in one call; forward " << ms(s.wall_ns)
       << " ms (measured, median of " << r.run.calls_recorded << ")\n";
+  if (r.run.ops_not_recorded > 0) {
+    const OpEvent* last = nullptr;
+    for (const OpEvent& op : r.ops)
+      if (op.parent < 0) last = &op;
+    out << "  Recording stopped at --max-ops " << r.run.max_ops << ": " << r.run.ops_not_recorded
+        << " more op events of the call were not recorded; these figures cover the call up to";
+    if (last) {
+      out << " " << last->name;
+      if (!last->module.empty()) out << " in " << last->module;
+      if (!last->source.empty()) out << " at " << last->source;
+    }
+    out << "\n";
+  }
   out << "  " << pad_right("copies", 8);
   for (int c = 0; c < kCopyClassCount; ++c)
     out << " " << pad_left(copy_class_name(static_cast<CopyClass>(c)), 16);

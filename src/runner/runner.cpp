@@ -1,6 +1,7 @@
 #include "layoutprof/runner.h"
 
 #include <ATen/Parallel.h>
+#include <unistd.h>
 #include <torch/cuda.h>
 #include <torch/script.h>
 #include <torch/version.h>
@@ -194,6 +195,13 @@ void synchronize(const at::Device& device) {
 
 }  // namespace
 
+int64_t default_max_ops() {
+  const long pages = ::sysconf(_SC_AVPHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  constexpr int64_t kBytesPerOp = 4096;
+  if (pages <= 0 || page <= 0) return 1'000'000;  // unknown: a million op events
+  return std::max<int64_t>(static_cast<int64_t>(pages) * page / kBytesPerOp, 100'000);
+}
+
 Trace run_profile(const ProfileConfig& config, const ProgressFn& progress) {
   const at::Device device = target_device(config.device);
   Trace trace;
@@ -245,6 +253,8 @@ Trace run_profile(const ProfileConfig& config, const ProgressFn& progress) {
   // One untimed call learns each top-level op's module path and source line; the timed
   // calls then record without asking the interpreter (see Recorder).
   Recorder recorder;
+  run.max_ops = config.max_ops > 0 ? config.max_ops : default_max_ops();
+  recorder.set_max_ops(run.max_ops);
   progress("locating ops in the model's code");
   recorder.start(Recorder::Mode::sites);
   try {
@@ -322,6 +332,12 @@ Trace run_profile(const ProfileConfig& config, const ProgressFn& progress) {
     run.not_measured.push_back(
         "module paths and source lines of some calls: the op sequence changed between calls");
   if (!config.counters) run.not_measured.push_back("performance counters: turned off (--no-counters)");
+  int64_t not_recorded = 0;
+  for (const Call& c : trace.calls) not_recorded = std::max(not_recorded, c.ops_not_recorded);
+  if (not_recorded > 0)
+    run.not_measured.push_back("op events past the first " + std::to_string(run.max_ops) +
+                               " of a call (--max-ops): " + std::to_string(not_recorded) +
+                               " were not recorded");
   if (!device.is_cuda()) run.not_measured.push_back("GPU time: CPU run (--device cuda to trace it)");
   if (gpu) {
     std::string error;

@@ -410,6 +410,31 @@ TEST(Counters, PageFaultsOnAFreshTensorAndNoneOnAView) {
   EXPECT_THAT(r.out, HasSubstr("page-faults"));
 }
 
+TEST(Scale, MaxOpsStopsRecordingSaysWhereAndTheGateRefusesTheReport) {
+  Result whole_run, cut_run;
+  json whole = run_report("op_loop", "op_loop_whole.json", {"--threads", "1", "--no-counters"}, &whole_run);
+  json cut = run_report("op_loop", "op_loop_cut.json", {"--threads", "1", "--no-counters", "--max-ops", "100"}, &cut_run);
+  EXPECT_EQ(whole["run"]["ops_not_recorded"], 0);
+  EXPECT_EQ(cut["run"]["max_ops"], 100);
+  EXPECT_EQ(cut["summary"]["ops"], 100);
+  EXPECT_EQ(cut["summary"]["ops"].get<int64_t>() + cut["run"]["ops_not_recorded"].get<int64_t>(),
+            whole["summary"]["ops"].get<int64_t>())
+      << "every op event is either recorded or counted as not recorded";
+  EXPECT_THAT(cut_run.err, HasSubstr("recording stopped at --max-ops 100"));
+  EXPECT_THAT(cut_run.out, HasSubstr("Recording stopped at --max-ops 100"));
+  int64_t copies = 0;
+  for (const auto& [cls, n] : cut["summary"]["copies"].items()) copies += n.get<int64_t>();
+  EXPECT_GT(copies, 0);
+  EXPECT_LT(copies, 128) << "only the copies of the recorded part";
+  for (const json& op : expand_ops(cut))
+    if (op["parent"].is_null()) {
+      EXPECT_NE(op["source"], "") << "sites apply to the recorded part";
+    }
+  Result check = run({"check", (work_dir() / "op_loop_cut.json").string(), (work_dir() / "op_loop_whole.json").string()});
+  EXPECT_EQ(check.code, 2) << check.err;
+  EXPECT_THAT(check.err, HasSubstr("--max-ops"));
+}
+
 TEST(Counters, UnavailableEventsAreNamedWithTheReason) {
   Result r;
   json j = run_report("transpose_reshape", "bogus_events.json", {"--events", "bogus::nothing,cycles,task-clock"}, &r);
