@@ -17,11 +17,13 @@ CopyClass classify_copy(const TensorInfo& src, const TensorInfo& dst,
 
 // Builds the whole report. The op list is the first recorded call; durations are medians over
 // the calls when they ran the same op sequence.
-Report analyze(const Trace& trace);
+// Takes the trace by value: a run's trace is moved in, and its shown call's events become the
+// report's op list without a copy.
+Report analyze(Trace trace);
 // A recorded call reduced to the figures analyze() takes medians of (durations, counters, GPU
 // times), checked against the first call's op sequence: what the runner keeps of every call
 // after the first, so that memory stays flat over --iters.
-Call keep_figures_only(Call call, const Call& first);
+Call keep_figures_only(const Call& call, const Call& first);
 
 }  // namespace layoutprof
 

@@ -393,14 +393,14 @@ void take_medians(std::vector<OpEvent>& ops, const std::vector<const Call*>& cal
 
 }  // namespace
 
-Call keep_figures_only(Call call, const Call& first) {
+Call keep_figures_only(const Call& call, const Call& first) {
   if (call.figures_only) return call;
   Call kept;
   kept.wall_ns = call.wall_ns;
   kept.gpu_unattributed = call.gpu_unattributed;
   kept.gpu_unattributed_ns = call.gpu_unattributed_ns;
   kept.gpu_dropped = call.gpu_dropped;
-  kept.gpu_error = std::move(call.gpu_error);
+  kept.gpu_error = call.gpu_error;
   kept.ops_not_recorded = call.ops_not_recorded;
   kept.figures_only = true;
   kept.same_ops_as_first = same_op_sequence(call, first);
@@ -416,28 +416,31 @@ Call keep_figures_only(Call call, const Call& first) {
   return kept;
 }
 
-Report analyze(const Trace& trace) {
+Report analyze(Trace trace) {
   Report r;
-  r.run = trace.run;
+  r.run = std::move(trace.run);
   r.run.calls_recorded = static_cast<int>(trace.calls.size());
   if (trace.calls.empty()) return r;
 
   // The failing call is the one to show; otherwise the first recorded call.
-  const Call& first = trace.calls.front();
-  const Call& shown = r.run.status == "failed" ? trace.calls.back() : first;
+  Call& first = trace.calls.front();
+  Call& shown = r.run.status == "failed" ? trace.calls.back() : first;
   if (shown.figures_only) throw std::invalid_argument("the call to show has no op events");
-  r.ops = shown.events;
-  r.run.ops_not_recorded = shown.ops_not_recorded;
   const bool shown_like_first = &shown == &first || same_op_sequence(first, shown);
+  // The shown call's events move into the report (a copy would double the memory of the
+  // largest thing a run holds); the medians read its figures instead.
+  const Call shown_figures = keep_figures_only(shown, shown);
   std::vector<int64_t> walls;
   std::vector<const Call*> same;
   for (const Call& c : trace.calls) {
     bool like = &c == &shown ||
                 (c.figures_only ? c.same_ops_as_first && shown_like_first : same_op_sequence(c, shown));
-    if (like) same.push_back(&c);
+    if (like) same.push_back(&c == &shown ? &shown_figures : &c);
     else r.run.calls_identical = false;
     walls.push_back(c.wall_ns);
   }
+  r.ops = std::move(shown.events);
+  r.run.ops_not_recorded = shown.ops_not_recorded;
   take_medians(r.ops, same);
 
   std::vector<int64_t> top = top_level_ancestors(r.ops);

@@ -478,52 +478,123 @@ std::vector<OpSite> Recorder::stop_sites() {
   return sites;
 }
 
-Call Recorder::stop(Detail detail) {
-  if (!state_->handle || state_->mode != Mode::timed) throw std::logic_error("no timed call");
-  int64_t stop_ns = now_ns();
-  auto buffers = take_buffers(state_->handle);
-  state_->handle = 0;
-  // Main thread first so that it is thread 0.
-  std::stable_partition(buffers.begin(), buffers.end(), [](const auto& b) { return b->main; });
+namespace {
 
+// A stopped call's buffers with its events put in execution order (start time; the main
+// thread first on ties) and the GPU records attributed to them.
+struct Collected {
   struct Ref {
     int64_t start;
     uint32_t buffer;
     int32_t local;
   };
+  std::vector<std::unique_ptr<ThreadBuffer>> buffers;  // the main thread's first: thread 0
   std::vector<Ref> order;
+  std::vector<std::vector<int64_t>> global_id;  // per buffer, per local index
+  GpuAttribution gpu;
+  std::string gpu_error;
+  bool gpu_traced = false;  // a call CUPTI refused has no GPU figures, not zeros
+  int64_t ops_not_recorded = 0;
+
+  Collected() = default;
+  Collected(Collected&&) = default;  // the moved-from one retires nothing
+  Collected& operator=(Collected&&) = delete;
+  ~Collected() { retire(buffers); }
+
+  void fill_call_figures(Call& call) const {
+    call.gpu_error = gpu_error;
+    call.gpu_unattributed = gpu.unattributed;
+    call.gpu_unattributed_ns = gpu.unattributed_ns;
+    call.gpu_dropped = gpu.dropped;
+    call.ops_not_recorded = ops_not_recorded;
+  }
+  // What the main-thread op at local index `local` launched on the GPU, if anything.
+  GpuOpTime* launched(const ThreadBuffer& b, int32_t local) {
+    if (!gpu_traced || !b.main) return nullptr;
+    auto it = gpu.by_external.find(static_cast<uint64_t>(local) + 1);
+    return it == gpu.by_external.end() ? nullptr : &it->second;
+  }
+};
+
+Collected collect(at::CallbackHandle handle, GpuTracer* gpu_tracer) {
+  Collected c;
+  c.buffers = take_buffers(handle);
+  auto& buffers = c.buffers;
+  std::stable_partition(buffers.begin(), buffers.end(), [](const auto& b) { return b->main; });
   for (uint32_t bi = 0; bi < buffers.size(); ++bi)
     for (int32_t li = 0; li < static_cast<int32_t>(buffers[bi]->events.size()); ++li)
-      order.push_back({buffers[bi]->events[li].start_ns, bi, li});
-  std::sort(order.begin(), order.end(), [](const Ref& a, const Ref& b) {
+      c.order.push_back({buffers[bi]->events[li].start_ns, bi, li});
+  std::sort(c.order.begin(), c.order.end(), [](const Collected::Ref& a, const Collected::Ref& b) {
     return std::tie(a.start, a.buffer, a.local) < std::tie(b.start, b.buffer, b.local);
   });
-  std::vector<std::vector<int64_t>> global_id(buffers.size());
-  for (uint32_t bi = 0; bi < buffers.size(); ++bi) global_id[bi].resize(buffers[bi]->events.size());
-  for (size_t i = 0; i < order.size(); ++i) global_id[order[i].buffer][order[i].local] = i;
+  c.global_id.resize(buffers.size());
+  for (uint32_t bi = 0; bi < buffers.size(); ++bi) c.global_id[bi].resize(buffers[bi]->events.size());
+  for (size_t i = 0; i < c.order.size(); ++i) c.global_id[c.order[i].buffer][c.order[i].local] = i;
   if (!buffers.empty() && buffers[0]->main) {
     std::lock_guard<std::mutex> lock(g_mutex);
     g_reserve_events = std::max(g_reserve_events, buffers[0]->events.size() + 64);
   }
-
+  for (const auto& b : buffers) c.ops_not_recorded += b->not_recorded;
   // GPU records, flushed now that the caller has synchronised the device: external id
   // (main-thread index + 1) -> what that op launched.
-  GpuAttribution gpu;
-  std::string gpu_error;
-  bool gpu_traced = false;  // a call CUPTI refused has no GPU figures, not zeros
-  if (state_->gpu) {
-    GpuRecords records = state_->gpu->stop();
-    gpu_error = records.error;
-    gpu_traced = records.traced;
-    gpu = attribute_gpu_activity(records);
+  if (gpu_tracer) {
+    GpuRecords records = gpu_tracer->stop();
+    c.gpu_error = records.error;
+    c.gpu_traced = records.traced;
+    c.gpu = attribute_gpu_activity(records);
   }
+  return c;
+}
 
+}  // namespace
+
+Call Recorder::stop_figures(const Call& first) {
+  if (!state_->handle || state_->mode != Mode::timed) throw std::logic_error("no timed call");
+  const int64_t stop_ns = now_ns();
+  Collected c = collect(state_->handle, state_->gpu);
+  state_->handle = 0;
   Call call;
-  call.gpu_error = gpu_error;
-  call.gpu_unattributed = gpu.unattributed;
-  call.gpu_unattributed_ns = gpu.unattributed_ns;
-  call.gpu_dropped = gpu.dropped;
-  for (const auto& b : buffers) call.ops_not_recorded += b->not_recorded;
+  c.fill_call_figures(call);
+  call.figures_only = true;
+  call.same_ops_as_first = c.order.size() == first.events.size();
+  call.duration_ns.reserve(c.order.size());
+  if (c.gpu_traced) call.gpu_ns.reserve(c.order.size());
+  for (size_t i = 0; i < c.order.size(); ++i) {
+    const ThreadBuffer& b = *c.buffers[c.order[i].buffer];
+    const RawEvent& raw = b.events[c.order[i].local];
+    call.duration_ns.push_back((raw.end_ns ? raw.end_ns : stop_ns) - raw.start_ns);
+    if (c.gpu_traced) {
+      const GpuOpTime* launched = c.launched(b, c.order[i].local);
+      call.gpu_ns.push_back(launched ? launched->gpu_ns : 0);
+    }
+    if (raw.counters_begin >= 0 && raw.counters_end >= 0) {
+      size_t size = state_->counters->snapshot_size();
+      auto values = counter_delta(b.snapshots.data() + raw.counters_begin * size,
+                                  b.snapshots.data() + raw.counters_end * size,
+                                  state_->counters->groups(), state_->counters->events());
+      call.counters.insert(call.counters.end(), values.begin(), values.end());
+    }
+    // The same op sequence as the first call: names, and parents where the recorder knows
+    // them (an intra-op thread's outermost op gets its parent from timing, in stop()).
+    if (call.same_ops_as_first) {
+      const OpEvent& e = first.events[i];
+      const int64_t parent = raw.parent >= 0 ? c.global_id[c.order[i].buffer][raw.parent] : -1;
+      call.same_ops_as_first = e.name == raw.name->text && (parent == e.parent || (parent < 0 && !b.main));
+    }
+  }
+  return call;
+}
+
+Call Recorder::stop() {
+  if (!state_->handle || state_->mode != Mode::timed) throw std::logic_error("no timed call");
+  const int64_t stop_ns = now_ns();
+  Collected c = collect(state_->handle, state_->gpu);
+  state_->handle = 0;
+  const auto& order = c.order;
+  const auto& buffers = c.buffers;
+  const auto& global_id = c.global_id;
+  Call call;
+  c.fill_call_figures(call);
   call.events.resize(order.size());
   for (size_t i = 0; i < order.size(); ++i) {
     const ThreadBuffer& b = *buffers[order[i].buffer];
@@ -543,23 +614,18 @@ Call Recorder::stop(Detail detail) {
     e.duration_ns = (raw.end_ns ? raw.end_ns : stop_ns) - raw.start_ns;
     e.thread = order[i].buffer;
     e.failed = raw.failed;
-    if (gpu_traced) {
+    if (c.gpu_traced) {
       e.gpu_ns = 0;
-      if (b.main) {
-        auto launched = gpu.by_external.find(static_cast<uint64_t>(order[i].local) + 1);
-        if (launched != gpu.by_external.end()) {
-          e.gpu_ns = launched->second.gpu_ns;
-          e.gpu_launches = launched->second.activities;
-          if (detail == Detail::whole) e.kernels = std::move(launched->second.kernels);
-        }
+      if (GpuOpTime* launched = c.launched(b, order[i].local)) {
+        e.gpu_ns = launched->gpu_ns;
+        e.gpu_launches = launched->activities;
+        e.kernels = std::move(launched->kernels);
       }
     }
-    if (detail == Detail::whole) {
-      for (uint32_t k = 0; k < raw.inputs; ++k)
-        e.inputs.push_back(to_tensor_info(b.tensors[raw.first_input + k], b.dims));
-      for (uint32_t k = 0; k < raw.outputs; ++k)
-        e.outputs.push_back(to_tensor_info(b.tensors[raw.first_output + k], b.dims));
-    }
+    for (uint32_t k = 0; k < raw.inputs; ++k)
+      e.inputs.push_back(to_tensor_info(b.tensors[raw.first_input + k], b.dims));
+    for (uint32_t k = 0; k < raw.outputs; ++k)
+      e.outputs.push_back(to_tensor_info(b.tensors[raw.first_output + k], b.dims));
     if (e.thread != 0 && e.parent < 0) {
       // An op on an intra-op pool thread: its parent is the innermost main-thread op that
       // was running around it.
@@ -573,7 +639,6 @@ Call Recorder::stop(Detail detail) {
     }
     if (e.parent >= 0) e.depth = call.events[e.parent].depth + 1;
   }
-  retire(buffers);
   return call;
 }
 

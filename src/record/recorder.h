@@ -46,10 +46,11 @@ class Recorder {
   void set_max_ops(int64_t max_ops);
   // Removes the observer and returns the recorded events in execution order (ids assigned,
   // parents resolved, times relative to start()). wall_ns is left for the caller.
-  // Detail::figures leaves out the events' tensors and kernel names: for calls of which only
-  // the figures are kept (keep_figures_only in analysis.h).
-  enum class Detail { whole, figures };
-  Call stop(Detail detail = Detail::whole);
+  Call stop();
+  // The same, kept as only the figures analysis takes medians of (a figures_only Call, as
+  // keep_figures_only() in analysis.h makes), checked against `first`'s op sequence: for
+  // the calls after the first, without converting their events.
+  Call stop_figures(const Call& first);
   // After a `sites` call: the top-level ops in execution order.
   std::vector<OpSite> stop_sites();
 

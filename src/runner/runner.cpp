@@ -12,7 +12,6 @@
 #include <cstring>
 #include <fstream>
 
-#include "layoutprof/analysis.h"
 #include "layoutprof/counters.h"
 #include "layoutprof/dtlb_model.h"
 #include "layoutprof/errors.h"
@@ -316,10 +315,9 @@ Trace run_profile(const ProfileConfig& config, const ProgressFn& progress) {
     // The first call (or a failing one) is shown whole; of the others, only the figures the
     // medians need are kept, and whether they ran the first call's op sequence.
     const bool whole = trace.calls.empty() || failed;
-    Call call = recorder.stop(whole ? Recorder::Detail::whole : Recorder::Detail::figures);
+    Call call = whole ? recorder.stop() : recorder.stop_figures(trace.calls.front());
     call.wall_ns = wall;
     if (whole) sites_applied = apply_sites(call, sites) && sites_applied;
-    else call = keep_figures_only(std::move(call), trace.calls.front());
     trace.calls.push_back(std::move(call));
     if (failed) break;
   }
