@@ -2,14 +2,16 @@
 # What layoutprof costs on op-heavy models, side by side with plain runs of the same calls:
 # memory and time per op event, for the text report, --json, render and check, and what each
 # more recorded call costs (scripts/bench_scale.py says how each figure is measured).
-# Models: samples/op_loop.pt with 28000 rows (about 280,000 op events per call) and
-# torchvision's swin_t at batch 1 (about 20,000).
+# Models: samples/op_loop.pt at 600, 6000, 16500 and 60000 rows (about 10k, 100k, 280k and
+# 1M op events per call: per-op figures that stay level show linear growth) and torchvision's
+# swin_t at batch 1 (about 20,000).
 #
 #   scripts/bench-scale.sh                      this tree, against Debian's LibTorch 1.13
 #   scripts/bench-scale.sh --against REV        also REV's layoutprof (built once in a worktree
 #                                               under ~/.cache/layoutprof), in the same table
 #   TORCH_PYTHON=wheel scripts/bench-scale.sh   against the tested 2.x wheel
-# ROWS (default 28000) sets the loop's rows; ITERS (default 20) the many-calls runs.
+# ROWS (default "600 6000 16500 60000") sets the loop's rows; ITERS (default 20) the
+# many-calls runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 AGAINST=""
@@ -36,6 +38,9 @@ if [ -n "$AGAINST" ]; then
   builds=(--build "$rev" "$old" "${builds[@]}")
 fi
 echo "LibTorch $TORCH_VERSION; $(nproc) cores; wall and peak RSS measured per process; per op: derived"
+models=()
+for rows in ${ROWS:-600 6000 16500 60000}; do
+  models+=(--model "op_loop/$rows" "$B/samples/op_loop.pt" "${rows}x8x8")
+done
 python3 scripts/bench_scale.py --bench "$B/layoutprof-bench" --work "$B/bench-scale" --iters "${ITERS:-20}" \
-  --model op_loop "$B/samples/op_loop.pt" "${ROWS:-28000}x8x8" \
-  --model swin_t "$MODELS/swin_t.pt" 1x3x224x224 "${builds[@]}"
+  "${models[@]}" --model swin_t "$MODELS/swin_t.pt" 1x3x224x224 "${builds[@]}"

@@ -12,7 +12,7 @@ and prints, per run, wall time and peak RSS (measured: the process's own, from w
 figures the targets are set in, derived from those:
   RSS/op      (peak RSS - the plain run's) / op events of one call, in bytes
   wall/op     (wall - the plain run's) / op events of one call, in microseconds
-  per call    (wall at --iters 20 - wall at --iters 1) / 19 / a plain forward()
+  per call    (wall at --iters 20 - wall at --iters 1) / 19 / a plain forward(), text runs
 Readers (render, check) are held against `layoutprof --version`, which loads the same
 libraries and does nothing. The report's size per op event is printed too.
 
@@ -43,8 +43,10 @@ def measure(cmd, stdout=subprocess.DEVNULL):
 
 
 def ops_per_call(report_path):
-    with open(report_path) as f:
-        return json.load(f)["summary"]["ops"]
+    # In a child process: a child's peak RSS counts the RSS its parent had when it forked
+    # (Linux keeps the high-water mark across exec), so this process must never hold a report.
+    code = "import json, sys; print(json.load(open(sys.argv[1]))['summary']['ops'])"
+    return int(subprocess.check_output([sys.executable, "-c", code, report_path]))
 
 
 def main():
@@ -68,7 +70,7 @@ def main():
         for label, build in args.build:
             lp = os.path.join(build, "layoutprof")
             base = measure([lp, "--version"])
-            report = os.path.join(args.work, f"{name}-{label}.json")
+            report = os.path.join(args.work, f"{name.replace('/', '-')}-{label}.json")
             common = [lp, path, "--input", spec, "--warmup", "1", "--no-counters"]
             text = measure(common + ["--iters", "1"])
             js = measure(common + ["--iters", "1", "--json", report])
@@ -98,13 +100,14 @@ def main():
             row(f"text --iters {many}", text_n, plain_n)
             row(f"--json --iters {many}", js_n, plain_n)
             if ops:
-                per_call = (js_n[1] - js[1]) / (many - 1)
-                grow = (js_n[2] - js[2]) / (many - 1)
+                # Text runs: writing the JSON once per run adds noise and nothing per call.
+                per_call = (text_n[1] - text[1]) / (many - 1)
+                grow = (text_n[2] - text[2]) / (many - 1)
                 per_call_rows.append(
                     f"| {name} | {label} | {plain_call_s * 1e3:.1f} | {per_call * 1e3:.1f} | "
                     f"{per_call / plain_call_s:.2f} | {grow / 2**20:.2f} | {size / ops:.0f} |")
     print()
-    print(f"| model | build | plain forward ms | each recorded call ms (--json, iters {many} vs 1) | "
+    print(f"| model | build | plain forward ms | each recorded call ms (text, iters {many} vs 1) | "
           "ratio | RSS growth per call MB | report bytes/op event |")
     print("|---|---|---|---|---|---|---|")
     for r in per_call_rows:
