@@ -777,7 +777,7 @@ Report report_from_doc(const json& doc, std::vector<OpEvent>* streamed) {
 // Parses a report with the op list converted as it streams by: each row (or, in schema 1,
 // each op object) becomes an OpEvent and leaves the document, so memory holds the Report
 // and never the op list's JSON tree.
-Report parse_report_streaming(std::istream& in) {
+Report parse_report_streaming(std::istream& in, std::streamoff size) {
   std::vector<OpEvent> ops;
   OpTablesIn tables;
   std::string top_key, ops_key;
@@ -797,6 +797,12 @@ Report parse_report_streaming(std::istream& in) {
     }
     if (depth == 1 && top_key == "schema_version" && event == E::value) check_version(parsed);
     if (depth == 1 && top_key == "ops" && event == E::array_start) ops_is_list = true;
+    if (depth == 1 && top_key == "summary" && event == E::object_end && parsed.contains("ops") &&
+        parsed["ops"].is_number_unsigned()) {
+      // The op list is sized once (growing it by doubling would hold up to twice its size):
+      // to the summary's count, bounded by what the file can hold (a row is over 20 bytes).
+      ops.reserve(std::min<uint64_t>(parsed["ops"].get<uint64_t>(), static_cast<uint64_t>(size / 20)));
+    }
     if (depth == 1 && top_key == "run" && event == E::object_end) {
       tables.counter_names = measured_names(run_from(parsed));
       run_read = true;
@@ -850,7 +856,7 @@ Report load_report_file(const std::string& path) {
   in.seekg(0, std::ios::beg);
   if (size < 0) throw UsageError("cannot read report '" + path + "': not a regular file");
   try {
-    return parse_report_streaming(in);
+    return parse_report_streaming(in, size);
   } catch (const UsageError& e) {
     const std::string why = e.what();
     throw UsageError("report '" + path + "'" + (why.rfind("is not", 0) == 0 ? " " : ": ") + why);
