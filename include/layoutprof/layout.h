@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "layoutprof/str.h"
+
 namespace layoutprof {
 
 enum class LayoutClass {
@@ -50,23 +52,48 @@ std::vector<std::pair<int64_t, int64_t>> effective_dims(const std::vector<int64_
 
 int64_t numel_of(const std::vector<int64_t>& sizes);
 
+// What tensors share: sizes, strides, dtype, device and the layout they make. Most tensors
+// of a model have one of a few hundred of these, so each is stored once for the life of the
+// process (intern_shape) and a TensorInfo points to it.
+struct TensorShape {
+  std::vector<int64_t> sizes;
+  std::vector<int64_t> strides;  // empty for tensors without strides
+  Str dtype;   // f32, f64, f16, bf16, i64, i32, i16, i8, u8, bool, c64, ... ("unknown")
+  Str device;  // cpu, cuda:0, ...
+  int elem_size = 0;
+  Layout layout;
+  int64_t numel = 1;  // product of sizes (saturating: a hostile report cannot overflow it)
+};
+
+// The interned copy of `shape`, its layout classified from its sizes and strides (unless
+// `classified`: the layout as given, e.g. read from a report). Thread-safe; never freed.
+const TensorShape* intern_shape(TensorShape shape, bool classified = false);
+// The shape of a default TensorInfo: no dims, no dtype.
+const TensorShape* empty_shape();
+
 // One tensor argument or result of an op, as recorded: plain data, no torch types.
 struct TensorInfo {
   int arg = 0;  // position in the op's argument / result list (tensor lists share one)
-  std::vector<int64_t> sizes;
-  std::vector<int64_t> strides;
   int64_t storage_offset = 0;
-  std::string dtype;   // f32, f64, f16, bf16, i64, i32, i16, i8, u8, bool, c64, ...
-  std::string device;  // cpu, cuda:0, ...
-  int elem_size = 0;
   uint64_t storage = 0;  // address of the storage's data: identifies the buffer within a call
-  Layout layout;
+  const TensorShape* shape = empty_shape();  // never null
 
-  int64_t numel() const { return numel_of(sizes); }
-  int64_t bytes() const { return numel() * elem_size; }
+  const std::vector<int64_t>& sizes() const { return shape->sizes; }
+  const std::vector<int64_t>& strides() const { return shape->strides; }
+  const std::string& dtype() const { return shape->dtype; }
+  const std::string& device() const { return shape->device; }
+  int elem_size() const { return shape->elem_size; }
+  const Layout& layout() const { return shape->layout; }
+  LayoutClass cls() const { return shape->layout.cls; }
+  int64_t numel() const { return shape->numel; }
+  int64_t bytes() const {  // saturating
+    int64_t b = 0;
+    return __builtin_mul_overflow(shape->numel, shape->elem_size, &b) ? INT64_MAX : b;
+  }
+
+  // Interns the shape (and classifies it).
+  void set_shape(std::vector<int64_t> sizes, std::vector<int64_t> strides, Str dtype,
+                 Str device = "cpu", int elem_size = 4);
 };
-
-// Fills `layout` from sizes/strides.
-void classify(TensorInfo& t);
 
 }  // namespace layoutprof

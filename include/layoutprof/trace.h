@@ -31,10 +31,11 @@ struct OpEvent {
   int64_t id = 0;       // index in its call's event list (execution order by start time)
   int64_t parent = -1;  // enclosing op event, -1 for top-level ops
   int depth = 0;
-  std::string name;    // aten::reshape
-  std::string module;  // layer1.0.conv1 ("" for the top module itself)
-  std::string source;  // file:line of the code that called the op (top-level ops)
-  std::string source_text;  // that line, trimmed
+  // Interned (str.h): the same few names, modules and lines repeat over the op events.
+  Str name;    // aten::reshape
+  Str module;  // layer1.0.conv1 ("" for the top module itself)
+  Str source;  // file:line of the code that called the op (top-level ops)
+  Str source_text;  // that line, trimmed
   int64_t start_ns = 0;     // steady clock, relative to the start of its call
   int64_t duration_ns = 0;  // measured; in a Report: median over the recorded calls
   uint32_t thread = 0;      // 0 = the thread that called forward()
@@ -48,7 +49,7 @@ struct OpEvent {
   // -1 when the run traced no GPU. Kernels launched inside a nested copy count to the copy.
   int64_t gpu_ns = -1;
   int64_t gpu_launches = 0;          // kernels, copies and memsets it launched itself (GPU runs)
-  std::vector<std::string> kernels;  // their distinct names, in launch order
+  std::vector<Str> kernels;  // their distinct names, in launch order
   // Derived by analyze(): GPU time of the layout-copy kernels launched by this op or any op
   // nested in it (its copies); -1 when the run traced no GPU.
   int64_t copy_gpu_ns = -1;
@@ -60,6 +61,7 @@ struct Call {
   // keep_figures_only() in analysis.h), so that memory does not grow with --iters.
   std::vector<OpEvent> events;
   bool figures_only = false;
+  bool tensors_recorded = true;      // false: recorded in Recorder::Mode::figures
   bool same_ops_as_first = true;     // figures_only: ran the first call's op sequence
   std::vector<int64_t> duration_ns;  // figures_only: per op event
   std::vector<int64_t> gpu_ns;       // figures_only: per op event, when the call traced a GPU

@@ -24,7 +24,7 @@ const TensorInfo* main_output(const std::vector<OpEvent>& ops, int64_t id) {
     const OpEvent& child = ops[i];
     if (child.parent != id || child.outputs.empty()) continue;
     const TensorInfo* child_in = main_input(child);
-    if (in && child_in && child_in->storage == in->storage && child_in->sizes == in->sizes)
+    if (in && child_in && child_in->storage == in->storage && child_in->sizes() == in->sizes())
       return &child.outputs.front();
   }
   return nullptr;
@@ -49,14 +49,14 @@ void add_counters(std::vector<CounterValue>& total, const std::vector<CounterVal
 int64_t noncontiguous_inputs(const OpEvent& op) {
   int64_t n = 0;
   for (const TensorInfo& in : op.inputs)
-    n += in.layout.cls != LayoutClass::contiguous && in.layout.cls != LayoutClass::unknown;
+    n += in.layout().cls != LayoutClass::contiguous && in.layout().cls != LayoutClass::unknown;
   return n;
 }
 
 void append_flow(std::vector<std::string>& lane, const std::vector<OpEvent>& ops, int64_t id) {
   for (const TensorInfo* t : {main_input(ops[id]), main_output(ops, id)}) {
-    if (!t || t->layout.cls == LayoutClass::unknown) continue;
-    std::string label = layout_label(t->layout);
+    if (!t || t->layout().cls == LayoutClass::unknown) continue;
+    std::string label = layout_label(t->layout());
     if (lane.empty() || lane.back() != label) lane.push_back(label);
   }
 }
@@ -74,7 +74,7 @@ namespace {
 
 // A view of memory: two tensors with the same key read the same elements the same way.
 using ViewKey = std::tuple<uint64_t, int64_t, std::vector<int64_t>, std::vector<int64_t>>;
-ViewKey view_key(const TensorInfo& t) { return {t.storage, t.storage_offset, t.sizes, t.strides}; }
+ViewKey view_key(const TensorInfo& t) { return {t.storage, t.storage_offset, t.sizes(), t.strides()}; }
 
 template <typename T>
 T median(std::vector<T> v) {
@@ -99,7 +99,7 @@ class Provenance {
       : ops_(ops), inputs_(inputs) {
     for (const OpEvent& op : ops) {
       for (const TensorInfo& out : op.outputs) {
-        if (is_contiguous_class(out.layout.cls)) continue;
+        if (is_contiguous_class(out.layout().cls)) continue;
         ViewKey key = view_key(out);
         bool passed_through = std::any_of(op.inputs.begin(), op.inputs.end(),
                                           [&](const TensorInfo& in) { return view_key(in) == key; });
@@ -124,7 +124,7 @@ class Provenance {
       }
       found = producer;
       const TensorInfo* in = main_input(ops_[producer]);
-      if (!in || is_contiguous_class(in->layout.cls)) break;
+      if (!in || is_contiguous_class(in->layout().cls)) break;
       current = in;
       before = producer;
     }
@@ -201,15 +201,15 @@ std::vector<CopyRecord> find_copies(const std::vector<OpEvent>& ops,
 bool mixes_memory_formats(const OpEvent& op) {
   bool nchw = false, nhwc = false;
   for (const TensorInfo& in : op.inputs) {
-    size_t rank = in.sizes.size();
-    if ((rank != 4 && rank != 5) || in.numel() <= 1 || in.strides.size() != rank ||
-        in.layout.cls == LayoutClass::unknown)
+    size_t rank = in.sizes().size();
+    if ((rank != 4 && rank != 5) || in.numel() <= 1 || in.strides().size() != rank ||
+        in.layout().cls == LayoutClass::unknown)
       continue;  // not a strided tensor (mkldnn, sparse): no memory format to mix
     std::vector<int> cl = rank == 4 ? std::vector<int>{0, 2, 3, 1} : std::vector<int>{0, 2, 3, 4, 1};
     std::vector<int> rowmajor(rank);
     for (size_t d = 0; d < rank; ++d) rowmajor[d] = static_cast<int>(d);
-    bool as_nchw = is_dense_in_order(in.sizes, in.strides, rowmajor);
-    bool as_nhwc = is_dense_in_order(in.sizes, in.strides, cl);
+    bool as_nchw = is_dense_in_order(in.sizes(), in.strides(), rowmajor);
+    bool as_nhwc = is_dense_in_order(in.sizes(), in.strides(), cl);
     // A tensor dense in both orders (1x1 kernels, C == 1) suits either format.
     if (as_nchw && !as_nhwc) nchw = true;
     if (as_nhwc && !as_nchw) nhwc = true;
@@ -252,10 +252,10 @@ std::string suggest(const SplitPoint& sp, const OpEvent& op, const Report& r, co
       born = " (born as model input " + std::to_string(c.origin_input) + ")";
     }
     if (is_explicit)
-      return "explicit copy of a " + layout_label(c.src.layout) + " tensor" + born +
+      return "explicit copy of a " + layout_label(c.src.layout()) + " tensor" + born +
              ": keep it only if the ops after it need dense data; better, avoid the layout "
              "change that makes it necessary";
-    return "copies its " + layout_label(c.src.layout) + " input" + born +
+    return "copies its " + layout_label(c.src.layout()) + " input" + born +
            " on every call: make the tensor contiguous once at its origin, or keep the data "
            "dense so this op needs no copy";
   }
@@ -281,17 +281,17 @@ std::vector<SplitPoint> find_split_points(const Report& r, const std::vector<int
     const TensorInfo* out = main_output(r.ops, op.id);
     SplitPoint sp;
     sp.op = op.id;
-    if (in && out && in->layout.cls != LayoutClass::unknown &&
-        out->layout.cls != LayoutClass::unknown &&
-        layout_label(in->layout) != layout_label(out->layout))
+    if (in && out && in->layout().cls != LayoutClass::unknown &&
+        out->layout().cls != LayoutClass::unknown &&
+        layout_label(in->layout()) != layout_label(out->layout()))
       sp.kinds.push_back("layout_change");
     auto own = by_culprit.find(op.id);
     if (own != by_culprit.end()) sp.kinds.push_back("layout_copy");
     if (mixes_memory_formats(op)) sp.kinds.push_back("mixed_formats");
     if (sp.kinds.empty()) continue;
 
-    sp.before = in ? layout_label(in->layout) : "";
-    sp.after = out ? layout_label(out->layout) : sp.before;
+    sp.before = in ? layout_label(in->layout()) : "";
+    sp.after = out ? layout_label(out->layout()) : sp.before;
     std::vector<const CopyRecord*> paid;
     if (own != by_culprit.end()) paid = own->second;
     auto downstream = by_origin.find(op.id);

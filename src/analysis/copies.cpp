@@ -31,10 +31,10 @@ bool is_explicit_copy_op(const std::string& op_name) {
 
 CopyClass classify_copy(const TensorInfo& src, const TensorInfo& dst,
                         const std::string& culprit_name) {
-  if (src.dtype != dst.dtype || src.device != dst.device) return CopyClass::dtype_device;
-  if (src.numel() < dst.numel() || src.layout.cls == LayoutClass::broadcast)
+  if (src.dtype() != dst.dtype() || src.device() != dst.device()) return CopyClass::dtype_device;
+  if (src.numel() < dst.numel() || src.layout().cls == LayoutClass::broadcast)
     return CopyClass::broadcast;
-  if (effective_dims(src.sizes, src.strides) == effective_dims(dst.sizes, dst.strides))
+  if (effective_dims(src.sizes(), src.strides()) == effective_dims(dst.sizes(), dst.strides()))
     return CopyClass::same_layout;
   return is_explicit_copy_op(culprit_name) ? CopyClass::explicit_layout
                                            : CopyClass::implicit_layout;

@@ -117,23 +117,23 @@ struct Walker {
 
   Walker(const TensorInfo& s, const TensorInfo& d, const TlbConfig& c)
       : src(s), dst(d), config(c), sim(c) {
-    std::vector<int> order = d.layout.order;
-    if (order.size() != d.sizes.size()) {
-      order.resize(d.sizes.size());
+    std::vector<int> order = d.layout().order;
+    if (order.size() != d.sizes().size()) {
+      order.resize(d.sizes().size());
       for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
     }
     for (int dim : order) {
-      if (d.sizes[dim] == 1) continue;
-      if (!size.empty() && sstride.back() == s.strides[dim] * d.sizes[dim] &&
-          dstride.back() == d.strides[dim] * d.sizes[dim]) {
-        size.back() *= d.sizes[dim];
-        sstride.back() = s.strides[dim];
-        dstride.back() = d.strides[dim];
+      if (d.sizes()[dim] == 1) continue;
+      if (!size.empty() && sstride.back() == s.strides()[dim] * d.sizes()[dim] &&
+          dstride.back() == d.strides()[dim] * d.sizes()[dim]) {
+        size.back() *= d.sizes()[dim];
+        sstride.back() = s.strides()[dim];
+        dstride.back() = d.strides()[dim];
         continue;
       }
-      size.push_back(d.sizes[dim]);
-      sstride.push_back(s.strides[dim]);
-      dstride.push_back(d.strides[dim]);
+      size.push_back(d.sizes()[dim]);
+      sstride.push_back(s.strides()[dim]);
+      dstride.push_back(d.strides()[dim]);
     }
     if (!size.empty()) inner = size.back();
     rows = inner == 0 ? 0 : d.numel() / inner;
@@ -155,8 +155,8 @@ struct Walker {
       so += idx * sstride[k];
       d += idx * dstride[k];
     }
-    *sb = so * src.elem_size;
-    *db = d * dst.elem_size;
+    *sb = so * src.elem_size();
+    *db = d * dst.elem_size();
   }
 
   // Elements from byte offset `at` (stride `step` bytes) that stay on the current page.
@@ -172,8 +172,8 @@ struct Walker {
   void simulate_row(int64_t row) {
     int64_t sb, db;
     row_base(row, &sb, &db);
-    int64_t sstep = size.empty() ? 0 : sstride.back() * src.elem_size;
-    int64_t dstep = size.empty() ? 0 : dstride.back() * dst.elem_size;
+    int64_t sstep = size.empty() ? 0 : sstride.back() * src.elem_size();
+    int64_t dstep = size.empty() ? 0 : dstride.back() * dst.elem_size();
     bool compress = config.l1_ways >= 2;
     for (int64_t i = 0; i < inner;) {
       int64_t s = sb + i * sstep, d = db + i * dstep;
@@ -188,8 +188,8 @@ struct Walker {
   // Segments a row is cut into, for the cost estimate.
   int64_t segments_per_row() const {
     if (size.empty()) return 1;
-    int64_t bytes = inner * std::max<int64_t>(1, std::max(std::abs(sstride.back()) * src.elem_size,
-                                                           std::abs(dstride.back()) * dst.elem_size));
+    int64_t bytes = inner * std::max<int64_t>(1, std::max(std::abs(sstride.back()) * src.elem_size(),
+                                                           std::abs(dstride.back()) * dst.elem_size()));
     return std::min<int64_t>(inner, bytes / config.page_bytes + 2);
   }
 
@@ -199,9 +199,9 @@ struct Walker {
     int64_t w = 16;
     if (size.size() >= 2) {
       const size_t o = size.size() - 2;
-      const int64_t row_stride[] = {std::abs(sstride[o]) * src.elem_size, std::abs(dstride[o]) * dst.elem_size};
-      const int64_t row_span[] = {inner * std::abs(sstride.back()) * src.elem_size,
-                                  inner * std::abs(dstride.back()) * dst.elem_size};
+      const int64_t row_stride[] = {std::abs(sstride[o]) * src.elem_size(), std::abs(dstride[o]) * dst.elem_size()};
+      const int64_t row_span[] = {inner * std::abs(sstride.back()) * src.elem_size(),
+                                  inner * std::abs(dstride.back()) * dst.elem_size()};
       for (int k = 0; k < 2; ++k)  // short rows of a stream share its pages
         if (row_stride[k] > 0 && row_span[k] < config.page_bytes)
           w = std::max(w, 2 * ((config.page_bytes + row_stride[k] - 1) / row_stride[k]));
@@ -215,8 +215,8 @@ struct Walker {
 DtlbEstimate model_copy_dtlb(const TensorInfo& src, const TensorInfo& dst, const TlbConfig& config,
                              int64_t budget) {
   DtlbEstimate est;
-  if (src.sizes.size() != dst.sizes.size() || src.strides.size() != src.sizes.size() ||
-      dst.strides.size() != dst.sizes.size() || dst.numel() == 0)
+  if (src.sizes().size() != dst.sizes().size() || src.strides().size() != src.sizes().size() ||
+      dst.strides().size() != dst.sizes().size() || dst.numel() == 0)
     return est;
   Walker w(src, dst, config);
   int64_t cost = w.rows * w.segments_per_row();

@@ -49,7 +49,7 @@ std::vector<HeatmapRow> heatmap_rows(const Report& report, GroupBy group_by, int
   std::vector<int64_t> top = top_level_ancestors(report.ops);
   auto row_of_op = [&](int64_t id) -> HeatmapRow& {
     const OpEvent& t = report.ops[top[id]];
-    std::string label = group_by == GroupBy::op ? t.name : module_at_depth(t.module, depth);
+    std::string label = group_by == GroupBy::op ? t.name.str() : module_at_depth(t.module, depth);
     auto it = index.find(label);
     if (it != index.end()) return rows[it->second];
     index[label] = rows.size();

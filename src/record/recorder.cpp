@@ -5,6 +5,7 @@
 #include <torch/csrc/jit/runtime/interpreter.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -54,40 +55,97 @@ int64_t now_ns() {
 TensorInfo describe_tensor(const at::Tensor& t, int arg) {
   TensorInfo info;
   info.arg = arg;
-  info.sizes = t.sizes().vec();
-  info.dtype = dtype_name(t.scalar_type());
-  info.device = t.device().str();
-  info.elem_size = static_cast<int>(t.element_size());
+  std::vector<int64_t> strides;
   if (t.layout() == c10::kStrided) {
-    info.strides = t.strides().vec();
+    strides = t.strides().vec();
     info.storage_offset = t.storage_offset();
     if (t.has_storage()) info.storage = reinterpret_cast<uint64_t>(t.storage().data());
   }
-  classify(info);
+  info.set_shape(t.sizes().vec(), std::move(strides), dtype_name(t.scalar_type()), t.device().str(),
+                 static_cast<int>(t.element_size()));
   return info;
 }
 
 namespace {
 
 // What the hot path stores: plain structs in per-thread arrays, no allocation per op once
-// the arrays have grown. Turned into OpEvent/TensorInfo in stop().
-struct RawTensor {
-  uint32_t dims;  // offset into ThreadBuffer::dims: sizes, then strides (strided tensors)
-  uint8_t ndim;
-  bool strided;
-  bool known;  // false: the tensor's sizes could not be read (nested tensors)
-  int8_t arg;
-  c10::ScalarType dtype;
-  c10::DeviceType device_type;
-  c10::DeviceIndex device_index;
-  uint16_t elem_size;
-  int64_t storage_offset;
-  uint64_t storage;
+// the arrays have grown. Tensors are stored as the TensorInfo the report keeps (their shapes
+// interned through a per-thread cache, see ShapeCache); events become OpEvents in stop().
+
+// Tensor shapes seen by one thread, found by what the hot path reads from the TensorImpl
+// without building anything: dtype, device, element size and the dims. A hit costs a hash
+// and a compare of the dims; a miss (once per distinct shape and thread) interns the shape.
+class ShapeCache {
+ public:
+  ShapeCache() : slots_(1024) {}
+
+  const TensorShape* find(c10::ScalarType dtype, c10::Device device, int elem_size, bool known,
+                          c10::IntArrayRef sizes, c10::IntArrayRef strides, bool strided) {
+    uint64_t h = 1469598103934665603ull;
+    auto mix = [&h](uint64_t v) { h = (h ^ v) * 1099511628211ull; };
+    mix(static_cast<uint64_t>(dtype) | static_cast<uint64_t>(device.type()) << 8 |
+        static_cast<uint64_t>(static_cast<uint8_t>(device.index())) << 16 |
+        static_cast<uint64_t>(elem_size) << 24 | static_cast<uint64_t>(known) << 40 |
+        static_cast<uint64_t>(strided) << 41 | static_cast<uint64_t>(sizes.size()) << 42);
+    for (int64_t v : sizes) mix(static_cast<uint64_t>(v));
+    if (strided)
+      for (int64_t v : strides) mix(static_cast<uint64_t>(v));
+    const size_t mask = slots_.size() - 1;
+    for (size_t i = h & mask;; i = (i + 1) & mask) {
+      Slot& slot = slots_[i];
+      if (!slot.shape) break;
+      if (slot.hash == h && slot.dtype == dtype && slot.device == device && slot.known == known &&
+          slot.strided == strided && slot.shape->elem_size == elem_size &&
+          std::equal(sizes.begin(), sizes.end(), slot.shape->sizes.begin(), slot.shape->sizes.end()) &&
+          (!strided || std::equal(strides.begin(), strides.end(), slot.shape->strides.begin(),
+                                  slot.shape->strides.end())))
+        return slot.shape;
+    }
+    TensorShape shape;
+    shape.sizes = sizes.vec();
+    if (strided) shape.strides = strides.vec();
+    shape.dtype = known ? dtype_name(dtype) : "unknown";
+    shape.device = device.str();
+    shape.elem_size = elem_size;
+    if (!known) shape.layout.cls = LayoutClass::unknown;
+    const TensorShape* interned = intern_shape(std::move(shape), !known);
+    insert({h, interned, dtype, device, known, strided});
+    return interned;
+  }
+
+ private:
+  struct Slot {
+    uint64_t hash = 0;
+    const TensorShape* shape = nullptr;
+    c10::ScalarType dtype = c10::ScalarType::Undefined;
+    c10::Device device = c10::Device(c10::DeviceType::CPU);
+    bool known = false;
+    bool strided = false;
+  };
+  void insert(const Slot& slot) {
+    if (++used_ * 2 > slots_.size()) {
+      std::vector<Slot> old(slots_.size() * 2);
+      old.swap(slots_);
+      used_ = 1;
+      for (const Slot& s : old)
+        if (s.shape) place(s), ++used_;
+    }
+    place(slot);
+  }
+  void place(const Slot& slot) {
+    const size_t mask = slots_.size() - 1;
+    size_t i = slot.hash & mask;
+    while (slots_[i].shape) i = (i + 1) & mask;
+    slots_[i] = slot;
+  }
+  std::vector<Slot> slots_;
+  size_t used_ = 0;
 };
 
 struct Name {
   std::string text;
   bool is_copy;  // aten::copy_: counted like a top-level op
+  Str str;       // the text, interned for the OpEvents
 };
 
 struct RawEvent {
@@ -115,11 +173,23 @@ struct NameTable {
   std::deque<Name> names;
   std::unordered_map<const char*, const Name*> index;
 
+  // The last names seen, by address: most ops hit here without hashing.
+  std::array<std::pair<const char*, const Name*>, 64> recent{};
+
   const Name* intern(const char* name) {
+    auto& slot = recent[(reinterpret_cast<uintptr_t>(name) >> 3) & 63];
+    if (C10_LIKELY(slot.first == name && std::strcmp(slot.second->text.c_str(), name) == 0))
+      return slot.second;
+    const Name* found = lookup(name);
+    slot = {name, found};
+    return found;
+  }
+
+  const Name* lookup(const char* name) {
     auto it = index.find(name);
     if (C10_LIKELY(it != index.end() && std::strcmp(it->second->text.c_str(), name) == 0))
       return it->second;
-    names.push_back({name, std::strcmp(name, "aten::copy_") == 0});
+    names.push_back({name, std::strcmp(name, "aten::copy_") == 0, Str(name)});
     index[name] = &names.back();
     return &names.back();
   }
@@ -128,10 +198,10 @@ struct NameTable {
 struct ThreadBuffer {
   std::vector<RawEvent> events;
   int64_t not_recorded = 0;  // ops past the limit
-  std::vector<RawTensor> tensors;
-  std::vector<int64_t> dims;
+  std::vector<TensorInfo> tensors;
   std::vector<int32_t> stack;
   NameTable* names = nullptr;  // this thread's, shared by its buffers of every session
+  ShapeCache* shapes = nullptr;  // likewise
   const Name* intern(const char* name) { return names->intern(name); }
   std::vector<uint64_t> snapshots;  // counter snapshots, PerfCounters::snapshot_size() each
   // `sites` mode: the top-level ops and the interpreter's view of where they came from.
@@ -151,13 +221,19 @@ std::vector<std::unique_ptr<ThreadBuffer>> g_buffers;
 std::vector<std::unique_ptr<ThreadBuffer>> g_retired;
 // Every thread's name table; events of retired buffers point into them, so they are never freed.
 std::vector<std::unique_ptr<NameTable>> g_name_tables;
+std::vector<std::unique_ptr<ShapeCache>> g_shape_caches;
 thread_local NameTable* t_names = nullptr;
+thread_local ShapeCache* t_shapes = nullptr;
 std::atomic<uint64_t> g_session{0};
 std::thread::id g_main_thread;
 size_t g_reserve_events = 1024;  // grown to the size of the last call
 size_t g_max_events = std::numeric_limits<size_t>::max();  // per thread and call (--max-ops)
+bool g_tensors = true;  // Mode::timed records tensors; Mode::figures does not
 const PerfCounters* g_counters = nullptr;  // read by the main thread only
 GpuTracer* g_gpu = nullptr;                // pushed to by the main thread only
+// The main thread's event array of the last call, cleared and still resident: the next call
+// appends to it instead of allocating and faulting in a new one.
+std::vector<RawEvent> g_spare_events;
 thread_local ThreadBuffer* t_buffer = nullptr;
 thread_local uint64_t t_session = 0;
 
@@ -180,12 +256,17 @@ ThreadBuffer& thread_buffer() {
       g_name_tables.push_back(std::make_unique<NameTable>());
       t_names = g_name_tables.back().get();
     }
+    if (!t_shapes) {
+      g_shape_caches.push_back(std::make_unique<ShapeCache>());
+      t_shapes = g_shape_caches.back().get();
+    }
     t_buffer->names = t_names;
+    t_buffer->shapes = t_shapes;
     t_buffer->main = std::this_thread::get_id() == g_main_thread;
     size_t n = std::min(t_buffer->main ? g_reserve_events : 64, g_max_events);
-    reserve_resident(t_buffer->events, n);
-    reserve_resident(t_buffer->tensors, n * 3);
-    reserve_resident(t_buffer->dims, n * 16);
+    if (t_buffer->main && g_spare_events.capacity() >= n) t_buffer->events.swap(g_spare_events);
+    else reserve_resident(t_buffer->events, n);
+    if (g_tensors) reserve_resident(t_buffer->tensors, n * 3);
     if (g_counters && t_buffer->main) reserve_resident(t_buffer->snapshots, n * g_counters->snapshot_size());
     t_session = session;
   }
@@ -204,40 +285,27 @@ int32_t snapshot(ThreadBuffer& b) {
 void append_tensor(ThreadBuffer& b, const at::Tensor& t, int arg) {
   if (!t.defined()) return;
   const c10::TensorImpl* impl = t.unsafeGetTensorImpl();
-  RawTensor r;
-  r.dims = static_cast<uint32_t>(b.dims.size());
-  r.ndim = 0;
-  r.strided = false;
-  r.known = true;
-  r.arg = static_cast<int8_t>(std::min(arg, 127));
-  r.storage_offset = 0;
-  r.storage = 0;
+  TensorInfo r;
+  r.arg = std::min(arg, 127);
   try {
-    r.dtype = c10::typeMetaToScalarType(impl->dtype());
-    c10::Device device = impl->device();
-    r.device_type = device.type();
-    r.device_index = device.index();
-    r.elem_size = static_cast<uint16_t>(impl->dtype().itemsize());
+    const c10::ScalarType dtype = c10::typeMetaToScalarType(impl->dtype());
+    const int elem_size = static_cast<int>(impl->dtype().itemsize());
     // Nested and other tensors without plain sizes throw here: they are kept as "unknown".
-    auto sizes = impl->sizes();
-    r.ndim = static_cast<uint8_t>(std::min<size_t>(sizes.size(), 64));
-    b.dims.insert(b.dims.end(), sizes.begin(), sizes.begin() + r.ndim);
-    if (impl->layout() == c10::kStrided) {
-      auto strides = impl->strides();
-      b.dims.insert(b.dims.end(), strides.begin(), strides.begin() + r.ndim);
-      r.strided = true;
+    c10::IntArrayRef sizes = impl->sizes();
+    if (sizes.size() > 64) sizes = sizes.slice(0, 64);
+    c10::IntArrayRef strides;
+    const bool strided = impl->layout() == c10::kStrided;
+    if (strided) {
+      strides = impl->strides().slice(0, sizes.size());
       r.storage_offset = impl->storage_offset();
       if (impl->has_storage()) r.storage = reinterpret_cast<uint64_t>(impl->storage().data());
     }
+    r.shape = b.shapes->find(dtype, impl->device(), elem_size, true, sizes, strides, strided);
   } catch (const std::exception&) {
-    b.dims.resize(r.dims);
-    r.ndim = 0;
-    r.strided = false;
-    r.known = false;
-    r.dtype = c10::ScalarType::Undefined;
-    r.device_type = c10::DeviceType::CPU;
-    r.device_index = -1;
-    r.elem_size = 0;
+    r.storage_offset = 0;
+    r.storage = 0;
+    r.shape = b.shapes->find(c10::ScalarType::Undefined, c10::Device(c10::DeviceType::CPU), 0, false,
+                             {}, {}, false);
   }
   b.tensors.push_back(r);
 }
@@ -259,6 +327,7 @@ Values own_values(Values values, size_t declared) {
   return values.size() > declared ? values.slice(values.size() - declared) : values;
 }
 
+template <bool kTensors>
 std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction& fn) {
   ThreadBuffer& b = thread_buffer();
   if (C10_UNLIKELY(b.events.size() >= g_max_events)) {
@@ -267,14 +336,15 @@ std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction& fn) {
     return nullptr;
   }
   RawEvent e;
-  auto all = fn.inputs();
   e.name = b.intern(fn.name());
   const bool top = b.stack.empty();
   e.parent = top ? -1 : b.stack.back();
   e.uncaught = std::uncaught_exceptions();
   e.first_input = static_cast<uint32_t>(b.tensors.size());
-  auto inputs = own_values(all, fn.num_inputs());
-  for (size_t i = 0; i < inputs.size(); ++i) append_value(b, inputs[i], static_cast<int>(i));
+  if (kTensors) {
+    auto inputs = own_values(fn.inputs(), fn.num_inputs());
+    for (size_t i = 0; i < inputs.size(); ++i) append_value(b, inputs[i], static_cast<int>(i));
+  }
   e.inputs = static_cast<uint32_t>(b.tensors.size()) - e.first_input;
   e.first_output = e.outputs = 0;
   e.end_ns = 0;
@@ -292,6 +362,7 @@ std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction& fn) {
   return nullptr;
 }
 
+template <bool kTensors>
 void on_op_end(const at::RecordFunction& fn, at::ObserverContext*) {
   int64_t end = now_ns();
   ThreadBuffer& b = thread_buffer();
@@ -305,9 +376,11 @@ void on_op_end(const at::RecordFunction& fn, at::ObserverContext*) {
   if (e.gpu_pushed) g_gpu->pop();
   e.failed = std::uncaught_exceptions() > e.uncaught;
   e.first_output = static_cast<uint32_t>(b.tensors.size());
-  c10::ArrayRef<c10::IValue> all(fn.outputs());
-  auto outputs = own_values(all, fn.num_outputs());
-  for (size_t i = 0; i < outputs.size(); ++i) append_value(b, outputs[i], static_cast<int>(i));
+  if (kTensors) {
+    c10::ArrayRef<c10::IValue> all(fn.outputs());
+    auto outputs = own_values(all, fn.num_outputs());
+    for (size_t i = 0; i < outputs.size(); ++i) append_value(b, outputs[i], static_cast<int>(i));
+  }
   e.outputs = static_cast<uint32_t>(b.tensors.size()) - e.first_output;
 }
 
@@ -365,25 +438,6 @@ std::pair<std::string, std::string> resolve_source(const torch::jit::SourceRange
   return {std::get<0>(*flc) + ":" + std::to_string(std::get<1>(*flc)), text};
 }
 
-TensorInfo to_tensor_info(const RawTensor& r, const std::vector<int64_t>& dims) {
-  TensorInfo t;
-  t.arg = r.arg;
-  auto first = dims.begin() + r.dims;
-  t.sizes.assign(first, first + r.ndim);
-  if (r.strided) t.strides.assign(first + r.ndim, first + 2 * r.ndim);
-  t.storage_offset = r.storage_offset;
-  t.dtype = dtype_name(r.dtype);
-  t.device = c10::Device(r.device_type, r.device_index).str();
-  t.elem_size = r.elem_size;
-  t.storage = r.storage;
-  classify(t);
-  if (!r.known) {
-    t.dtype = "unknown";
-    t.layout.cls = LayoutClass::unknown;
-  }
-  return t;
-}
-
 }  // namespace
 
 struct Recorder::State {
@@ -407,8 +461,9 @@ Recorder::~Recorder() {
 
 void Recorder::start(Mode mode, const PerfCounters* counters, GpuTracer* gpu) {
   if (state_->handle) throw std::logic_error("recorder already started");
-  state_->counters = counters && counters->events() > 0 && mode == Mode::timed ? counters : nullptr;
-  state_->gpu = mode == Mode::timed ? gpu : nullptr;
+  const bool timed = mode != Mode::sites;
+  state_->counters = counters && counters->events() > 0 && timed ? counters : nullptr;
+  state_->gpu = timed ? gpu : nullptr;
   if (state_->gpu) state_->gpu->start();
   {
     std::lock_guard<std::mutex> lock(g_mutex);
@@ -416,15 +471,19 @@ void Recorder::start(Mode mode, const PerfCounters* counters, GpuTracer* gpu) {
     g_buffers.clear();
     g_counters = state_->counters;
     g_gpu = state_->gpu;
+    g_tensors = mode == Mode::timed;
     g_main_thread = std::this_thread::get_id();
     g_session.fetch_add(1, std::memory_order_acq_rel);
   }
   state_->mode = mode;
+  // Mode::figures leaves the inputs and outputs unboxed: RecordFunction packs them into
+  // IValues only for a callback that needs them, and that is most of what it costs.
   auto callback = mode == Mode::timed
-                      ? at::RecordFunctionCallback(on_op_start, on_op_end)
+                      ? at::RecordFunctionCallback(on_op_start<true>, on_op_end<true>)
                             .needsInputs(true)
                             .needsOutputs(true)
-                      : at::RecordFunctionCallback(on_site_start, on_site_end);
+                  : mode == Mode::figures ? at::RecordFunctionCallback(on_op_start<false>, on_op_end<false>)
+                                          : at::RecordFunctionCallback(on_site_start, on_site_end);
   state_->start_ns = now_ns();
   state_->handle = at::addGlobalCallback(callback.scopes({at::RecordScope::FUNCTION}));
 }
@@ -435,8 +494,14 @@ namespace {
 // nothing can append to them any more. Other threads' buffers are kept (see g_retired).
 void retire(std::vector<std::unique_ptr<ThreadBuffer>>& buffers) {
   std::lock_guard<std::mutex> lock(g_mutex);
-  for (auto& b : buffers)
-    if (!b->main) g_retired.push_back(std::move(b));
+  for (auto& b : buffers) {
+    if (!b->main) {
+      g_retired.push_back(std::move(b));
+    } else if (b->events.capacity() > g_spare_events.capacity()) {
+      b->events.clear();
+      g_spare_events.swap(b->events);
+    }
+  }
   buffers.clear();
 }
 
@@ -458,7 +523,7 @@ std::vector<OpSite> Recorder::stop_sites() {
   auto buffers = take_buffers(state_->handle);
   state_->handle = 0;
   std::vector<OpSite> sites;
-  std::map<std::pair<const void*, size_t>, std::pair<std::string, std::string>> resolved;
+  std::map<std::pair<const void*, size_t>, std::pair<Str, Str>> resolved;
   for (auto& b : buffers) {
     if (!b->main) continue;
     {
@@ -524,9 +589,12 @@ Collected collect(at::CallbackHandle handle, GpuTracer* gpu_tracer) {
   for (uint32_t bi = 0; bi < buffers.size(); ++bi)
     for (int32_t li = 0; li < static_cast<int32_t>(buffers[bi]->events.size()); ++li)
       c.order.push_back({buffers[bi]->events[li].start_ns, bi, li});
-  std::sort(c.order.begin(), c.order.end(), [](const Collected::Ref& a, const Collected::Ref& b) {
-    return std::tie(a.start, a.buffer, a.local) < std::tie(b.start, b.buffer, b.local);
-  });
+  // Each buffer is in start order already (an event is appended as its op starts): one
+  // buffer needs no sort, several are merged by start time.
+  if (buffers.size() > 1)
+    std::sort(c.order.begin(), c.order.end(), [](const Collected::Ref& a, const Collected::Ref& b) {
+      return std::tie(a.start, a.buffer, a.local) < std::tie(b.start, b.buffer, b.local);
+    });
   c.global_id.resize(buffers.size());
   for (uint32_t bi = 0; bi < buffers.size(); ++bi) c.global_id[bi].resize(buffers[bi]->events.size());
   for (size_t i = 0; i < c.order.size(); ++i) c.global_id[c.order[i].buffer][c.order[i].local] = i;
@@ -549,7 +617,7 @@ Collected collect(at::CallbackHandle handle, GpuTracer* gpu_tracer) {
 }  // namespace
 
 Call Recorder::stop_figures(const Call& first) {
-  if (!state_->handle || state_->mode != Mode::timed) throw std::logic_error("no timed call");
+  if (!state_->handle || state_->mode == Mode::sites) throw std::logic_error("no timed call");
   const int64_t stop_ns = now_ns();
   Collected c = collect(state_->handle, state_->gpu);
   state_->handle = 0;
@@ -579,14 +647,14 @@ Call Recorder::stop_figures(const Call& first) {
     if (call.same_ops_as_first) {
       const OpEvent& e = first.events[i];
       const int64_t parent = raw.parent >= 0 ? c.global_id[c.order[i].buffer][raw.parent] : -1;
-      call.same_ops_as_first = e.name == raw.name->text && (parent == e.parent || (parent < 0 && !b.main));
+      call.same_ops_as_first = e.name == raw.name->str && (parent == e.parent || (parent < 0 && !b.main));
     }
   }
   return call;
 }
 
 Call Recorder::stop() {
-  if (!state_->handle || state_->mode != Mode::timed) throw std::logic_error("no timed call");
+  if (!state_->handle || state_->mode == Mode::sites) throw std::logic_error("no timed call");
   const int64_t stop_ns = now_ns();
   Collected c = collect(state_->handle, state_->gpu);
   state_->handle = 0;
@@ -595,6 +663,7 @@ Call Recorder::stop() {
   const auto& global_id = c.global_id;
   Call call;
   c.fill_call_figures(call);
+  call.tensors_recorded = state_->mode == Mode::timed;
   call.events.resize(order.size());
   for (size_t i = 0; i < order.size(); ++i) {
     const ThreadBuffer& b = *buffers[order[i].buffer];
@@ -602,7 +671,7 @@ Call Recorder::stop() {
     OpEvent& e = call.events[i];
     e.id = static_cast<int64_t>(i);
     e.parent = raw.parent >= 0 ? global_id[order[i].buffer][raw.parent] : -1;
-    e.name = raw.name->text;
+    e.name = raw.name->str;
     if (raw.counters_begin >= 0 && raw.counters_end >= 0) {
       size_t size = state_->counters->snapshot_size();
       e.counters = counter_delta(b.snapshots.data() + raw.counters_begin * size,
@@ -619,13 +688,12 @@ Call Recorder::stop() {
       if (GpuOpTime* launched = c.launched(b, order[i].local)) {
         e.gpu_ns = launched->gpu_ns;
         e.gpu_launches = launched->activities;
-        e.kernels = std::move(launched->kernels);
+        e.kernels.assign(launched->kernels.begin(), launched->kernels.end());
       }
     }
-    for (uint32_t k = 0; k < raw.inputs; ++k)
-      e.inputs.push_back(to_tensor_info(b.tensors[raw.first_input + k], b.dims));
-    for (uint32_t k = 0; k < raw.outputs; ++k)
-      e.outputs.push_back(to_tensor_info(b.tensors[raw.first_output + k], b.dims));
+    e.inputs.assign(b.tensors.begin() + raw.first_input, b.tensors.begin() + raw.first_input + raw.inputs);
+    e.outputs.assign(b.tensors.begin() + raw.first_output,
+                     b.tensors.begin() + raw.first_output + raw.outputs);
     if (e.thread != 0 && e.parent < 0) {
       // An op on an intra-op pool thread: its parent is the innermost main-thread op that
       // was running around it.

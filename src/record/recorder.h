@@ -14,10 +14,10 @@ class GpuTracer;
 
 // Where a top-level op was called from: its module path and source line.
 struct OpSite {
-  std::string name;  // the op, to check that a timed call ran the same sequence
-  std::string module;
-  std::string source;
-  std::string source_text;
+  Str name;  // the op, to check that a timed call ran the same sequence
+  Str module;
+  Str source;
+  Str source_text;
 };
 
 // Records every ATen op (FUNCTION scope, nested ones included) on every thread between
@@ -29,7 +29,9 @@ struct OpSite {
 // names, times and tensors only, into per-thread append-only buffers of plain structs.
 class Recorder {
  public:
-  enum class Mode { timed, sites };
+  // timed: names, times, counters and every op's tensors. figures: the same without the
+  // tensors, for the calls whose tensors nobody reads (each costs less and holds less).
+  enum class Mode { timed, figures, sites };
 
   Recorder();
   ~Recorder();

@@ -10,11 +10,11 @@ namespace {
 
 std::string describe(const TensorInfo& t) {
   std::string s;
-  for (size_t d = 0; d < t.sizes.size(); ++d) s += (d ? "x" : "") + std::to_string(t.sizes[d]);
-  if (t.sizes.empty()) s = "scalar";
-  s += " " + t.dtype + " strides (";
-  for (size_t d = 0; d < t.strides.size(); ++d) s += (d ? "," : "") + std::to_string(t.strides[d]);
-  return s + ") " + layout_label(t.layout);
+  for (size_t d = 0; d < t.sizes().size(); ++d) s += (d ? "x" : "") + std::to_string(t.sizes()[d]);
+  if (t.sizes().empty()) s = "scalar";
+  s += " " + t.dtype() + " strides (";
+  for (size_t d = 0; d < t.strides().size(); ++d) s += (d ? "," : "") + std::to_string(t.strides()[d]);
+  return s + ") " + layout_label(t.layout());
 }
 
 double us(int64_t ns) { return static_cast<double>(ns) / 1000.0; }

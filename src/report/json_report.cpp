@@ -21,29 +21,31 @@ namespace {
 
 json tensor_json(const TensorInfo& t) {
   return json{{"arg", t.arg},
-              {"sizes", t.sizes},
-              {"strides", t.strides},
+              {"sizes", t.sizes()},
+              {"strides", t.strides()},
               {"storage_offset", t.storage_offset},
-              {"dtype", t.dtype},
-              {"device", t.device},
-              {"elem_size", t.elem_size},
-              {"layout", layout_label(t.layout)},
-              {"class", layout_class_name(t.layout.cls)},
-              {"order", t.layout.order},
+              {"dtype", t.dtype()},
+              {"device", t.device()},
+              {"elem_size", t.elem_size()},
+              {"layout", layout_label(t.layout())},
+              {"class", layout_class_name(t.layout().cls)},
+              {"order", t.layout().order},
               {"storage", t.storage}};
 }
 
 TensorInfo tensor_from(const json& j) {
   TensorInfo t;
   t.arg = j.at("arg").get<int>();
-  t.sizes = j.at("sizes").get<std::vector<int64_t>>();
-  t.strides = j.at("strides").get<std::vector<int64_t>>();
+  TensorShape shape;
+  shape.sizes = j.at("sizes").get<std::vector<int64_t>>();
+  shape.strides = j.at("strides").get<std::vector<int64_t>>();
   t.storage_offset = j.at("storage_offset").get<int64_t>();
-  t.dtype = j.at("dtype").get<std::string>();
-  t.device = j.at("device").get<std::string>();
-  t.elem_size = j.at("elem_size").get<int>();
-  t.layout.cls = layout_class_from_name(j.at("class").get<std::string>());
-  t.layout.order = j.at("order").get<std::vector<int>>();
+  shape.dtype = j.at("dtype").get<std::string>();
+  shape.device = j.at("device").get<std::string>();
+  shape.elem_size = j.at("elem_size").get<int>();
+  shape.layout.cls = layout_class_from_name(j.at("class").get<std::string>());
+  shape.layout.order = j.at("order").get<std::vector<int>>();
+  t.shape = intern_shape(std::move(shape), true);  // as written; validate() checks the class
   t.storage = j.at("storage").get<uint64_t>();
   return t;
 }
@@ -247,25 +249,149 @@ OpEvent op_from(const json& j, const std::vector<std::string>& names) {
   for (const json& t : j.at("outputs")) op.outputs.push_back(tensor_from(t));
   op.counters = counters_from(j.at("counters"), names);
   op.gpu_ns = id_from(j.at("gpu_ns"));
-  op.kernels = j.at("kernels").get<std::vector<std::string>>();
+  op.kernels = j.at("kernels").get<std::vector<Str>>();
   // Added within schema version 1: reports from before them read as "not given".
   if (j.contains("gpu_launches") && !j.at("gpu_launches").is_null()) op.gpu_launches = j.at("gpu_launches").get<int64_t>();
   if (j.contains("copy_gpu_ns")) op.copy_gpu_ns = id_from(j.at("copy_gpu_ns"));
   return op;
 }
 
-json copy_json(const CopyRecord& c, const std::vector<std::string>& names) {
-  return json{{"op", c.op},
-              {"culprit", c.culprit},
-              {"origin", id_or_null(c.origin)},
-              {"origin_input", id_or_null(c.origin_input)},
-              {"class", copy_class_name(c.cls)},
-              {"bytes", c.bytes},
-              {"src", tensor_json(c.src)},
-              {"dst", tensor_json(c.dst)},
-              {"dtlb", dtlb_json(c.dtlb, true)},
-              {"counters", counters_json(c.counters, names)},
-              {"gpu_ns", id_or_null(c.gpu_ns)}};
+std::string dump_compact(const json& j);
+
+// Writes JSON text straight into a string, for the lists that grow with the op count
+// (copies, split points): building an nlohmann tree per entry costs more than the rest of the
+// report together. Keys are written in nlohmann's order (sorted), so the text is what
+// dump_compact() of the same tree would be.
+class JsonOut {
+ public:
+  explicit JsonOut(std::string& out) : out_(out) {}
+  JsonOut& key(const char* k) {
+    comma();
+    out_ += '"';
+    out_ += k;
+    out_ += "\":";
+    fresh_ = true;
+    return *this;
+  }
+  JsonOut& begin(char c) {
+    comma();
+    out_ += c;
+    fresh_ = true;
+    return *this;
+  }
+  JsonOut& end(char c) {
+    out_ += c;
+    fresh_ = false;
+    return *this;
+  }
+  JsonOut& num(int64_t v) {
+    comma();
+    char buf[24];
+    auto r = std::to_chars(buf, buf + sizeof buf, v);
+    out_.append(buf, r.ptr);
+    return *this;
+  }
+  JsonOut& num_or_null(int64_t v) { return v < 0 ? raw("null") : num(v); }
+  JsonOut& real(double v) { return raw(json(v).dump()); }
+  JsonOut& boolean(bool v) { return raw(v ? "true" : "false"); }
+  JsonOut& str(const std::string& v) {
+    comma();
+    bool plain = true;
+    for (unsigned char ch : v)
+      if (ch < 0x20 || ch == '"' || ch == '\\' || ch >= 0x80) plain = false;
+    if (plain) {
+      out_ += '"';
+      out_ += v;
+      out_ += '"';
+    } else {
+      out_ += dump_compact(json(v));
+    }
+    return *this;
+  }
+  template <typename T>
+  JsonOut& nums(const std::vector<T>& v) {
+    begin('[');
+    for (T x : v) num(static_cast<int64_t>(x));
+    return end(']');
+  }
+  JsonOut& strs(const std::vector<std::string>& v) {
+    begin('[');
+    for (const std::string& x : v) str(x);
+    return end(']');
+  }
+  JsonOut& raw(const std::string& text) {
+    comma();
+    out_ += text;
+    return *this;
+  }
+
+ private:
+  void comma() {
+    if (!fresh_) out_ += ',';
+    fresh_ = false;
+  }
+  std::string& out_;
+  bool fresh_ = true;
+};
+
+void write_tensor(JsonOut& o, const TensorInfo& t) {
+  o.begin('{');
+  o.key("arg").num(t.arg);
+  o.key("class").str(layout_class_name(t.layout().cls));
+  o.key("device").str(t.device());
+  o.key("dtype").str(t.dtype());
+  o.key("elem_size").num(t.elem_size());
+  o.key("layout").str(layout_label(t.layout()));
+  o.key("order").nums(t.layout().order);
+  o.key("sizes").nums(t.sizes());
+  o.key("storage").raw(std::to_string(t.storage));
+  o.key("storage_offset").num(t.storage_offset);
+  o.key("strides").nums(t.strides());
+  o.end('}');
+}
+
+void write_copy(std::string& out, const CopyRecord& c, const std::vector<std::string>& names) {
+  JsonOut o(out);
+  o.begin('{');
+  o.key("bytes").num(c.bytes);
+  o.key("class").str(copy_class_name(c.cls));
+  o.key("counters").raw(dump_compact(counters_json(c.counters, names)));
+  o.key("culprit").num(c.culprit);
+  o.key("dst");
+  write_tensor(o, c.dst);
+  o.key("dtlb").begin('{');
+  o.key("accesses").num(c.dtlb.accesses);
+  o.key("fraction").real(c.dtlb.fraction);
+  o.key("l1_misses").num(c.dtlb.l1_misses);
+  o.key("sampled").boolean(c.dtlb.sampled);
+  o.key("walks").num(c.dtlb.walks);
+  o.end('}');
+  o.key("gpu_ns").num_or_null(c.gpu_ns);
+  o.key("op").num(c.op);
+  o.key("origin").num_or_null(c.origin);
+  o.key("origin_input").num_or_null(c.origin_input);
+  o.key("src");
+  write_tensor(o, c.src);
+  o.end('}');
+}
+
+void write_split(std::string& out, const SplitPoint& sp, const std::vector<OpEvent>& ops) {
+  const OpEvent& op = ops.at(sp.op);
+  JsonOut o(out);
+  o.begin('{');
+  o.key("after").str(sp.after);
+  o.key("before").str(sp.before);
+  o.key("copies").num(sp.copies);
+  o.key("copy_bytes").num(sp.copy_bytes);
+  o.key("copy_ops").nums(sp.copy_ops);
+  o.key("kinds").strs(sp.kinds);
+  o.key("module").str(op.module);
+  o.key("name").str(op.name);
+  o.key("op").num(sp.op);
+  o.key("source").str(op.source);
+  o.key("source_text").str(op.source_text);
+  o.key("suggestion").str(sp.suggestion);
+  o.end('}');
 }
 
 CopyRecord copy_from(const json& j, const std::vector<std::string>& names) {
@@ -282,22 +408,6 @@ CopyRecord copy_from(const json& j, const std::vector<std::string>& names) {
   c.counters = counters_from(j.at("counters"), names);
   c.gpu_ns = id_from(j.at("gpu_ns"));
   return c;
-}
-
-json split_json(const SplitPoint& sp, const std::vector<OpEvent>& ops) {
-  const OpEvent& op = ops.at(sp.op);
-  return json{{"op", sp.op},
-              {"name", op.name},
-              {"module", op.module},
-              {"source", op.source},
-              {"source_text", op.source_text},
-              {"kinds", sp.kinds},
-              {"before", sp.before},
-              {"after", sp.after},
-              {"copies", sp.copies},
-              {"copy_bytes", sp.copy_bytes},
-              {"copy_ops", sp.copy_ops},
-              {"suggestion", sp.suggestion}};
 }
 
 SplitPoint split_from(const json& j) {
@@ -370,12 +480,12 @@ void check_ids(const Report& r) {
       throw std::out_of_range("a copy names a model input that is not in the report");
   // Tensors: strides and order describe the sizes, and the class is what they say.
   auto check_tensor = [](const TensorInfo& t) {
-    if (t.sizes.size() > 64 || (!t.strides.empty() && t.strides.size() != t.sizes.size()) ||
-        (!t.layout.order.empty() && t.layout.order.size() != t.sizes.size()) || t.elem_size < 0)
+    if (t.sizes().size() > 64 || (!t.strides().empty() && t.strides().size() != t.sizes().size()) ||
+        (!t.layout().order.empty() && t.layout().order.size() != t.sizes().size()) || t.elem_size() < 0)
       throw std::out_of_range("a tensor's sizes, strides and order do not match");
-    for (int64_t s : t.sizes)
+    for (int64_t s : t.sizes())
       if (s < 0) throw std::out_of_range("a tensor has a negative size");
-    if (!t.strides.empty() && classify_layout(t.sizes, t.strides).cls != t.layout.cls)
+    if (!t.strides().empty() && classify_layout(t.sizes(), t.strides()).cls != t.layout().cls)
       throw std::out_of_range("a tensor's layout class does not match its strides");
   };
   for (const OpEvent& op : r.ops) {
@@ -451,32 +561,35 @@ class Interner {
 };
 
 // What makes two tensors of the op list the same table entry: everything but the storage.
-std::string tensor_key(const TensorInfo& t) {
-  std::string k;
-  auto put = [&k](int64_t v) { k.append(reinterpret_cast<const char*>(&v), sizeof v); };
-  put(t.arg);
-  put(static_cast<int64_t>(t.sizes.size()));
-  for (int64_t v : t.sizes) put(v);
-  put(static_cast<int64_t>(t.strides.size()));
-  for (int64_t v : t.strides) put(v);
-  put(t.storage_offset);
-  put(t.elem_size);
-  put(static_cast<int64_t>(t.layout.cls));
-  put(static_cast<int64_t>(t.layout.order.size()));
-  for (int v : t.layout.order) put(v);
-  k += t.dtype;
-  k += '\0';
-  k += t.device;
-  return k;
-}
+struct TensorKey {
+  const TensorShape* shape;
+  int arg;
+  int64_t storage_offset;
+  bool operator==(const TensorKey& o) const {
+    return shape == o.shape && arg == o.arg && storage_offset == o.storage_offset;
+  }
+};
+struct TensorKeyHash {
+  size_t operator()(const TensorKey& k) const {
+    return std::hash<const void*>()(k.shape) ^ (std::hash<int64_t>()(k.storage_offset) * 31 + k.arg);
+  }
+};
+using SourceKey = std::pair<Str, Str>;
+struct SourceKeyHash {
+  size_t operator()(const SourceKey& k) const {
+    return std::hash<Str>()(k.first) * 1000003u ^ std::hash<Str>()(k.second);
+  }
+};
 
 struct OpTablesOut {
-  Interner<std::string> names, modules, sources, tensors, kernels;
+  Interner<Str> names, modules, kernels;
+  Interner<SourceKey, SourceKeyHash> sources;
+  Interner<TensorKey, TensorKeyHash> tensors;
   std::vector<const TensorInfo*> tensor_values;  // the first tensor of each key
   std::unordered_map<uint64_t, uint32_t> buffers;
 
   uint32_t tensor(const TensorInfo& t) {
-    uint32_t id = tensors.id(tensor_key(t));
+    uint32_t id = tensors.id({t.shape, t.arg, t.storage_offset});
     if (id == tensor_values.size()) tensor_values.push_back(&t);
     return id;
   }
@@ -484,7 +597,7 @@ struct OpTablesOut {
     if (storage == 0) return 0;
     return buffers.emplace(storage, static_cast<uint32_t>(buffers.size() + 1)).first->second;
   }
-  static std::string source_key(const OpEvent& op) { return op.source + '\n' + op.source_text; }
+  static SourceKey source_key(const OpEvent& op) { return {op.source, op.source_text}; }
 };
 
 void put_int(std::string& out, int64_t v) {
@@ -516,7 +629,7 @@ void intern_op(const OpEvent& op, OpTablesOut& t) {
       t.tensor(tensor);
       t.buffer(tensor.storage);
     }
-  for (const std::string& k : op.kernels) t.kernels.id(k);
+  for (Str k : op.kernels) t.kernels.id(k);
 }
 
 void write_row(std::string& row, const OpEvent& op, OpTablesOut& t) {
@@ -584,16 +697,15 @@ void write_report_json(std::ostream& out, const Report& r) {
       << ",\n\"run\": " << dump_compact(run_json(r.run))
       << ",\n\"summary\": " << dump_compact(summary_json(r.summary, names)) << ",\n\"ops\": {\"encoding\": "
       << dump_compact(kOpsEncoding) << ",\n\"names\": ";
-  auto strings = [&out](const std::vector<const std::string*>& list) {
-    write_array(out, list, [&out](const std::string* s) { out << dump_compact(*s); });
+  auto strings = [&out](const std::vector<const Str*>& list) {
+    write_array(out, list, [&out](const Str* s) { out << dump_compact(s->str()); });
   };
   strings(tables.names.values());
   out << ",\n\"modules\": ";
   strings(tables.modules.values());
   out << ",\n\"sources\": ";
-  write_array(out, tables.sources.values(), [&out](const std::string* key) {
-    auto nl = key->find('\n');
-    out << dump_compact(json::array({key->substr(0, nl), key->substr(nl + 1)}));
+  write_array(out, tables.sources.values(), [&out](const SourceKey* key) {
+    out << dump_compact(json::array({key->first.str(), key->second.str()}));
   });
   out << ",\n\"tensors\": ";
   write_array(out, tables.tensor_values, [&out](const TensorInfo* t) {
@@ -612,9 +724,17 @@ void write_report_json(std::ostream& out, const Report& r) {
     out << row;
   }
   out << "\n]},\n\"copies\": ";
-  write_array(out, r.copies, [&](const CopyRecord& c) { out << dump_compact(copy_json(c, names)); });
+  write_array(out, r.copies, [&](const CopyRecord& c) {
+    row.clear();
+    write_copy(row, c, names);
+    out << row;
+  });
   out << ",\n\"split_points\": ";
-  write_array(out, r.split_points, [&](const SplitPoint& sp) { out << dump_compact(split_json(sp, r.ops)); });
+  write_array(out, r.split_points, [&](const SplitPoint& sp) {
+    row.clear();
+    write_split(row, sp, r.ops);
+    out << row;
+  });
   out << ",\n\"modules\": ";
   write_array(out, r.modules, [&](const ModuleStats& m) { out << dump_compact(module_json(m, names)); });
   out << "\n}\n";
@@ -642,17 +762,22 @@ constexpr std::array<const char*, 5> kOpTables = {"names", "modules", "sources",
 
 // The op list's tables, as read.
 struct OpTablesIn {
-  std::vector<std::string> names, modules, kernels;
-  std::vector<std::pair<std::string, std::string>> sources;
+  std::vector<Str> names, modules, kernels;
+  std::vector<std::pair<Str, Str>> sources;
   std::vector<TensorInfo> tensors;
   std::vector<std::string> counter_names;
   bool read = false;
 };
 
 void read_table(OpTablesIn& t, const std::string& key, const json& list) {
-  if (key == "names") t.names = list.get<std::vector<std::string>>();
-  else if (key == "modules") t.modules = list.get<std::vector<std::string>>();
-  else if (key == "kernels") t.kernels = list.get<std::vector<std::string>>();
+  auto strs = [&list] {
+    std::vector<Str> out;
+    for (const json& s : list) out.emplace_back(s.get<std::string>());
+    return out;
+  };
+  if (key == "names") t.names = strs();
+  else if (key == "modules") t.modules = strs();
+  else if (key == "kernels") t.kernels = strs();
   else if (key == "sources")
     for (const json& s : list) t.sources.emplace_back(s.at(0).get<std::string>(), s.at(1).get<std::string>());
   else if (key == "tensors")

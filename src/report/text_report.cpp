@@ -84,8 +84,8 @@ void write_header(std::ostream& out, const Report& r) {
   out << "layoutprof " << run.layoutprof_version << " — " << run.model << "\n";
   for (size_t i = 0; i < run.inputs.size(); ++i) {
     const ModelInput& in = run.inputs[i];
-    out << "  input " << i << "   " << in.spec.text << "  (" << in.tensor.dtype << ", "
-        << layout_label(in.tensor.layout) << ")\n";
+    out << "  input " << i << "   " << in.spec.text << "  (" << in.tensor.dtype() << ", "
+        << layout_label(in.tensor.layout()) << ")\n";
   }
   out << "  run       " << run.device << ", " << run.threads << " threads, LibTorch "
       << run.torch_version << ", warm-up " << run.warmup << ", recorded calls "
@@ -123,10 +123,10 @@ void write_failure(std::ostream& out, const Report& r) {
     if (!op.source_text.empty()) out << "    " << op.source_text << "\n";
     for (const TensorInfo& in : op.inputs) {
       out << "    input " << in.arg << ": ";
-      for (size_t d = 0; d < in.sizes.size(); ++d) out << (d ? "x" : "") << in.sizes[d];
+      for (size_t d = 0; d < in.sizes().size(); ++d) out << (d ? "x" : "") << in.sizes()[d];
       out << " strides (";
-      for (size_t d = 0; d < in.strides.size(); ++d) out << (d ? "," : "") << in.strides[d];
-      out << ") " << layout_label(in.layout) << "\n";
+      for (size_t d = 0; d < in.strides().size(); ++d) out << (d ? "," : "") << in.strides()[d];
+      out << ") " << layout_label(in.layout()) << "\n";
     }
     out << "  " << r.ops.size() << " ops were recorded up to it.\n";
   }

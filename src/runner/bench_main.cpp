@@ -2,6 +2,7 @@
 // side in one process: plain forward() vs forward() under the layoutprof observer, interleaved
 // so that machine noise hits both alike. Prints one JSON line.
 // layoutprof-bench MODEL --input SPEC... --plain N: N plain forward() calls and nothing else.
+#include <ATen/record_function.h>
 #include <torch/script.h>
 
 #include <algorithm>
@@ -92,15 +93,33 @@ int main(int argc, char** argv) {
   };
   auto recorded_call = [&] {
     auto begin = clock::now();
-    recorder.start(layoutprof::Recorder::Mode::timed, counters ? &*counters : nullptr);
+    // As a run records them: the first call whole, the others as their figures only.
+    const bool first = kept.empty();
+    recorder.start(first ? layoutprof::Recorder::Mode::timed : layoutprof::Recorder::Mode::figures,
+                   counters ? &*counters : nullptr);
     auto t0 = clock::now();
     module.forward(inputs);
     recorded.push_back(std::chrono::duration<double, std::milli>(clock::now() - t0).count());
-    kept.push_back(recorder.stop());
+    kept.push_back(first ? recorder.stop() : recorder.stop_figures(kept.front()));
     call.push_back(std::chrono::duration<double, std::milli>(clock::now() - begin).count());
-    events = kept.back().events.size();
+    if (first) events = kept.back().events.size();
+  };
+  // The floor: the same forward under a global callback that does nothing (FUNCTION scope,
+  // inputs not boxed), which is what RecordFunction itself costs any observer.
+  std::vector<double> empty;
+  auto empty_call = [&] {
+    auto handle = at::addGlobalCallback(
+        at::RecordFunctionCallback(
+            [](const at::RecordFunction&) -> std::unique_ptr<at::ObserverContext> { return nullptr; },
+            [](const at::RecordFunction&, at::ObserverContext*) {})
+            .scopes({at::RecordScope::FUNCTION}));
+    auto t0 = clock::now();
+    module.forward(inputs);
+    empty.push_back(std::chrono::duration<double, std::milli>(clock::now() - t0).count());
+    at::removeCallback(handle);
   };
   for (int r = 0; r < reps; ++r) {
+    empty_call();
     // Alternate which goes first so that cache warmth favours neither.
     if (r % 2) {
       plain_call();
@@ -113,7 +132,9 @@ int main(int argc, char** argv) {
   double p = median(plain), q = median(recorded), c = median(call);
   std::cout << "{\"model\": \"" << model_path << "\", \"plain_ms\": " << p
             << ", \"recorded_ms\": " << q << ", \"ratio\": " << q / p
-            << ", \"call_ms\": " << c << ", \"call_ratio\": " << c / p << ", \"ops\": " << events
+            << ", \"call_ms\": " << c << ", \"call_ratio\": " << c / p
+            << ", \"first_call_ms\": " << call.front() << ", \"first_call_ratio\": " << call.front() / p
+            << ", \"empty_observer_ratio\": " << median(empty) / p << ", \"ops\": " << events
             << ", \"reps\": " << reps << ", \"counters\": " << measured
             << ", \"counter_read_ns\": " << read_ns << "}\n";
   return 0;

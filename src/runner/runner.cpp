@@ -296,7 +296,9 @@ Trace run_profile(const ProfileConfig& config, const ProgressFn& progress) {
   bool sites_applied = true;
   for (int i = 0; i < iters; ++i) {
     progress("recorded call " + std::to_string(i + 1) + "/" + std::to_string(iters));
-    recorder.start(Recorder::Mode::timed, counters ? &*counters : nullptr, gpu.get());
+    // The first call records every op's tensors; the others only what the medians need.
+    recorder.start(trace.calls.empty() ? Recorder::Mode::timed : Recorder::Mode::figures,
+                   counters ? &*counters : nullptr, gpu.get());
     auto t0 = std::chrono::steady_clock::now();
     bool failed = false;
     try {
@@ -318,6 +320,10 @@ Trace run_profile(const ProfileConfig& config, const ProgressFn& progress) {
     Call call = whole ? recorder.stop() : recorder.stop_figures(trace.calls.front());
     call.wall_ns = wall;
     if (whole) sites_applied = apply_sites(call, sites) && sites_applied;
+    if (!call.tensors_recorded)
+      run.not_measured.push_back("tensors of the failing call " + std::to_string(i + 1) +
+                                 ": calls after the first record op names and times only, so "
+                                 "its ops have no shapes and its copies no class");
     trace.calls.push_back(std::move(call));
     if (failed) break;
   }

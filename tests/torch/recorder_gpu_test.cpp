@@ -83,7 +83,7 @@ void check_attribution(const Call& call, const LoggingTracer& tracer) {
     if (pushes) {
       ++expected_pushes;
       EXPECT_EQ(e.gpu_ns, static_cast<int64_t>(id * 10)) << e.name << " #" << e.id;
-      EXPECT_EQ(e.kernels, (std::vector<std::string>{"k" + std::to_string(id)})) << e.name;
+      EXPECT_EQ(e.kernels, (std::vector<Str>{"k" + std::to_string(id)})) << e.name;
       EXPECT_EQ(e.gpu_launches, 1) << e.name;
     } else {
       EXPECT_EQ(e.gpu_ns, 0) << e.name << " is nested: its kernels count to its top-level op";

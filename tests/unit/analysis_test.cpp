@@ -154,7 +154,7 @@ TEST(Analysis, FailedRunShowsTheFailingCall) {
   Report r = analyze(t);
   ASSERT_EQ(r.ops.size(), 2u);
   EXPECT_TRUE(r.ops[1].failed);
-  EXPECT_EQ(r.ops[1].inputs[0].layout.cls, LayoutClass::permuted);
+  EXPECT_EQ(r.ops[1].inputs[0].layout().cls, LayoutClass::permuted);
   EXPECT_EQ(r.run.status, "failed");
 }
 
@@ -173,7 +173,7 @@ TEST(Analysis, AnOpWithoutRecordedOutputsTakesThoseOfTheChildThatMadeThem) {
   Report r = analyze(trace_of({call}));
   const OpEvent& first = r.ops[0];
   ASSERT_NE(main_output(r.ops, first.id), nullptr);
-  EXPECT_EQ(main_output(r.ops, first.id)->layout.cls, LayoutClass::strided);
+  EXPECT_EQ(main_output(r.ops, first.id)->layout().cls, LayoutClass::strided);
   const SplitPoint* at_chunk = nullptr;
   for (const SplitPoint& sp : r.split_points)
     if (sp.op == chunk) at_chunk = &sp;
@@ -187,11 +187,8 @@ TEST(Analysis, TensorsWithoutStridesNeitherCrashNorMixFormats) {
   // An mkldnn (opaque) 4-D activation next to an NCHW weight: no strides to classify.
   Call call;
   TensorInfo opaque;
-  opaque.sizes = {2, 3, 4, 5};
-  opaque.dtype = "f32";
-  opaque.elem_size = 4;
-  classify(opaque);
-  ASSERT_EQ(opaque.layout.cls, LayoutClass::unknown);
+  opaque.set_shape({2, 3, 4, 5}, {}, "f32", "cpu", 4);
+  ASSERT_EQ(opaque.layout().cls, LayoutClass::unknown);
   TensorInfo w = tensor({8, 3, 3, 3}, {27, 9, 3, 1}, 8, 1);
   add_op(call, "aten::conv2d", -1, {opaque, w}, {opaque});
   Report r = analyze(trace_of({call}));

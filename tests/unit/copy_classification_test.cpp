@@ -26,13 +26,12 @@ TEST_P(CopyClassTest, Classifies) {
 }
 
 TensorInfo f64(TensorInfo t) {
-  t.dtype = "f64";
-  t.elem_size = 8;
+  t.set_shape(t.sizes(), t.strides(), "f64", t.device(), 8);
   return t;
 }
 
 TensorInfo on_cuda(TensorInfo t) {
-  t.device = "cuda:0";
+  t.set_shape(t.sizes(), t.strides(), t.dtype(), "cuda:0", t.elem_size());
   return t;
 }
 

@@ -18,18 +18,18 @@ using testing::tensor;
 DtlbEstimate brute_force(const TensorInfo& src, const TensorInfo& dst, const TlbConfig& c) {
   TlbSim sim(c);
   DtlbEstimate est;
-  std::vector<int> order = dst.layout.order;
-  size_t n = dst.sizes.size();
+  std::vector<int> order = dst.layout().order;
+  size_t n = dst.sizes().size();
   std::vector<int64_t> idx(n, 0);
   int64_t total = dst.numel();
   for (int64_t e = 0; e < total; ++e) {
     int64_t so = src.storage_offset, d = dst.storage_offset;
     for (size_t k = 0; k < n; ++k) {
-      so += idx[k] * src.strides[k];
-      d += idx[k] * dst.strides[k];
+      so += idx[k] * src.strides()[k];
+      d += idx[k] * dst.strides()[k];
     }
-    for (uint64_t tag : {static_cast<uint64_t>(so * src.elem_size / c.page_bytes),
-                         (uint64_t{1} << 40) + static_cast<uint64_t>(d * dst.elem_size / c.page_bytes)}) {
+    for (uint64_t tag : {static_cast<uint64_t>(so * src.elem_size() / c.page_bytes),
+                         (uint64_t{1} << 40) + static_cast<uint64_t>(d * dst.elem_size() / c.page_bytes)}) {
       int level = sim.access(tag);
       est.accesses++;
       est.l1_misses += level > 0;
@@ -37,7 +37,7 @@ DtlbEstimate brute_force(const TensorInfo& src, const TensorInfo& dst, const Tlb
     }
     for (size_t k = n; k-- > 0;) {  // next index in the destination's physical order
       int dim = order[k];
-      if (++idx[dim] < dst.sizes[dim]) break;
+      if (++idx[dim] < dst.sizes()[dim]) break;
       idx[dim] = 0;
     }
   }

@@ -69,8 +69,7 @@ TEST(Layout, EffectiveDimsDropSizeOne) {
 
 TEST(Layout, TensorInfoBytes) {
   TensorInfo t;
-  t.sizes = {2, 3};
-  t.elem_size = 4;
+  t.set_shape({2, 3}, {3, 1}, "f32", "cpu", 4);
   EXPECT_EQ(t.numel(), 6);
   EXPECT_EQ(t.bytes(), 24);
 }

@@ -9,13 +9,9 @@ inline TensorInfo tensor(std::vector<int64_t> sizes, std::vector<int64_t> stride
                          uint64_t storage = 1, int arg = 0, std::string dtype = "f32") {
   TensorInfo t;
   t.arg = arg;
-  t.sizes = std::move(sizes);
-  t.strides = std::move(strides);
-  t.dtype = std::move(dtype);
-  t.device = "cpu";
-  t.elem_size = t.dtype == "f64" ? 8 : 4;
+  const int elem_size = dtype == "f64" ? 8 : 4;
+  t.set_shape(std::move(sizes), std::move(strides), dtype, "cpu", elem_size);
   t.storage = storage;
-  classify(t);
   return t;
 }
 
@@ -28,8 +24,8 @@ inline int64_t add_op(Call& call, const std::string& name, int64_t parent,
   e.parent = parent;
   e.depth = parent < 0 ? 0 : call.events[parent].depth + 1;
   e.name = name;
-  e.module = parent < 0 ? module : call.events[parent].module;
-  e.source = parent < 0 ? "model.py:" + std::to_string(10 + e.id) : call.events[parent].source;
+  e.module = parent < 0 ? Str(module) : call.events[parent].module;
+  e.source = parent < 0 ? Str("model.py:" + std::to_string(10 + e.id)) : call.events[parent].source;
   e.start_ns = e.id * 10;
   e.duration_ns = duration_ns;
   e.inputs = std::move(inputs);
