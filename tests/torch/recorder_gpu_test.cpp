@@ -123,5 +123,45 @@ TEST(RecorderGpu, ACallCuptiRefusedHasNoGpuFiguresRatherThanZeros) {
   for (const OpEvent& e : call.events) EXPECT_EQ(e.gpu_ns, -1) << e.name;
 }
 
+// Calls after the first are recorded in Mode::figures: the same ops, times and GPU pushes,
+// without the tensors, and checked against the first call's op sequence.
+TEST(Recorder, FiguresModeRecordsTheSameOpsWithoutTheirTensors) {
+  torch::jit::Module m = torch::jit::load(std::string(SAMPLES_DIR) + "/transpose_reshape.pt");
+  m.eval();
+  torch::NoGradGuard no_grad;
+  std::vector<c10::IValue> inputs{torch::randn({2, 8, 16})};
+  m.forward(inputs);
+  Recorder recorder;
+  recorder.start(Recorder::Mode::timed);
+  m.forward(inputs);
+  Call first = recorder.stop();
+  ASSERT_FALSE(first.events.empty());
+  EXPECT_TRUE(first.tensors_recorded);
+  size_t tensors = 0;
+  for (const OpEvent& e : first.events) tensors += e.inputs.size() + e.outputs.size();
+  EXPECT_GT(tensors, first.events.size()) << "the first call records its ops' tensors";
+
+  LoggingTracer tracer;
+  recorder.start(Recorder::Mode::figures, nullptr, &tracer);
+  m.forward(inputs);
+  Call figures = recorder.stop_figures(first);
+  EXPECT_TRUE(figures.figures_only);
+  EXPECT_TRUE(figures.same_ops_as_first);
+  EXPECT_EQ(figures.duration_ns.size(), first.events.size());
+  EXPECT_EQ(figures.gpu_ns.size(), first.events.size());
+  EXPECT_FALSE(tracer.pushed.empty()) << "top-level ops still push their GPU correlation ids";
+
+  recorder.start(Recorder::Mode::figures);
+  m.forward(inputs);
+  Call whole = recorder.stop();  // a failing later call is shown like this
+  EXPECT_FALSE(whole.tensors_recorded);
+  ASSERT_EQ(whole.events.size(), first.events.size());
+  for (size_t i = 0; i < whole.events.size(); ++i) {
+    EXPECT_EQ(whole.events[i].name, first.events[i].name);
+    EXPECT_EQ(whole.events[i].parent, first.events[i].parent);
+    EXPECT_TRUE(whole.events[i].inputs.empty() && whole.events[i].outputs.empty());
+  }
+}
+
 }  // namespace
 }  // namespace layoutprof
