@@ -11,7 +11,7 @@
 #                                               under ~/.cache/layoutprof), in the same table
 #   TORCH_PYTHON=wheel scripts/bench-scale.sh   against the tested 2.x wheel
 # ROWS (default "600 6000 16500 60000") sets the loop's rows; ITERS (default 20) the
-# many-calls runs.
+# many-calls runs; REPEAT (default 3) the tries per run, of which the best is kept.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 AGAINST=""
@@ -42,5 +42,5 @@ models=()
 for rows in ${ROWS:-600 6000 16500 60000}; do
   models+=(--model "op_loop/$rows" "$B/samples/op_loop.pt" "${rows}x8x8")
 done
-python3 scripts/bench_scale.py --bench "$B/layoutprof-bench" --work "$B/bench-scale" --iters "${ITERS:-20}" \
+python3 scripts/bench_scale.py --bench "$B/layoutprof-bench" --work "$B/bench-scale" --iters "${ITERS:-20}" --repeat "${REPEAT:-3}" \
   "${models[@]}" --model swin_t "$MODELS/swin_t.pt" 1x3x224x224 "${builds[@]}"

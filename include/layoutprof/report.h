@@ -97,6 +97,7 @@ struct Report {
   RunInfo run;
   Summary summary;
   std::vector<OpEvent> ops;  // one recorded call
+  std::shared_ptr<TensorStore> tensors = std::make_shared<TensorStore>();  // the ops' tensors
   std::vector<CopyRecord> copies;
   std::vector<SplitPoint> split_points;  // ranked: most bytes first
   std::vector<ModuleStats> modules;      // execution order of first appearance

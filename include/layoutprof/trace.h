@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,39 @@ struct CounterStatus {
   std::string note;      // how, when it is not the whole story: "user space only (...)"
 };
 
+// The tensors of one op: a view into the TensorStore of its call (or report).
+class TensorList {
+ public:
+  TensorList() = default;
+  TensorList(const TensorInfo* data, size_t size) : data_(data), size_(static_cast<uint32_t>(size)) {}
+  const TensorInfo* begin() const { return data_; }
+  const TensorInfo* end() const { return data_ + size_; }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const TensorInfo& operator[](size_t i) const { return data_[i]; }
+  const TensorInfo& front() const { return data_[0]; }
+
+ private:
+  const TensorInfo* data_ = nullptr;
+  uint32_t size_ = 0;
+};
+
+// Owns the tensors that the TensorLists of a call's op events point to: append-only blocks
+// that never move, shared (std::shared_ptr) by every Call and Report holding those events.
+// An op event costs its TensorInfos (32 bytes each) and a 16-byte view per list, with no
+// allocation of its own; the recorder hands its whole tensor array over as one block.
+class TensorStore {
+ public:
+  TensorList add(const TensorInfo* first, size_t n);
+  TensorList add(const std::vector<TensorInfo>& tensors) { return add(tensors.data(), tensors.size()); }
+  // Takes `block` whole, without copying; returns where its first tensor now lives.
+  const TensorInfo* adopt(std::vector<TensorInfo> block);
+
+ private:
+  std::vector<std::vector<TensorInfo>> blocks_;
+  bool open_ = false;  // the last block takes appends (adopted blocks do not)
+};
+
 struct OpEvent {
   int64_t id = 0;       // index in its call's event list (execution order by start time)
   int64_t parent = -1;  // enclosing op event, -1 for top-level ops
@@ -40,8 +74,8 @@ struct OpEvent {
   int64_t duration_ns = 0;  // measured; in a Report: median over the recorded calls
   uint32_t thread = 0;      // 0 = the thread that called forward()
   bool failed = false;      // the op raised (it is the last op of a failed call)
-  std::vector<TensorInfo> inputs;
-  std::vector<TensorInfo> outputs;
+  TensorList inputs;   // in the call's (or report's) TensorStore
+  TensorList outputs;
   // Per measured counter (RunInfo::counters order), for top-level ops and copies; empty for
   // other ops and when no counter was measured.
   std::vector<CounterValue> counters;
@@ -55,16 +89,61 @@ struct OpEvent {
   int64_t copy_gpu_ns = -1;
 };
 
+// Integers kept as zigzag varints and read back in order: the durations of a call's small
+// ops take 2 or 3 bytes each instead of 8, so a recorded call after the first adds a few
+// bytes per op event.
+class PackedInts {
+ public:
+  void push_back(int64_t v) {
+    uint64_t z = (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
+    while (z >= 0x80) {
+      bytes_.push_back(static_cast<uint8_t>(z | 0x80));
+      z >>= 7;
+    }
+    bytes_.push_back(static_cast<uint8_t>(z));
+    ++size_;
+  }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  void shrink_to_fit() { bytes_.shrink_to_fit(); }
+  size_t bytes() const { return bytes_.size(); }
+
+  // Reads the values in order; reading past the end gives 0.
+  class Reader {
+   public:
+    explicit Reader(const PackedInts& p) : at_(p.bytes_.data()), end_(p.bytes_.data() + p.bytes_.size()) {}
+    int64_t next() {
+      uint64_t z = 0;
+      for (int shift = 0; at_ < end_ && shift < 64; shift += 7) {
+        const uint8_t b = *at_++;
+        z |= static_cast<uint64_t>(b & 0x7f) << shift;
+        if (!(b & 0x80)) break;
+      }
+      return static_cast<int64_t>(z >> 1) ^ -static_cast<int64_t>(z & 1);
+    }
+
+   private:
+    const uint8_t* at_;
+    const uint8_t* end_;
+  };
+  Reader reader() const { return Reader(*this); }
+
+ private:
+  std::vector<uint8_t> bytes_;
+  size_t size_ = 0;
+};
+
 struct Call {
   // Every op event of the call: the call shown (the first, or the one that failed). Other
   // calls keep only the figures the medians over calls need (figures_only, made by
   // keep_figures_only() in analysis.h), so that memory does not grow with --iters.
   std::vector<OpEvent> events;
+  std::shared_ptr<TensorStore> tensors = std::make_shared<TensorStore>();  // the events' tensors
   bool figures_only = false;
   bool tensors_recorded = true;      // false: recorded in Recorder::Mode::figures
   bool same_ops_as_first = true;     // figures_only: ran the first call's op sequence
-  std::vector<int64_t> duration_ns;  // figures_only: per op event
-  std::vector<int64_t> gpu_ns;       // figures_only: per op event, when the call traced a GPU
+  PackedInts duration_ns;  // figures_only: per op event
+  PackedInts gpu_ns;       // figures_only: per op event, when the call traced a GPU
   // figures_only: the counters of the ops that have them, in op order, concatenated.
   std::vector<CounterValue> counters;
   int64_t wall_ns = 0;  // measured: the whole forward() call

@@ -72,9 +72,10 @@ std::vector<int64_t> top_level_ancestors(const std::vector<OpEvent>& ops) {
 
 namespace {
 
-// A view of memory: two tensors with the same key read the same elements the same way.
-using ViewKey = std::tuple<uint64_t, int64_t, std::vector<int64_t>, std::vector<int64_t>>;
-ViewKey view_key(const TensorInfo& t) { return {t.storage, t.storage_offset, t.sizes(), t.strides()}; }
+// A view of memory: two tensors with the same key read the same elements the same way
+// (shapes are interned: one pointer stands for sizes, strides, dtype and device).
+using ViewKey = std::tuple<uint64_t, int64_t, const TensorShape*>;
+ViewKey view_key(const TensorInfo& t) { return {t.storage, t.storage_offset, t.shape}; }
 
 template <typename T>
 T median(std::vector<T> v) {
@@ -173,8 +174,20 @@ std::vector<CopyRecord> find_copies(const std::vector<OpEvent>& ops,
                                     const std::vector<int64_t>& top,
                                     const Provenance& provenance, const TlbConfig& tlb) {
   std::vector<CopyRecord> copies;
+  // The model's estimate depends only on the two tensors' shapes and offsets: a copy a loop
+  // repeats is modelled once (each model builds TLB arrays of a few thousand entries).
+  struct DtlbKey {
+    const TensorShape* src;
+    const TensorShape* dst;
+    int64_t src_offset, dst_offset;
+    bool operator<(const DtlbKey& o) const {
+      return std::tie(src, dst, src_offset, dst_offset) < std::tie(o.src, o.dst, o.src_offset, o.dst_offset);
+    }
+  };
+  std::map<DtlbKey, DtlbEstimate> dtlb_of;
+  const Str copy_name("aten::copy_");
   for (const OpEvent& op : ops) {
-    if (op.name != "aten::copy_") continue;
+    if (op.name != copy_name) continue;
     const TensorInfo* dst = nullptr;
     const TensorInfo* src = nullptr;
     for (const TensorInfo& in : op.inputs) {
@@ -190,7 +203,10 @@ std::vector<CopyRecord> find_copies(const std::vector<OpEvent>& ops,
     c.src = *src;
     c.dst = *dst;
     if (is_layout_copy(c.cls)) c.origin = provenance.origin(*src, op.id, &c.origin_input);
-    c.dtlb = model_copy_dtlb(*src, *dst, tlb);
+    const DtlbKey key{src->shape, dst->shape, src->storage_offset, dst->storage_offset};
+    auto known = dtlb_of.find(key);
+    if (known == dtlb_of.end()) known = dtlb_of.emplace(key, model_copy_dtlb(*src, *dst, tlb)).first;
+    c.dtlb = known->second;
     c.counters = op.counters;
     c.gpu_ns = op.gpu_ns;
     copies.push_back(std::move(c));
@@ -345,30 +361,33 @@ std::vector<ModuleStats> aggregate_modules(const Report& r, const std::vector<in
   return modules;
 }
 
-// The figures of op i in a call, whole or figures_only.
-int64_t duration_of(const Call& c, size_t i) {
-  return c.figures_only ? c.duration_ns[i] : c.events[i].duration_ns;
-}
-int64_t gpu_ns_of(const Call& c, size_t i) {
-  return c.figures_only ? (c.gpu_ns.empty() ? -1 : c.gpu_ns[i]) : c.events[i].gpu_ns;
-}
-
 // Durations, GPU times and counters of `ops` become the medians over `calls` (which ran the
 // same op sequence); a counter is multiplexed if it was in any call.
 void take_medians(std::vector<OpEvent>& ops, const std::vector<const Call*>& calls) {
   std::vector<size_t> counter_at(calls.size(), 0);  // figures_only calls: next counter value
+  std::vector<PackedInts::Reader> durations, gpu_times;  // figures_only calls' figures, in order
+  for (const Call* c : calls) {
+    durations.push_back(c->duration_ns.reader());
+    gpu_times.push_back(c->gpu_ns.reader());
+  }
   std::vector<int64_t> d, g, raw;
   std::vector<double> scaled;
   for (size_t i = 0; i < ops.size(); ++i) {
     OpEvent& op = ops[i];
     d.clear();
-    for (const Call* c : calls) d.push_back(duration_of(*c, i));
-    op.duration_ns = median(d);
-    if (op.gpu_ns >= 0) {
-      g.clear();
-      for (const Call* c : calls) g.push_back(gpu_ns_of(*c, i));
-      op.gpu_ns = median(g);
+    g.clear();
+    for (size_t ci = 0; ci < calls.size(); ++ci) {
+      const Call& c = *calls[ci];
+      if (!c.figures_only) {
+        d.push_back(c.events[i].duration_ns);
+        g.push_back(c.events[i].gpu_ns);
+        continue;
+      }
+      d.push_back(durations[ci].next());
+      g.push_back(c.gpu_ns.empty() ? -1 : gpu_times[ci].next());
     }
+    op.duration_ns = median(d);
+    if (op.gpu_ns >= 0) op.gpu_ns = median(g);
     const size_t n = op.counters.size();
     for (size_t k = 0; k < n; ++k) {
       raw.clear();
@@ -406,13 +425,13 @@ Call keep_figures_only(const Call& call, const Call& first) {
   kept.same_ops_as_first = same_op_sequence(call, first);
   const bool gpu = std::any_of(call.events.begin(), call.events.end(),
                                [](const OpEvent& e) { return e.gpu_ns >= 0; });
-  kept.duration_ns.reserve(call.events.size());
-  if (gpu) kept.gpu_ns.reserve(call.events.size());
   for (const OpEvent& e : call.events) {
     kept.duration_ns.push_back(e.duration_ns);
     if (gpu) kept.gpu_ns.push_back(e.gpu_ns);
     kept.counters.insert(kept.counters.end(), e.counters.begin(), e.counters.end());
   }
+  kept.duration_ns.shrink_to_fit();
+  kept.gpu_ns.shrink_to_fit();
   return kept;
 }
 
@@ -440,6 +459,7 @@ Report analyze(Trace trace) {
     walls.push_back(c.wall_ns);
   }
   r.ops = std::move(shown.events);
+  r.tensors = shown.tensors;
   r.run.ops_not_recorded = shown.ops_not_recorded;
   take_medians(r.ops, same);
 

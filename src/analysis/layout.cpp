@@ -1,4 +1,5 @@
 #include "layoutprof/layout.h"
+#include "layoutprof/trace.h"
 
 #include <algorithm>
 #include <deque>
@@ -253,6 +254,25 @@ const std::string* Str::intern(std::string_view text) {
   static Pool* pool = new Pool();  // never destroyed, like the shapes
   std::lock_guard<std::mutex> lock(pool->mutex);
   return &*pool->texts.emplace(text).first;
+}
+
+TensorList TensorStore::add(const TensorInfo* first, size_t n) {
+  if (n == 0) return {};
+  if (!open_ || blocks_.back().capacity() - blocks_.back().size() < n) {
+    blocks_.emplace_back();
+    blocks_.back().reserve(std::max<size_t>(n, 4096));
+    open_ = true;
+  }
+  std::vector<TensorInfo>& block = blocks_.back();
+  const TensorInfo* at = block.data() + block.size();
+  block.insert(block.end(), first, first + n);  // within capacity: nothing moves
+  return {at, n};
+}
+
+const TensorInfo* TensorStore::adopt(std::vector<TensorInfo> block) {
+  blocks_.push_back(std::move(block));
+  open_ = false;
+  return blocks_.back().data();
 }
 
 }  // namespace layoutprof

@@ -207,7 +207,8 @@ struct ThreadBuffer {
   // `sites` mode: the top-level ops and the interpreter's view of where they came from.
   std::vector<std::pair<std::string, torch::jit::SourceRange>> site_ranges;
   std::vector<std::string> site_modules;
-  size_t site_events = 0;  // every op of the sites call, nested included
+  size_t site_events = 0;   // every op of the sites call, nested included
+  size_t site_tensors = 0;  // and their tensors, inputs and outputs
   bool main = false;
 };
 
@@ -227,6 +228,7 @@ thread_local ShapeCache* t_shapes = nullptr;
 std::atomic<uint64_t> g_session{0};
 std::thread::id g_main_thread;
 size_t g_reserve_events = 1024;  // grown to the size of the last call
+size_t g_reserve_tensors = 0;    // the sites call's tensors (0: not known, 3 per event)
 size_t g_max_events = std::numeric_limits<size_t>::max();  // per thread and call (--max-ops)
 bool g_tensors = true;  // Mode::timed records tensors; Mode::figures does not
 const PerfCounters* g_counters = nullptr;  // read by the main thread only
@@ -266,7 +268,10 @@ ThreadBuffer& thread_buffer() {
     size_t n = std::min(t_buffer->main ? g_reserve_events : 64, g_max_events);
     if (t_buffer->main && g_spare_events.capacity() >= n) t_buffer->events.swap(g_spare_events);
     else reserve_resident(t_buffer->events, n);
-    if (g_tensors) reserve_resident(t_buffer->tensors, n * 3);
+    if (g_tensors)
+      reserve_resident(t_buffer->tensors, t_buffer->main && g_reserve_tensors && n == g_reserve_events
+                                              ? g_reserve_tensors
+                                              : n * 3);
     if (g_counters && t_buffer->main) reserve_resident(t_buffer->snapshots, n * g_counters->snapshot_size());
     t_session = session;
   }
@@ -399,10 +404,22 @@ std::string module_path(const std::vector<std::string>& hierarchy) {
   return path;
 }
 
+template <typename Values>
+size_t count_tensors(Values values) {
+  size_t n = 0;
+  for (const c10::IValue& v : values) {
+    if (v.isTensor()) ++n;
+    else if (v.isList())
+      for (const c10::IValue& item : v.toListRef()) n += item.isTensor();
+  }
+  return n;
+}
+
 std::unique_ptr<at::ObserverContext> on_site_start(const at::RecordFunction& fn) {
   ThreadBuffer& b = thread_buffer();
   b.intern(fn.name());
   ++b.site_events;
+  b.site_tensors += count_tensors(own_values(fn.inputs(), fn.num_inputs()));
   if (b.stack.empty() && b.main && b.site_ranges.size() < g_max_events) {
     auto callstack = torch::jit::currentCallstack();
     b.site_ranges.emplace_back(fn.name(), callstack.empty() ? torch::jit::SourceRange()
@@ -413,8 +430,10 @@ std::unique_ptr<at::ObserverContext> on_site_start(const at::RecordFunction& fn)
   return nullptr;
 }
 
-void on_site_end(const at::RecordFunction&, at::ObserverContext*) {
+void on_site_end(const at::RecordFunction& fn, at::ObserverContext*) {
   ThreadBuffer& b = thread_buffer();
+  c10::ArrayRef<c10::IValue> all(fn.outputs());
+  b.site_tensors += count_tensors(own_values(all, fn.num_outputs()));
   if (!b.stack.empty()) b.stack.pop_back();
 }
 
@@ -457,6 +476,9 @@ void Recorder::set_max_ops(int64_t max_ops) {
 
 Recorder::~Recorder() {
   if (state_->handle) at::removeCallback(state_->handle);
+  // The spare event array is for this recorder's next call; there is none after it.
+  std::lock_guard<std::mutex> lock(g_mutex);
+  std::vector<RawEvent>().swap(g_spare_events);
 }
 
 void Recorder::start(Mode mode, const PerfCounters* counters, GpuTracer* gpu) {
@@ -483,7 +505,9 @@ void Recorder::start(Mode mode, const PerfCounters* counters, GpuTracer* gpu) {
                             .needsInputs(true)
                             .needsOutputs(true)
                   : mode == Mode::figures ? at::RecordFunctionCallback(on_op_start<false>, on_op_end<false>)
-                                          : at::RecordFunctionCallback(on_site_start, on_site_end);
+                                          : at::RecordFunctionCallback(on_site_start, on_site_end)
+                                                .needsInputs(true)
+                                                .needsOutputs(true);
   state_->start_ns = now_ns();
   state_->handle = at::addGlobalCallback(callback.scopes({at::RecordScope::FUNCTION}));
 }
@@ -530,6 +554,7 @@ std::vector<OpSite> Recorder::stop_sites() {
       // The timed calls' buffers are sized to this call's ops before they start.
       std::lock_guard<std::mutex> lock(g_mutex);
       g_reserve_events = std::max(g_reserve_events, b->site_events + 64);
+      g_reserve_tensors = std::max(g_reserve_tensors, b->site_tensors + 256);
     }
     for (size_t i = 0; i < b->site_ranges.size(); ++i) {
       const auto& [name, range] = b->site_ranges[i];
@@ -625,8 +650,6 @@ Call Recorder::stop_figures(const Call& first) {
   c.fill_call_figures(call);
   call.figures_only = true;
   call.same_ops_as_first = c.order.size() == first.events.size();
-  call.duration_ns.reserve(c.order.size());
-  if (c.gpu_traced) call.gpu_ns.reserve(c.order.size());
   for (size_t i = 0; i < c.order.size(); ++i) {
     const ThreadBuffer& b = *c.buffers[c.order[i].buffer];
     const RawEvent& raw = b.events[c.order[i].local];
@@ -650,6 +673,8 @@ Call Recorder::stop_figures(const Call& first) {
       call.same_ops_as_first = e.name == raw.name->str && (parent == e.parent || (parent < 0 && !b.main));
     }
   }
+  call.duration_ns.shrink_to_fit();
+  call.gpu_ns.shrink_to_fit();
   return call;
 }
 
@@ -665,6 +690,11 @@ Call Recorder::stop() {
   c.fill_call_figures(call);
   call.tensors_recorded = state_->mode == Mode::timed;
   call.events.resize(order.size());
+  // The main thread's tensors become the call's as they are (nothing appends to them any
+  // more); other threads' buffers may still be appended to by a late op, so theirs are copied.
+  std::vector<const TensorInfo*> base(buffers.size(), nullptr);
+  for (size_t bi = 0; bi < buffers.size(); ++bi)
+    if (buffers[bi]->main) base[bi] = call.tensors->adopt(std::move(buffers[bi]->tensors));
   for (size_t i = 0; i < order.size(); ++i) {
     const ThreadBuffer& b = *buffers[order[i].buffer];
     const RawEvent& raw = b.events[order[i].local];
@@ -691,9 +721,13 @@ Call Recorder::stop() {
         e.kernels.assign(launched->kernels.begin(), launched->kernels.end());
       }
     }
-    e.inputs.assign(b.tensors.begin() + raw.first_input, b.tensors.begin() + raw.first_input + raw.inputs);
-    e.outputs.assign(b.tensors.begin() + raw.first_output,
-                     b.tensors.begin() + raw.first_output + raw.outputs);
+    if (const TensorInfo* at = base[order[i].buffer]) {
+      e.inputs = TensorList(at + raw.first_input, raw.inputs);
+      e.outputs = TensorList(at + raw.first_output, raw.outputs);
+    } else {
+      e.inputs = call.tensors->add(b.tensors.data() + raw.first_input, raw.inputs);
+      e.outputs = call.tensors->add(b.tensors.data() + raw.first_output, raw.outputs);
+    }
     if (e.thread != 0 && e.parent < 0) {
       // An op on an intra-op pool thread: its parent is the innermost main-thread op that
       // was running around it.

@@ -4,6 +4,8 @@
 #include <array>
 #include <charconv>
 #include <fstream>
+#include <functional>
+#include <limits>
 #include <set>
 #include <sstream>
 #include <unordered_map>
@@ -232,7 +234,7 @@ json op_json(const OpEvent& op, const std::vector<std::string>& names) {
               {"kernels", op.kernels}};
 }
 
-OpEvent op_from(const json& j, const std::vector<std::string>& names) {
+OpEvent op_from(const json& j, const std::vector<std::string>& names, TensorStore& store) {
   OpEvent op;
   op.id = j.at("id").get<int64_t>();
   op.parent = id_from(j.at("parent"));
@@ -245,8 +247,12 @@ OpEvent op_from(const json& j, const std::vector<std::string>& names) {
   op.duration_ns = j.at("duration_ns").get<int64_t>();
   op.thread = j.at("thread").get<uint32_t>();
   op.failed = j.at("failed").get<bool>();
-  for (const json& t : j.at("inputs")) op.inputs.push_back(tensor_from(t));
-  for (const json& t : j.at("outputs")) op.outputs.push_back(tensor_from(t));
+  std::vector<TensorInfo> tensors;
+  for (const json& t : j.at("inputs")) tensors.push_back(tensor_from(t));
+  op.inputs = store.add(tensors);
+  tensors.clear();
+  for (const json& t : j.at("outputs")) tensors.push_back(tensor_from(t));
+  op.outputs = store.add(tensors);
   op.counters = counters_from(j.at("counters"), names);
   op.gpu_ns = id_from(j.at("gpu_ns"));
   op.kernels = j.at("kernels").get<std::vector<Str>>();
@@ -608,7 +614,7 @@ void put_int(std::string& out, int64_t v) {
 
 void put_double(std::string& out, double v) { out += json(v).dump(); }
 
-void put_tensors(std::string& row, const std::vector<TensorInfo>& list, OpTablesOut& t) {
+void put_tensors(std::string& row, const TensorList& list, OpTablesOut& t) {
   row += '[';
   for (size_t i = 0; i < list.size(); ++i) {
     if (i) row += ',';
@@ -788,16 +794,20 @@ void read_table(OpTablesIn& t, const std::string& key, const json& list) {
     }
 }
 
-void tensors_from_row(const json& flat, const OpTablesIn& t, std::vector<TensorInfo>& out) {
+TensorList tensors_from_row(const json& flat, const OpTablesIn& t, TensorStore& store) {
   if (!flat.is_array() || flat.size() % 2) throw std::out_of_range("an op's tensor list is malformed");
+  thread_local std::vector<TensorInfo> out;
+  out.clear();
   for (size_t i = 0; i < flat.size(); i += 2) {
     out.push_back(t.tensors.at(flat.at(i).get<size_t>()));
     out.back().storage = flat.at(i + 1).get<uint64_t>();
   }
+  return store.add(out);
 }
 
 // One row of the op list (schema 2); `ops` holds the rows before it.
-OpEvent op_from_row(const json& row, const OpTablesIn& t, const std::vector<OpEvent>& ops) {
+OpEvent op_from_row(const json& row, const OpTablesIn& t, const std::vector<OpEvent>& ops,
+                    TensorStore& store) {
   if (!row.is_array() || row.size() < 10 || row.size() > 12) throw std::out_of_range("an op row has the wrong length");
   OpEvent op;
   op.id = static_cast<int64_t>(ops.size());
@@ -814,8 +824,8 @@ OpEvent op_from_row(const json& row, const OpTablesIn& t, const std::vector<OpEv
   op.duration_ns = row.at(5).get<int64_t>();
   op.thread = row.at(6).get<uint32_t>();
   op.failed = row.at(7).get<int>() != 0;
-  tensors_from_row(row.at(8), t, op.inputs);
-  tensors_from_row(row.at(9), t, op.outputs);
+  op.inputs = tensors_from_row(row.at(8), t, store);
+  op.outputs = tensors_from_row(row.at(9), t, store);
   if (row.size() > 10) {
     const json& c = row.at(10);
     if (!c.empty() && c.size() != 3 * t.counter_names.size())
@@ -846,9 +856,16 @@ void check_version(const json& v) {
                      std::to_string(kSchemaVersion) + ", and 1)");
 }
 
-// Everything but the op list comes from `doc`; the op list from `streamed` when given (the
-// file reader converts it row by row as it parses), else from doc["ops"].
-Report report_from_doc(const json& doc, std::vector<OpEvent>* streamed) {
+// What the file reader converted as it parsed, leaving the document.
+struct Streamed {
+  bool ops = false, copies = false, split_points = false;
+  Report report;  // ops, tensors, copies and split points so far
+};
+
+// Everything but the op list comes from `doc`; the op list, copies and split points from
+// `streamed` where it has them (the file reader converts them entry by entry as it parses),
+// else from doc.
+Report report_from_doc(const json& doc, Streamed* streamed) {
   if (!doc.is_object()) throw UsageError("not a layoutprof report: the document is not an object");
   if (!doc.contains("schema_version"))
     throw UsageError("not a layoutprof report: no schema_version");
@@ -876,19 +893,24 @@ Report report_from_doc(const json& doc, std::vector<OpEvent>* streamed) {
     r.summary.gpu.unattributed = g.at("unattributed").get<int64_t>();
     r.summary.gpu.unattributed_ns = g.at("unattributed_ns").get<int64_t>();
     r.summary.gpu.dropped = g.at("dropped").get<uint64_t>();
-    if (streamed) {
-      r.ops = std::move(*streamed);
+    if (streamed && streamed->ops) {
+      r.ops = std::move(streamed->report.ops);
+      r.tensors = streamed->report.tensors;
     } else if (v1) {
-      for (const json& j : doc.at("ops")) r.ops.push_back(op_from(j, names));
+      for (const json& j : doc.at("ops")) r.ops.push_back(op_from(j, names, *r.tensors));
     } else {
       const json& ops = doc.at("ops");
       OpTablesIn t;
       for (const char* key : kOpTables) read_table(t, key, ops.at(key));
       t.counter_names = names;
-      for (const json& row : ops.at("rows")) r.ops.push_back(op_from_row(row, t, r.ops));
+      for (const json& row : ops.at("rows")) r.ops.push_back(op_from_row(row, t, r.ops, *r.tensors));
     }
-    for (const json& j : doc.at("copies")) r.copies.push_back(copy_from(j, names));
-    for (const json& j : doc.at("split_points")) r.split_points.push_back(split_from(j));
+    if (streamed && streamed->copies) r.copies = std::move(streamed->report.copies);
+    else
+      for (const json& j : doc.at("copies")) r.copies.push_back(copy_from(j, names));
+    if (streamed && streamed->split_points) r.split_points = std::move(streamed->report.split_points);
+    else
+      for (const json& j : doc.at("split_points")) r.split_points.push_back(split_from(j));
     for (const json& j : doc.at("modules")) r.modules.push_back(module_from(j, names));
     check_ids(r);
     return r;
@@ -899,17 +921,212 @@ Report report_from_doc(const json& doc, std::vector<OpEvent>* streamed) {
   }
 }
 
+// One op row (schema 2) as the SAX parser saw it: scalars and brackets, with no JSON tree.
+struct RowToken {
+  enum Kind : uint8_t { integer, real, open, close } kind;
+  int64_t i = 0;
+  double d = 0;
+};
+
+// Reads op rows from their tokens, checking what op_from_row() checks.
+class RowReader {
+ public:
+  explicit RowReader(const std::vector<RowToken>& t) : t_(t) {}
+  bool at_close() const { return at_ < t_.size() && t_[at_].kind == RowToken::close; }
+  bool done() const { return at_ >= t_.size(); }
+  int64_t integer() {
+    if (at_ >= t_.size() || t_[at_].kind != RowToken::integer)
+      throw std::out_of_range("an op row holds something other than an integer where one belongs");
+    return t_[at_++].i;
+  }
+  double number() {
+    if (at_ < t_.size() && t_[at_].kind == RowToken::real) return t_[at_++].d;
+    return static_cast<double>(integer());
+  }
+  size_t index() {
+    const int64_t v = integer();
+    if (v < 0) throw std::out_of_range("an op row has a negative index");
+    return static_cast<size_t>(v);
+  }
+  void open() {
+    if (at_ >= t_.size() || t_[at_].kind != RowToken::open) throw std::out_of_range("an op row is malformed");
+    ++at_;
+  }
+  void close() {
+    if (!at_close()) throw std::out_of_range("an op row is malformed");
+    ++at_;
+  }
+
+ private:
+  const std::vector<RowToken>& t_;
+  size_t at_ = 0;
+};
+
+// The same conversion as op_from_row(), from tokens. `null` parents are RowToken::integer -1
+// (the SAX layer writes them so); a row is [ ... ] without its own outer brackets.
+OpEvent op_from_tokens(const std::vector<RowToken>& tokens, const OpTablesIn& t,
+                       const std::vector<OpEvent>& ops, TensorStore& store) {
+  RowReader r(tokens);
+  OpEvent op;
+  op.id = static_cast<int64_t>(ops.size());
+  op.parent = r.integer();
+  if (op.parent >= op.id || op.parent < -1)
+    throw std::out_of_range("ops[" + std::to_string(op.id) + "] has a bad id or parent");
+  op.depth = op.parent >= 0 ? ops[op.parent].depth + 1 : 0;
+  op.name = t.names.at(r.index());
+  op.module = t.modules.at(r.index());
+  const auto& source = t.sources.at(r.index());
+  op.source = source.first;
+  op.source_text = source.second;
+  op.start_ns = r.integer();
+  op.duration_ns = r.integer();
+  const int64_t thread = r.integer();
+  if (thread < 0 || thread > std::numeric_limits<uint32_t>::max()) throw std::out_of_range("an op's thread is out of range");
+  op.thread = static_cast<uint32_t>(thread);
+  op.failed = r.integer() != 0;
+  thread_local std::vector<TensorInfo> list;
+  for (TensorList* out : {&op.inputs, &op.outputs}) {
+    list.clear();
+    r.open();
+    while (!r.at_close()) {
+      list.push_back(t.tensors.at(r.index()));
+      list.back().storage = static_cast<uint64_t>(r.integer());
+    }
+    r.close();
+    *out = store.add(list);
+  }
+  if (!r.done()) {
+    r.open();
+    while (!r.at_close()) {
+      if (op.counters.size() >= t.counter_names.size())
+        throw std::out_of_range("an op's counters do not match run.counters");
+      CounterValue v;
+      v.raw = static_cast<uint64_t>(r.integer());
+      v.scaled = r.number();
+      if (!std::isfinite(v.scaled) || v.scaled < 0 || v.scaled > 1e300)
+        throw std::out_of_range("counter '" + t.counter_names[op.counters.size()] + "' has an impossible value");
+      v.multiplexed = r.integer() != 0;
+      op.counters.push_back(v);
+    }
+    r.close();
+    if (!op.counters.empty() && op.counters.size() != t.counter_names.size())
+      throw std::out_of_range("an op's counters do not match run.counters");
+  }
+  if (!r.done()) {
+    r.open();
+    op.gpu_ns = r.integer();
+    op.gpu_launches = r.integer();
+    op.copy_gpu_ns = r.integer();
+    r.open();
+    while (!r.at_close()) op.kernels.push_back(t.kernels.at(r.index()));
+    r.close();
+    r.close();
+  }
+  if (!r.done()) throw std::out_of_range("an op row has the wrong length");
+  return op;
+}
+
+// nlohmann's SAX interface over the DOM parser with the reader's callback (which converts the
+// tables, copies and split points as they close): the op rows go past the DOM, as tokens into
+// a reused buffer, once what they refer to has been read. A row then costs no allocation of
+// its own. json_sax_dom_callback_parser is what json::parse(in, callback) runs itself.
+class ReportSax {
+ public:
+  using Dom = nlohmann::detail::json_sax_dom_callback_parser<json>;
+  using Row = std::function<void(const std::vector<RowToken>&)>;
+  ReportSax(json& doc, const json::parser_callback_t& callback, std::function<bool()> rows_ready, Row row)
+      : dom_(doc, callback, true), rows_ready_(std::move(rows_ready)), row_(std::move(row)) {}
+
+  bool null() { return in_row() ? token({RowToken::integer, -1}) : dom_.null(); }
+  bool boolean(bool v) { return in_row() ? malformed() : dom_.boolean(v); }
+  bool number_integer(json::number_integer_t v) { return in_row() ? token({RowToken::integer, v}) : dom_.number_integer(v); }
+  bool number_unsigned(json::number_unsigned_t v) {
+    if (!in_row()) return dom_.number_unsigned(v);
+    // Row values are indexes, ids and nanoseconds: past int64 is malformed.
+    if (v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) return malformed();
+    return token({RowToken::integer, static_cast<int64_t>(v)});
+  }
+  bool number_float(json::number_float_t v, const json::string_t& s) {
+    if (!in_row()) return dom_.number_float(v, s);
+    RowToken t{RowToken::real};
+    t.d = v;
+    return token(t);
+  }
+  bool string(json::string_t& v) { return in_row() ? malformed() : dom_.string(v); }
+  bool binary(json::binary_t& v) { return in_row() ? malformed() : dom_.binary(v); }
+  bool start_object(std::size_t n) {
+    if (in_row()) return malformed();
+    ++depth_;
+    return dom_.start_object(n);
+  }
+  bool key(json::string_t& k) {
+    if (depth_ == 1) top_key_ = k;
+    if (depth_ == 2) ops_key_ = k;
+    return dom_.key(k);
+  }
+  bool end_object() {
+    --depth_;
+    return dom_.end_object();
+  }
+  bool start_array(std::size_t n) {
+    if (rows_ >= 0) {  // inside the rows array: a row, or a list within one
+      if (rows_ > 0) tokens_.push_back({RowToken::open});
+      ++rows_;
+      return true;
+    }
+    if (depth_ == 2 && top_key_ == "ops" && ops_key_ == "rows" && rows_ready_()) rows_ = 0;
+    ++depth_;
+    return dom_.start_array(n);
+  }
+  bool end_array() {
+    if (rows_ > 0) {
+      if (--rows_ > 0) {
+        tokens_.push_back({RowToken::close});
+      } else {
+        row_(tokens_);
+        tokens_.clear();
+      }
+      return true;
+    }
+    rows_ = -1;  // the rows array (or any other) closes
+    --depth_;
+    return dom_.end_array();
+  }
+  bool parse_error(std::size_t position, const std::string& last_token, const nlohmann::detail::exception& ex) {
+    // The DOM parser would throw `ex` as the base class; keep its type for the caller.
+    if (const auto* pe = dynamic_cast<const json::parse_error*>(&ex)) throw *pe;
+    return dom_.parse_error(position, last_token, ex);
+  }
+
+ private:
+  bool in_row() const { return rows_ > 0; }
+  bool token(const RowToken& t) {
+    tokens_.push_back(t);
+    return true;
+  }
+  [[noreturn]] bool malformed() { throw std::out_of_range("an op row holds a string, object or boolean"); }
+
+  Dom dom_;
+  std::function<bool()> rows_ready_;
+  Row row_;
+  int depth_ = 0;
+  int rows_ = -1;  // -1: not in the rows array; 0: in it, between rows; 1: in a row; 2+: nested
+  std::string top_key_, ops_key_;
+  std::vector<RowToken> tokens_;
+};
+
 // Parses a report with the op list converted as it streams by: each row (or, in schema 1,
 // each op object) becomes an OpEvent and leaves the document, so memory holds the Report
 // and never the op list's JSON tree.
 Report parse_report_streaming(std::istream& in, std::streamoff size) {
-  std::vector<OpEvent> ops;
+  Streamed streamed;
+  std::vector<OpEvent>& ops = streamed.report.ops;
+  TensorStore& store = *streamed.report.tensors;
   OpTablesIn tables;
   std::string top_key, ops_key;
   bool ops_is_list = false;  // schema 1: "ops" is a list of objects
   bool run_read = false;
   std::set<std::string> tables_read;
-  bool streamed = false;
   // Rows convert as they come once what they refer to has been read: the run's counters and
   // (schema 2) the tables. A document whose keys were reordered (sorted by a JSON tool) keeps
   // its rows in the tree instead, converted at the end.
@@ -932,10 +1149,21 @@ Report parse_report_streaming(std::istream& in, std::streamoff size) {
       tables.counter_names = measured_names(run_from(parsed));
       run_read = true;
     }
+    // Copies and split points, one entry at a time: the document keeps only placeholders.
+    if (depth == 2 && event == E::object_end && run_read && top_key == "copies") {
+      streamed.report.copies.push_back(copy_from(parsed, tables.counter_names));
+      streamed.copies = true;
+      return false;
+    }
+    if (depth == 2 && event == E::object_end && top_key == "split_points") {
+      streamed.report.split_points.push_back(split_from(parsed));
+      streamed.split_points = true;
+      return false;
+    }
     if (top_key != "ops") return true;
     if (ops_is_list && depth == 2 && event == E::object_end && run_read) {
-      ops.push_back(op_from(parsed, tables.counter_names));
-      streamed = true;
+      ops.push_back(op_from(parsed, tables.counter_names, store));
+      streamed.ops = true;
       return false;
     }
     if (!ops_is_list && depth == 2 && event == E::array_end && ops_key != "rows") {
@@ -944,15 +1172,21 @@ Report parse_report_streaming(std::istream& in, std::streamoff size) {
     }
     if (!ops_is_list && depth == 3 && event == E::array_end && ops_key == "rows" && run_read &&
         tables_read.size() == kOpTables.size()) {
-      ops.push_back(op_from_row(parsed, tables, ops));
-      streamed = true;
+      ops.push_back(op_from_row(parsed, tables, ops, store));
+      streamed.ops = true;
       return false;
     }
     return true;
   };
   json doc;
+  ReportSax sax(
+      doc, convert, [&] { return run_read && tables_read.size() == kOpTables.size(); },
+      [&](const std::vector<RowToken>& row) {
+        ops.push_back(op_from_tokens(row, tables, ops, store));
+        streamed.ops = true;
+      });
   try {
-    doc = json::parse(in, convert);
+    json::sax_parse(in, &sax);
   } catch (const json::parse_error& e) {
     throw UsageError("is not valid JSON: " + first_line(e.what()));
   } catch (const UsageError&) {
@@ -962,7 +1196,7 @@ Report parse_report_streaming(std::istream& in, std::streamoff size) {
   } catch (const std::logic_error& e) {
     throw UsageError("not a valid layoutprof report: " + first_line(e.what()));
   }
-  return report_from_doc(doc, streamed ? &ops : nullptr);
+  return report_from_doc(doc, &streamed);
 }
 
 }  // namespace

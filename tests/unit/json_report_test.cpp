@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <functional>
 #include <set>
 
 #include "layoutprof/analysis.h"
@@ -72,6 +73,43 @@ TEST(JsonReport, ReadsSchemaOneReports) {
     std::string path = ::testing::TempDir() + "/schema_" + name + ".json";
     std::ofstream(path) << text;
     EXPECT_EQ(report_to_json(load_report_file(path)), v2) << name;
+  }
+}
+
+// Rows read from a file in the written key order go through the SAX path (no JSON tree per
+// row): every malformed row is refused with the reader's one line, never a crash.
+TEST(JsonReport, MalformedRowsInAFileAreRefusedWithOneLine) {
+  const nlohmann::ordered_json written = nlohmann::ordered_json::parse(report_json_text(sample_report()));
+  ASSERT_EQ(written.begin().key(), "schema_version") << "the written order, rows after their tables";
+  using Mutate = std::function<void(nlohmann::ordered_json&)>;
+  const std::vector<std::pair<std::string, Mutate>> cases = {
+      {"a string for a name index", [](auto& row) { row[1] = "aten::add"; }},
+      {"a fraction for a time", [](auto& row) { row[4] = 1.5; }},
+      {"a boolean for failed", [](auto& row) { row[7] = true; }},
+      {"too short", [](auto& row) { row.erase(row.size() - 1); }},
+      {"too long", [](auto& row) { row.push_back(0); row.push_back(0); row.push_back(0); }},
+      {"a negative index", [](auto& row) { row[1] = -1; }},
+      {"an index past its table", [](auto& row) { row[3] = 1000000; }},
+      {"a parent after the op", [](auto& row) { row[0] = 99; }},
+      {"past int64", [](auto& row) { row[5] = 18446744073709551615ull; }},
+      {"an odd tensor list", [](auto& row) { row[8] = {0}; }},
+      {"an object for a tensor list", [](auto& row) { row[9] = {{"a", 1}}; }},
+      {"a scalar for a tensor list", [](auto& row) { row[9] = 3; }},
+      {"counters of another run", [](auto& row) { row.push_back({1, 1.0, 0}); }},
+      {"a thread past uint32", [](auto& row) { row[6] = 1ll << 40; }},
+  };
+  for (const auto& [what, mutate] : cases) {
+    nlohmann::ordered_json doc = written;
+    mutate(doc["ops"]["rows"][1]);
+    std::string path = ::testing::TempDir() + "/bad_row.json";
+    std::ofstream(path) << doc.dump();
+    try {
+      load_report_file(path);
+      ADD_FAILURE() << what << ": read without an error";
+    } catch (const UsageError& e) {
+      EXPECT_THAT(e.what(), HasSubstr("not a valid layoutprof report")) << what;
+      EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << what;
+    }
   }
 }
 

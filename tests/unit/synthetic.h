@@ -28,8 +28,8 @@ inline int64_t add_op(Call& call, const std::string& name, int64_t parent,
   e.source = parent < 0 ? Str("model.py:" + std::to_string(10 + e.id)) : call.events[parent].source;
   e.start_ns = e.id * 10;
   e.duration_ns = duration_ns;
-  e.inputs = std::move(inputs);
-  e.outputs = std::move(outputs);
+  e.inputs = call.tensors->add(inputs);
+  e.outputs = call.tensors->add(outputs);
   call.events.push_back(std::move(e));
   return call.events.back().id;
 }

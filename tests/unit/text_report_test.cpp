@@ -58,7 +58,7 @@ TEST(TextReport, FailedRunShowsTheFailingOpAndItsInputs) {
   call.events.resize(2);
   call.events[1].failed = true;
   call.events[1].name = "aten::view";
-  call.events[1].outputs.clear();
+  call.events[1].outputs = {};
   Trace t = testing::trace_of({call});
   t.run.status = "failed";
   t.run.error = "RuntimeError: view size is not compatible";
