@@ -6,7 +6,9 @@
 # (layoutprof: start(), forward, stop() converting the events, which are kept; torch.profiler:
 # entering and leaving the profiler and building its event list). Lower is better.
 # layoutprof records as a run does: the first call with every op's tensors ("first call",
-# one sample), the others with names, times and counters only (the medians).
+# one sample), the others with names, times and counters only (the medians). "empty observer"
+# is the same forward under a RecordFunction callback that does nothing: what any observer
+# costs before it records anything.
 # The transformer runs at short sequence lengths so that its ops are small and per-op
 # recording cost dominates: the op-heavy case.
 #
@@ -27,17 +29,20 @@ import json, sys
 name, shape, lp, tp = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), json.loads(sys.argv[4])
 counters = f" + {lp['counters']} counters" if lp["counters"] else ""
 read = f"{lp['counter_read_ns']:.0f}" if lp["counters"] else "-"
-print(f"| {name}{counters} | {shape} | {lp['plain_ms']:.2f} | {lp['ratio']:.3f} | {lp['call_ratio']:.3f} | {lp['first_call_ratio']:.3f} "
+print(f"| {name}{counters} | {shape} | {lp['plain_ms']:.2f} | {lp['ratio']:.3f} | {lp['call_ratio']:.3f} | {lp['first_call_ratio']:.3f} | {lp['empty_observer_ratio']:.3f} "
       f"| {tp['plain_ms']:.2f} | {tp['ratio']:.3f} | {tp['call_ratio']:.3f} | {lp['ops']} | {tp['ops']} | {read} |")
 PY
 }
 echo "LibTorch $TORCH_VERSION ($B), torch.profiler from $TORCH_PY; $(nproc) cores; reps: $REPS;"
 echo "plain times are medians in ms, ratios are medians of recorded over plain (measured)"
-echo "| model | input | plain | layoutprof fwd | layoutprof call | layoutprof first call | plain (py) | torch.profiler fwd | torch.profiler call | op events | profiler events | ns per counter read |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| model | input | plain | layoutprof fwd | layoutprof call | layoutprof first call | empty observer | plain (py) | torch.profiler fwd | torch.profiler call | op events | profiler events | ns per counter read |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 row resnet18 "$B/samples/resnet18.pt" 8x3x224x224
 row small_transformer "$B/samples/small_transformer.pt" 1x16x256
 row small_transformer "$B/samples/small_transformer.pt" 1x4x256
+# A scripted loop of tiny ops (17 op events per row, under a microsecond each): the most
+# op-heavy case there is, where RecordFunction itself (the empty-observer column) is the floor.
+row op_loop "$B/samples/op_loop.pt" 600x8x8
 # With the default counters on (what a plain `layoutprof` run does): every top-level op and
 # every copy reads each thread's groups at its start and end.
 row resnet18 "$B/samples/resnet18.pt" 8x3x224x224 --counters
