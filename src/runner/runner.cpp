@@ -329,7 +329,8 @@ Trace run_profile(const ProfileConfig& config, const ProgressFn& progress) {
   }
   run.calls_recorded = static_cast<int>(trace.calls.size());
   run.measured = {"op times and forward() wall time: steady clock, median over recorded calls",
-                  "shapes, strides and layout classes of every op's tensors (recorded)"};
+                  "shapes, strides and layout classes of every op's tensors (recorded in the first "
+                  "recorded call; the others record op names, times and counters only)"};
   if (counters && counters->events() > 0)
     run.measured.push_back("performance counters: " + run.counter_read);
   if (!sites_applied)
