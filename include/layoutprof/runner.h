@@ -24,8 +24,8 @@ struct ProfileConfig {
   int64_t max_ops = 0;              // op events recorded per call and thread; 0: default_max_ops()
 };
 
-// The --max-ops default: what this machine's available memory holds at about 4 KB per op
-// event (what a recorded op event costs in memory, analysis and reports included, measured by
+// The --max-ops default: what this machine's available memory holds at 1 KB per op event
+// (what a recorded op event costs in memory, analysis and reports included, measured by
 // scripts/bench-scale.sh, with room to spare).
 int64_t default_max_ops();
 

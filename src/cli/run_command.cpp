@@ -35,7 +35,7 @@ void setup_run(CLI::App& app, RunOptions& o) {
   app.add_option("--max-ops", o.max_ops,
                  "op events recorded per call (and thread) at most; past it the run stops "
                  "recording, says where, and reports the call up to there (default: what this "
-                 "machine's available memory holds, at 4 KB an op event)")
+                 "machine's available memory holds, at 1 KB an op event)")
       ->check(CLI::PositiveNumber);
   app.add_option("--device", o.device, "cpu, or cuda[:N] on a CUDA build")->capture_default_str();
   app.add_option("--json", o.json_path, "write the JSON report to FILE ('-': stdout)");

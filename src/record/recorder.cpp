@@ -148,21 +148,23 @@ struct Name {
   Str str;       // the text, interned for the OpEvents
 };
 
-struct RawEvent {
+struct RawEvent {  // 56 bytes: a call's array of them is walked once per op
   const Name* name;  // into ThreadBuffer::names
-  int32_t parent;    // index in the same thread's buffer, -1 at the top
-  int32_t uncaught;  // std::uncaught_exceptions() at the start: more at the end means it threw
   int64_t start_ns;
   int64_t end_ns;
+  int32_t parent;  // index in the same thread's buffer, -1 at the top
   uint32_t first_input;  // into ThreadBuffer::tensors
   uint32_t inputs;
   uint32_t first_output;
   uint32_t outputs;
-  bool failed;
   int32_t counters_begin;  // snapshot indices into ThreadBuffer::snapshots, -1 if none
   int32_t counters_end;
+  // std::uncaught_exceptions() at the start (saturated): more at the end means it threw.
+  uint16_t uncaught;
+  bool failed;
   bool gpu_pushed;  // pushed a CUPTI external correlation id (its index + 1)
 };
+static_assert(sizeof(RawEvent) == 56, "RawEvent is packed by hand");
 
 // Op names, interned: a RecordFunction's name may live only as long as it does (kernels'
 // own RECORD_FUNCTIONs, JIT operators with temporary schemas), so the hot path keeps a copy
@@ -344,7 +346,7 @@ std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction& fn) {
   e.name = b.intern(fn.name());
   const bool top = b.stack.empty();
   e.parent = top ? -1 : b.stack.back();
-  e.uncaught = std::uncaught_exceptions();
+  e.uncaught = static_cast<uint16_t>(std::min(std::uncaught_exceptions(), 65535));
   e.first_input = static_cast<uint32_t>(b.tensors.size());
   if (kTensors) {
     auto inputs = own_values(fn.inputs(), fn.num_inputs());

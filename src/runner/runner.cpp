@@ -196,7 +196,9 @@ void synchronize(const at::Device& device) {
 
 int64_t default_max_ops() {
   const long pages = ::sysconf(_SC_AVPHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
-  constexpr int64_t kBytesPerOp = 4096;
+  // A run holds about 380 bytes per op event and `check` about 840 (two reports, measured by
+  // scripts/bench-scale.sh on a loop of small ops): 1 KB leaves room for both.
+  constexpr int64_t kBytesPerOp = 1024;
   if (pages <= 0 || page <= 0) return 1'000'000;  // unknown: a million op events
   return std::max<int64_t>(static_cast<int64_t>(pages) * page / kBytesPerOp, 100'000);
 }
