@@ -84,7 +84,6 @@ struct TensorInfo {
   const std::string& device() const { return shape->device; }
   int elem_size() const { return shape->elem_size; }
   const Layout& layout() const { return shape->layout; }
-  LayoutClass cls() const { return shape->layout.cls; }
   int64_t numel() const { return shape->numel; }
   int64_t bytes() const {  // saturating
     int64_t b = 0;

@@ -106,7 +106,6 @@ class PackedInts {
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
   void shrink_to_fit() { bytes_.shrink_to_fit(); }
-  size_t bytes() const { return bytes_.size(); }
 
   // Reads the values in order; reading past the end gives 0.
   class Reader {

@@ -176,14 +176,7 @@ std::vector<CopyRecord> find_copies(const std::vector<OpEvent>& ops,
   std::vector<CopyRecord> copies;
   // The model's estimate depends only on the two tensors' shapes and offsets: a copy a loop
   // repeats is modelled once (each model builds TLB arrays of a few thousand entries).
-  struct DtlbKey {
-    const TensorShape* src;
-    const TensorShape* dst;
-    int64_t src_offset, dst_offset;
-    bool operator<(const DtlbKey& o) const {
-      return std::tie(src, dst, src_offset, dst_offset) < std::tie(o.src, o.dst, o.src_offset, o.dst_offset);
-    }
-  };
+  using DtlbKey = std::tuple<const TensorShape*, const TensorShape*, int64_t, int64_t>;
   std::map<DtlbKey, DtlbEstimate> dtlb_of;
   const Str copy_name("aten::copy_");
   for (const OpEvent& op : ops) {

@@ -317,13 +317,20 @@ void append_tensor(ThreadBuffer& b, const at::Tensor& t, int arg) {
   b.tensors.push_back(r);
 }
 
-void append_value(ThreadBuffer& b, const c10::IValue& value, int arg) {
+// Calls f on each tensor a value holds: itself, or the tensors of a list (tensor lists
+// included, without copying them).
+template <typename F>
+void for_each_tensor(const c10::IValue& value, F&& f) {
   if (value.isTensor()) {
-    append_tensor(b, value.toTensor(), arg);
-  } else if (value.isList()) {  // tensor lists included, without copying them
+    f(value.toTensor());
+  } else if (value.isList()) {
     for (const c10::IValue& item : value.toListRef())
-      if (item.isTensor()) append_tensor(b, item.toTensor(), arg);
+      if (item.isTensor()) f(item.toTensor());
   }
+}
+
+void append_value(ThreadBuffer& b, const c10::IValue& value, int arg) {
+  for_each_tensor(value, [&](const at::Tensor& t) { append_tensor(b, t, arg); });
 }
 
 // Ops called by the TorchScript interpreter see the interpreter's whole stack as their inputs
@@ -409,11 +416,7 @@ std::string module_path(const std::vector<std::string>& hierarchy) {
 template <typename Values>
 size_t count_tensors(Values values) {
   size_t n = 0;
-  for (const c10::IValue& v : values) {
-    if (v.isTensor()) ++n;
-    else if (v.isList())
-      for (const c10::IValue& item : v.toListRef()) n += item.isTensor();
-  }
+  for (const c10::IValue& v : values) for_each_tensor(v, [&n](const at::Tensor&) { ++n; });
   return n;
 }
 

@@ -21,18 +21,135 @@ using nlohmann::json;
 
 namespace {
 
+void put_int(std::string& out, int64_t v) {
+  char buf[24];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, r.ptr);
+}
+
+void put_double(std::string& out, double v) { out += json(v).dump(); }
+
+std::string dump_compact(const json& j);
+
+// Writes JSON text straight into a string, for the lists that grow with the op count
+// (copies, split points): building an nlohmann tree per entry costs more than the rest of the
+// report together. Keys are written in nlohmann's order (sorted), so the text is what
+// dump_compact() of the same tree would be.
+class JsonOut {
+ public:
+  explicit JsonOut(std::string& out) : out_(out) {}
+  JsonOut& key(const char* k) {
+    comma();
+    out_ += '"';
+    out_ += k;
+    out_ += "\":";
+    fresh_ = true;
+    return *this;
+  }
+  JsonOut& begin(char c) {
+    comma();
+    out_ += c;
+    fresh_ = true;
+    return *this;
+  }
+  JsonOut& end(char c) {
+    out_ += c;
+    fresh_ = false;
+    return *this;
+  }
+  JsonOut& num(int64_t v) {
+    comma();
+    put_int(out_, v);
+    return *this;
+  }
+  JsonOut& num_or_null(int64_t v) { return v < 0 ? raw("null") : num(v); }
+  JsonOut& real(double v) {
+    comma();
+    put_double(out_, v);
+    return *this;
+  }
+  JsonOut& boolean(bool v) { return raw(v ? "true" : "false"); }
+  JsonOut& str(const std::string& v) {
+    comma();
+    bool plain = true;
+    for (unsigned char ch : v)
+      if (ch < 0x20 || ch == '"' || ch == '\\' || ch >= 0x80) plain = false;
+    if (plain) {
+      out_ += '"';
+      out_ += v;
+      out_ += '"';
+    } else {
+      out_ += dump_compact(json(v));
+    }
+    return *this;
+  }
+  template <typename T>
+  JsonOut& nums(const std::vector<T>& v) {
+    begin('[');
+    for (T x : v) num(static_cast<int64_t>(x));
+    return end(']');
+  }
+  JsonOut& strs(const std::vector<std::string>& v) {
+    begin('[');
+    for (const std::string& x : v) str(x);
+    return end(']');
+  }
+  JsonOut& raw(const std::string& text) {
+    comma();
+    out_ += text;
+    return *this;
+  }
+
+ private:
+  void comma() {
+    if (!fresh_) out_ += ',';
+    fresh_ = false;
+  }
+  std::string& out_;
+  bool fresh_ = true;
+};
+
+// The one definition of a tensor's JSON (copies, the op list's tensor table, run inputs).
+void write_tensor(JsonOut& o, const TensorInfo& t, bool with_storage = true) {
+  o.begin('{');
+  o.key("arg").num(t.arg);
+  o.key("class").str(layout_class_name(t.layout().cls));
+  o.key("device").str(t.device());
+  o.key("dtype").str(t.dtype());
+  o.key("elem_size").num(t.elem_size());
+  o.key("layout").str(layout_label(t.layout()));
+  o.key("order").nums(t.layout().order);
+  o.key("sizes").nums(t.sizes());
+  if (with_storage) o.key("storage").raw(std::to_string(t.storage));
+  o.key("storage_offset").num(t.storage_offset);
+  o.key("strides").nums(t.strides());
+  o.end('}');
+}
+
+// The one definition of a DTLB estimate's JSON (copies, summary).
+void write_dtlb(JsonOut& o, const DtlbEstimate& d, bool with_fraction) {
+  o.begin('{');
+  o.key("accesses").num(d.accesses);
+  if (with_fraction) o.key("fraction").real(d.fraction);
+  o.key("l1_misses").num(d.l1_misses);
+  o.key("sampled").boolean(d.sampled);
+  o.key("walks").num(d.walks);
+  o.end('}');
+}
+
+// The same as trees, for the places that build one (few tensors: the run's inputs, op_list_json).
 json tensor_json(const TensorInfo& t) {
-  return json{{"arg", t.arg},
-              {"sizes", t.sizes()},
-              {"strides", t.strides()},
-              {"storage_offset", t.storage_offset},
-              {"dtype", t.dtype()},
-              {"device", t.device()},
-              {"elem_size", t.elem_size()},
-              {"layout", layout_label(t.layout())},
-              {"class", layout_class_name(t.layout().cls)},
-              {"order", t.layout().order},
-              {"storage", t.storage}};
+  std::string text;
+  JsonOut o(text);
+  write_tensor(o, t);
+  return json::parse(text);
+}
+
+json dtlb_json(const DtlbEstimate& d, bool with_fraction) {
+  std::string text;
+  JsonOut o(text);
+  write_dtlb(o, d, with_fraction);
+  return json::parse(text);
 }
 
 TensorInfo tensor_from(const json& j) {
@@ -93,13 +210,6 @@ std::vector<CounterValue> counters_from(const json& j, const std::vector<std::st
     values.push_back(c);
   }
   return values;
-}
-
-json dtlb_json(const DtlbEstimate& d, bool with_fraction) {
-  json j = {{"accesses", d.accesses}, {"l1_misses", d.l1_misses}, {"walks", d.walks},
-            {"sampled", d.sampled}};
-  if (with_fraction) j["fraction"] = d.fraction;
-  return j;
 }
 
 DtlbEstimate dtlb_from(const json& j) {
@@ -262,100 +372,6 @@ OpEvent op_from(const json& j, const std::vector<std::string>& names, TensorStor
   return op;
 }
 
-std::string dump_compact(const json& j);
-
-// Writes JSON text straight into a string, for the lists that grow with the op count
-// (copies, split points): building an nlohmann tree per entry costs more than the rest of the
-// report together. Keys are written in nlohmann's order (sorted), so the text is what
-// dump_compact() of the same tree would be.
-class JsonOut {
- public:
-  explicit JsonOut(std::string& out) : out_(out) {}
-  JsonOut& key(const char* k) {
-    comma();
-    out_ += '"';
-    out_ += k;
-    out_ += "\":";
-    fresh_ = true;
-    return *this;
-  }
-  JsonOut& begin(char c) {
-    comma();
-    out_ += c;
-    fresh_ = true;
-    return *this;
-  }
-  JsonOut& end(char c) {
-    out_ += c;
-    fresh_ = false;
-    return *this;
-  }
-  JsonOut& num(int64_t v) {
-    comma();
-    char buf[24];
-    auto r = std::to_chars(buf, buf + sizeof buf, v);
-    out_.append(buf, r.ptr);
-    return *this;
-  }
-  JsonOut& num_or_null(int64_t v) { return v < 0 ? raw("null") : num(v); }
-  JsonOut& real(double v) { return raw(json(v).dump()); }
-  JsonOut& boolean(bool v) { return raw(v ? "true" : "false"); }
-  JsonOut& str(const std::string& v) {
-    comma();
-    bool plain = true;
-    for (unsigned char ch : v)
-      if (ch < 0x20 || ch == '"' || ch == '\\' || ch >= 0x80) plain = false;
-    if (plain) {
-      out_ += '"';
-      out_ += v;
-      out_ += '"';
-    } else {
-      out_ += dump_compact(json(v));
-    }
-    return *this;
-  }
-  template <typename T>
-  JsonOut& nums(const std::vector<T>& v) {
-    begin('[');
-    for (T x : v) num(static_cast<int64_t>(x));
-    return end(']');
-  }
-  JsonOut& strs(const std::vector<std::string>& v) {
-    begin('[');
-    for (const std::string& x : v) str(x);
-    return end(']');
-  }
-  JsonOut& raw(const std::string& text) {
-    comma();
-    out_ += text;
-    return *this;
-  }
-
- private:
-  void comma() {
-    if (!fresh_) out_ += ',';
-    fresh_ = false;
-  }
-  std::string& out_;
-  bool fresh_ = true;
-};
-
-void write_tensor(JsonOut& o, const TensorInfo& t) {
-  o.begin('{');
-  o.key("arg").num(t.arg);
-  o.key("class").str(layout_class_name(t.layout().cls));
-  o.key("device").str(t.device());
-  o.key("dtype").str(t.dtype());
-  o.key("elem_size").num(t.elem_size());
-  o.key("layout").str(layout_label(t.layout()));
-  o.key("order").nums(t.layout().order);
-  o.key("sizes").nums(t.sizes());
-  o.key("storage").raw(std::to_string(t.storage));
-  o.key("storage_offset").num(t.storage_offset);
-  o.key("strides").nums(t.strides());
-  o.end('}');
-}
-
 void write_copy(std::string& out, const CopyRecord& c, const std::vector<std::string>& names) {
   JsonOut o(out);
   o.begin('{');
@@ -365,13 +381,8 @@ void write_copy(std::string& out, const CopyRecord& c, const std::vector<std::st
   o.key("culprit").num(c.culprit);
   o.key("dst");
   write_tensor(o, c.dst);
-  o.key("dtlb").begin('{');
-  o.key("accesses").num(c.dtlb.accesses);
-  o.key("fraction").real(c.dtlb.fraction);
-  o.key("l1_misses").num(c.dtlb.l1_misses);
-  o.key("sampled").boolean(c.dtlb.sampled);
-  o.key("walks").num(c.dtlb.walks);
-  o.end('}');
+  o.key("dtlb");
+  write_dtlb(o, c.dtlb, true);
   o.key("gpu_ns").num_or_null(c.gpu_ns);
   o.key("op").num(c.op);
   o.key("origin").num_or_null(c.origin);
@@ -606,14 +617,6 @@ struct OpTablesOut {
   static SourceKey source_key(const OpEvent& op) { return {op.source, op.source_text}; }
 };
 
-void put_int(std::string& out, int64_t v) {
-  char buf[24];
-  auto r = std::to_chars(buf, buf + sizeof buf, v);
-  out.append(buf, r.ptr);
-}
-
-void put_double(std::string& out, double v) { out += json(v).dump(); }
-
 void put_tensors(std::string& row, const TensorList& list, OpTablesOut& t) {
   row += '[';
   for (size_t i = 0; i < list.size(); ++i) {
@@ -699,6 +702,7 @@ void write_report_json(std::ostream& out, const Report& r) {
   // Tables first (the rows refer to them), then the rows, made again with the same ids.
   OpTablesOut tables;
   for (const OpEvent& op : r.ops) intern_op(op, tables);
+  std::string row;  // one entry's text at a time
   out << "{\"schema_version\": " << kSchemaVersion << ",\n\"figures\": " << dump_compact(figures_json())
       << ",\n\"run\": " << dump_compact(run_json(r.run))
       << ",\n\"summary\": " << dump_compact(summary_json(r.summary, names)) << ",\n\"ops\": {\"encoding\": "
@@ -714,15 +718,15 @@ void write_report_json(std::ostream& out, const Report& r) {
     out << dump_compact(json::array({key->first.str(), key->second.str()}));
   });
   out << ",\n\"tensors\": ";
-  write_array(out, tables.tensor_values, [&out](const TensorInfo* t) {
-    json j = tensor_json(*t);
-    j.erase("storage");
-    out << dump_compact(j);
+  write_array(out, tables.tensor_values, [&out, &row](const TensorInfo* t) {
+    row.clear();
+    JsonOut o(row);
+    write_tensor(o, *t, false);
+    out << row;
   });
   out << ",\n\"kernels\": ";
   strings(tables.kernels.values());
   out << ",\n\"rows\": [";
-  std::string row;
   for (size_t i = 0; i < r.ops.size(); ++i) {
     row.clear();
     row += i ? ",\n" : "\n";
