@@ -62,6 +62,7 @@ struct TensorShape {
   Str device;  // cpu, cuda:0, ...
   int elem_size = 0;
   Layout layout;
+  Str label;          // layout_label(layout), made once when the shape is interned
   int64_t numel = 1;  // product of sizes (saturating: a hostile report cannot overflow it)
 };
 
@@ -84,6 +85,7 @@ struct TensorInfo {
   const std::string& device() const { return shape->device; }
   int elem_size() const { return shape->elem_size; }
   const Layout& layout() const { return shape->layout; }
+  Str label() const { return shape->label; }  // layout_label(layout())
   int64_t numel() const { return shape->numel; }
   int64_t bytes() const {  // saturating
     int64_t b = 0;

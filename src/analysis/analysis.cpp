@@ -1,10 +1,12 @@
 #include "layoutprof/analysis.h"
 
 #include "layoutprof/dtlb_model.h"
+#include "analysis/flat_index.h"
 #include "analysis/format.h"
 
 #include <algorithm>
 #include <map>
+#include <unordered_map>
 #include <sstream>
 #include <tuple>
 
@@ -56,7 +58,7 @@ int64_t noncontiguous_inputs(const OpEvent& op) {
 void append_flow(std::vector<std::string>& lane, const std::vector<OpEvent>& ops, int64_t id) {
   for (const TensorInfo* t : {main_input(ops[id]), main_output(ops, id)}) {
     if (!t || t->layout().cls == LayoutClass::unknown) continue;
-    std::string label = layout_label(t->layout());
+    const std::string& label = t->label();
     if (lane.empty() || lane.back() != label) lane.push_back(label);
   }
 }
@@ -76,10 +78,17 @@ namespace {
 // (shapes are interned: one pointer stands for sizes, strides, dtype and device).
 using ViewKey = std::tuple<uint64_t, int64_t, const TensorShape*>;
 ViewKey view_key(const TensorInfo& t) { return {t.storage, t.storage_offset, t.shape}; }
+struct ViewKeyHash {
+  size_t operator()(const ViewKey& k) const {
+    return mix_hash(std::get<0>(k) ^ mix_hash(static_cast<uint64_t>(std::get<1>(k)) ^
+                                              mix_hash(reinterpret_cast<uintptr_t>(std::get<2>(k)))));
+  }
+};
 
 template <typename T>
-T median(std::vector<T> v) {
+T median(std::vector<T>& v) {  // reorders v
   if (v.empty()) return 0;
+  if (v.size() == 1) return v[0];
   std::sort(v.begin(), v.end());
   size_t n = v.size();
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
@@ -104,7 +113,11 @@ class Provenance {
         ViewKey key = view_key(out);
         bool passed_through = std::any_of(op.inputs.begin(), op.inputs.end(),
                                           [&](const TensorInfo& in) { return view_key(in) == key; });
-        if (!passed_through) producers_[key].push_back(op.id);
+        if (!passed_through) {
+          uint32_t id = views_.id(key);
+          if (id == producers_.size()) producers_.emplace_back();
+          producers_[id].push_back(op.id);
+        }
       }
     }
   }
@@ -140,9 +153,9 @@ class Provenance {
   }
 
   int64_t latest_producer(const TensorInfo& t, int64_t before, int64_t reader) const {
-    auto it = producers_.find(view_key(t));
-    if (it == producers_.end()) return -1;
-    const auto& ids = it->second;
+    int64_t view = views_.find(view_key(t));
+    if (view < 0) return -1;
+    const auto& ids = producers_[view];
     for (auto p = ids.rbegin(); p != ids.rend(); ++p)
       if (*p < before && !is_ancestor(*p, reader)) return outermost_producer(*p, view_key(t));
     return -1;
@@ -167,7 +180,8 @@ class Provenance {
 
   const std::vector<OpEvent>& ops_;
   const std::vector<ModelInput>& inputs_;
-  std::map<ViewKey, std::vector<int64_t>> producers_;
+  FlatIndex<ViewKey, ViewKeyHash> views_;           // non-dense views some op made
+  std::vector<std::vector<int64_t>> producers_;  // per view: the ops that made it, in order
 };
 
 std::vector<CopyRecord> find_copies(const std::vector<OpEvent>& ops,
@@ -261,10 +275,10 @@ std::string suggest(const SplitPoint& sp, const OpEvent& op, const Report& r, co
       born = " (born as model input " + std::to_string(c.origin_input) + ")";
     }
     if (is_explicit)
-      return "explicit copy of a " + layout_label(c.src.layout()) + " tensor" + born +
+      return "explicit copy of a " + c.src.label() + " tensor" + born +
              ": keep it only if the ops after it need dense data; better, avoid the layout "
              "change that makes it necessary";
-    return "copies its " + layout_label(c.src.layout()) + " input" + born +
+    return "copies its " + c.src.label() + " input" + born +
            " on every call: make the tensor contiguous once at its origin, or keep the data "
            "dense so this op needs no copy";
   }
@@ -277,7 +291,7 @@ std::string suggest(const SplitPoint& sp, const OpEvent& op, const Report& r, co
 }
 
 std::vector<SplitPoint> find_split_points(const Report& r, const std::vector<int64_t>& top) {
-  std::map<int64_t, std::vector<const CopyRecord*>> by_culprit, by_origin;
+  std::unordered_map<int64_t, std::vector<const CopyRecord*>> by_culprit, by_origin;
   for (const CopyRecord& c : r.copies) {
     if (!is_layout_copy(c.cls)) continue;
     by_culprit[c.culprit].push_back(&c);
@@ -292,15 +306,15 @@ std::vector<SplitPoint> find_split_points(const Report& r, const std::vector<int
     sp.op = op.id;
     if (in && out && in->layout().cls != LayoutClass::unknown &&
         out->layout().cls != LayoutClass::unknown &&
-        layout_label(in->layout()) != layout_label(out->layout()))
+        in->label() != out->label())
       sp.kinds.push_back("layout_change");
     auto own = by_culprit.find(op.id);
     if (own != by_culprit.end()) sp.kinds.push_back("layout_copy");
     if (mixes_memory_formats(op)) sp.kinds.push_back("mixed_formats");
     if (sp.kinds.empty()) continue;
 
-    sp.before = in ? layout_label(in->layout()) : "";
-    sp.after = out ? layout_label(out->layout()) : sp.before;
+    sp.before = in ? in->label().str() : "";
+    sp.after = out ? out->label().str() : sp.before;
     std::vector<const CopyRecord*> paid;
     if (own != by_culprit.end()) paid = own->second;
     auto downstream = by_origin.find(op.id);
@@ -322,14 +336,17 @@ std::vector<SplitPoint> find_split_points(const Report& r, const std::vector<int
 
 std::vector<ModuleStats> aggregate_modules(const Report& r, const std::vector<int64_t>& top) {
   std::vector<ModuleStats> modules;
-  std::map<std::string, size_t> index;
-  auto stats_for = [&](const std::string& module) -> ModuleStats& {
-    auto it = index.find(module);
-    if (it != index.end()) return modules[it->second];
-    index[module] = modules.size();
-    modules.emplace_back();
-    modules.back().module = module;
-    return modules.back();
+  struct StrHash {
+    size_t operator()(Str s) const { return mix_hash(reinterpret_cast<uintptr_t>(s.id())); }
+  };
+  FlatIndex<Str, StrHash> index;
+  auto stats_for = [&](Str module) -> ModuleStats& {
+    uint32_t id = index.id(module);
+    if (id == modules.size()) {
+      modules.emplace_back();
+      modules.back().module = module;
+    }
+    return modules[id];
   };
   for (const OpEvent& op : r.ops) {
     ModuleStats& m = stats_for(r.ops[top[op.id]].module);
@@ -441,7 +458,9 @@ Report analyze(Trace trace) {
   const bool shown_like_first = &shown == &first || same_op_sequence(first, shown);
   // The shown call's events move into the report (a copy would double the memory of the
   // largest thing a run holds); the medians read its figures instead.
-  const Call shown_figures = keep_figures_only(shown, shown);
+  // (With one call, its figures are the medians.)
+  const bool one_call = trace.calls.size() == 1;
+  const Call shown_figures = one_call ? Call() : keep_figures_only(shown, shown);
   std::vector<int64_t> walls;
   std::vector<const Call*> same;
   for (const Call& c : trace.calls) {
@@ -454,7 +473,7 @@ Report analyze(Trace trace) {
   r.ops = std::move(shown.events);
   r.tensors = shown.tensors;
   r.run.ops_not_recorded = shown.ops_not_recorded;
-  take_medians(r.ops, same);
+  if (!one_call) take_medians(r.ops, same);
 
   std::vector<int64_t> top = top_level_ancestors(r.ops);
   Provenance provenance(r.ops, r.run.inputs);

@@ -220,6 +220,7 @@ const TensorShape* intern_shape(TensorShape shape, bool classified) {
   std::lock_guard<std::mutex> lock(pool.mutex);
   auto it = pool.index.find(&shape);
   if (it != pool.index.end()) return *it;
+  shape.label = Str(layout_label(shape.layout));
   pool.shapes.push_back(std::move(shape));
   pool.index.insert(&pool.shapes.back());
   return &pool.shapes.back();

@@ -46,6 +46,7 @@ struct RunOptions {
   std::string trace;  // Chrome trace / Perfetto JSON file
   std::string baseline;
   bool update_baseline = false;
+  bool timings = false;  // each step's wall time on stderr
   GateCliOptions gate;
 };
 

@@ -1,10 +1,13 @@
 #include <unistd.h>
 
+#include <chrono>
+#include <iomanip>
 #include <iostream>
 #include <optional>
 #include <sstream>
 
 #include "cli/commands.h"
+#include "analysis/format.h"
 #include "cli/gate_cli.h"
 #include "layoutprof/chrome_trace.h"
 #include "layoutprof/analysis.h"
@@ -56,6 +59,9 @@ void setup_run(CLI::App& app, RunOptions& o) {
                  "compare the run with this baseline report: exit 1 when something regressed");
   app.add_flag("--update-baseline", o.update_baseline,
                "write this run's report as the new --baseline (atomically) and exit 0");
+  app.add_flag("--timings", o.timings,
+               "print each step's wall time on stderr (loading, calls, analysis, each report): "
+               "measured, steady clock");
   add_view_options(app, o.view);
   add_gate_options(app, o.gate, false);
 }
@@ -92,9 +98,18 @@ int run_run(const RunOptions& o) {
   config.max_ops = o.max_ops;
   parse_tlb_config(o.tlb);  // a bad --tlb is a usage error before the model loads
 
-  const bool progress_on = ::isatty(STDERR_FILENO);
-  auto progress = [progress_on](const std::string& line) {
-    if (progress_on) std::cerr << "layoutprof: " << line << "\n";
+  // Progress goes to a terminal; --timings also says when each step began (seconds since the
+  // start) and, at the end, how long layoutprof's own work after the calls took.
+  const bool progress_on = ::isatty(STDERR_FILENO) || o.timings;
+  const auto start = std::chrono::steady_clock::now();
+  auto seconds = [start] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  auto progress = [&](const std::string& line) {
+    if (!progress_on) return;
+    if (o.timings) std::cerr << "layoutprof: " << std::fixed << std::setprecision(3) << seconds() << " s: ";
+    else std::cerr << "layoutprof: ";
+    std::cerr << line << "\n";
   };
   if (o.update_baseline && o.baseline.empty()) throw UsageError("--update-baseline needs --baseline FILE");
   // A baseline that cannot be read or compared stops the run before the model loads.
@@ -109,17 +124,31 @@ int run_run(const RunOptions& o) {
     }
   }
 
-  Report report = analyze(run_profile(config, progress));
+  Trace trace = run_profile(config, progress);
+  const double calls_done = seconds();
+  progress("analysis");
+  Report report = analyze(std::move(trace));
 
   const bool json_to_stdout = o.json_path == "-" || o.format == "json";
   auto write_json = [&report](std::ostream& out) { write_report_json(out, report); };
   if (json_to_stdout) {
+    progress("JSON report to stdout");
     write_file_atomically("-", write_json);
   } else {
+    progress("text report");
     print_text_report(report, o.view);
   }
-  if (!o.json_path.empty() && o.json_path != "-") write_file_atomically(o.json_path, write_json);
-  if (!o.trace.empty()) write_file_atomically(o.trace, dump_json(chrome_trace(report), -1));
+  if (!o.json_path.empty() && o.json_path != "-") {
+    progress("JSON report to " + o.json_path);
+    write_file_atomically(o.json_path, write_json);
+  }
+  if (!o.trace.empty()) {
+    progress("trace to " + o.trace);
+    write_file_atomically(o.trace, dump_json(chrome_trace(report), -1));
+  }
+  if (o.timings)
+    progress("reports done: " + fixed(seconds() - calls_done, 3) +
+             " s after the recorded calls (analysis and reports)");
 
   bool regressed = false;
   if (!o.baseline.empty()) {

@@ -14,7 +14,7 @@ std::string describe(const TensorInfo& t) {
   if (t.sizes().empty()) s = "scalar";
   s += " " + t.dtype() + " strides (";
   for (size_t d = 0; d < t.strides().size(); ++d) s += (d ? "," : "") + std::to_string(t.strides()[d]);
-  return s + ") " + layout_label(t.layout());
+  return s + ") " + t.label();
 }
 
 double us(int64_t ns) { return static_cast<double>(ns) / 1000.0; }

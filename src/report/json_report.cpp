@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "analysis/flat_index.h"
 #include "layoutprof/errors.h"
 
 namespace layoutprof {
@@ -21,13 +22,49 @@ using nlohmann::json;
 
 namespace {
 
-void put_int(std::string& out, int64_t v) {
-  char buf[24];
-  auto r = std::to_chars(buf, buf + sizeof buf, v);
-  out.append(buf, r.ptr);
+// A growing text buffer written a few bytes at a time: the report's lists are millions of
+// small pieces, where std::string's appends (a call and a capacity check each) cost more than
+// the text itself.
+class TextBuf {
+ public:
+  TextBuf() : text_(256, '\0') {}
+  // Room for n more bytes at the end; commit(p) sets the end to p.
+  char* room(size_t n) {
+    if (size_ + n > text_.size()) text_.resize(std::max(text_.size() * 2, size_ + n));
+    return text_.data() + size_;
+  }
+  void commit(char* end) { size_ = static_cast<size_t>(end - text_.data()); }
+  TextBuf& operator+=(char c) {
+    *room(1) = c;
+    ++size_;
+    return *this;
+  }
+  TextBuf& operator+=(std::string_view v) {
+    std::memcpy(room(v.size()), v.data(), v.size());
+    size_ += v.size();
+    return *this;
+  }
+  void clear() { size_ = 0; }
+  size_t size() const { return size_; }
+  std::string_view view() const { return {text_.data(), size_}; }
+  void write_to(std::ostream& out) const { out.write(text_.data(), static_cast<std::streamsize>(size_)); }
+
+ private:
+  std::string text_;
+  size_t size_ = 0;
+};
+
+void put_int(TextBuf& out, int64_t v) {
+  char* p = out.room(24);
+  out.commit(std::to_chars(p, p + 24, v).ptr);
 }
 
-void put_double(std::string& out, double v) { out += json(v).dump(); }
+void put_uint(TextBuf& out, uint64_t v) {
+  char* p = out.room(24);
+  out.commit(std::to_chars(p, p + 24, v).ptr);
+}
+
+void put_double(TextBuf& out, double v) { out += json(v).dump(); }
 
 std::string dump_compact(const json& j);
 
@@ -37,11 +74,12 @@ std::string dump_compact(const json& j);
 // dump_compact() of the same tree would be.
 class JsonOut {
  public:
-  explicit JsonOut(std::string& out) : out_(out) {}
-  JsonOut& key(const char* k) {
+  explicit JsonOut(TextBuf& out) : out_(out) {}
+  template <size_t N>
+  JsonOut& key(const char (&k)[N]) {
     comma();
     out_ += '"';
-    out_ += k;
+    out_ += std::string_view(k, N - 1);
     out_ += "\":";
     fresh_ = true;
     return *this;
@@ -69,7 +107,10 @@ class JsonOut {
     return *this;
   }
   JsonOut& boolean(bool v) { return raw(v ? "true" : "false"); }
-  JsonOut& str(const std::string& v) {
+  JsonOut& str(const std::string& v) { return text(v); }
+  JsonOut& str(const char* v) { return text(v); }
+  JsonOut& str(Str v) { return text(v.str()); }
+  JsonOut& text(std::string_view v) {
     comma();
     bool plain = true;
     for (unsigned char ch : v)
@@ -79,8 +120,13 @@ class JsonOut {
       out_ += v;
       out_ += '"';
     } else {
-      out_ += dump_compact(json(v));
+      out_ += dump_compact(json(std::string(v)));
     }
+    return *this;
+  }
+  JsonOut& unum(uint64_t v) {
+    comma();
+    put_uint(out_, v);
     return *this;
   }
   template <typename T>
@@ -94,7 +140,7 @@ class JsonOut {
     for (const std::string& x : v) str(x);
     return end(']');
   }
-  JsonOut& raw(const std::string& text) {
+  JsonOut& raw(std::string_view text) {
     comma();
     out_ += text;
     return *this;
@@ -105,7 +151,7 @@ class JsonOut {
     if (!fresh_) out_ += ',';
     fresh_ = false;
   }
-  std::string& out_;
+  TextBuf& out_;
   bool fresh_ = true;
 };
 
@@ -117,10 +163,10 @@ void write_tensor(JsonOut& o, const TensorInfo& t, bool with_storage = true) {
   o.key("device").str(t.device());
   o.key("dtype").str(t.dtype());
   o.key("elem_size").num(t.elem_size());
-  o.key("layout").str(layout_label(t.layout()));
+  o.key("layout").str(t.label());
   o.key("order").nums(t.layout().order);
   o.key("sizes").nums(t.sizes());
-  if (with_storage) o.key("storage").raw(std::to_string(t.storage));
+  if (with_storage) o.key("storage").unum(t.storage);
   o.key("storage_offset").num(t.storage_offset);
   o.key("strides").nums(t.strides());
   o.end('}');
@@ -139,17 +185,17 @@ void write_dtlb(JsonOut& o, const DtlbEstimate& d, bool with_fraction) {
 
 // The same as trees, for the places that build one (few tensors: the run's inputs, op_list_json).
 json tensor_json(const TensorInfo& t) {
-  std::string text;
+  TextBuf text;
   JsonOut o(text);
   write_tensor(o, t);
-  return json::parse(text);
+  return json::parse(text.view());
 }
 
 json dtlb_json(const DtlbEstimate& d, bool with_fraction) {
-  std::string text;
+  TextBuf text;
   JsonOut o(text);
   write_dtlb(o, d, with_fraction);
-  return json::parse(text);
+  return json::parse(text.view());
 }
 
 TensorInfo tensor_from(const json& j) {
@@ -372,12 +418,13 @@ OpEvent op_from(const json& j, const std::vector<std::string>& names, TensorStor
   return op;
 }
 
-void write_copy(std::string& out, const CopyRecord& c, const std::vector<std::string>& names) {
+void write_copy(TextBuf& out, const CopyRecord& c, const std::vector<std::string>& names) {
   JsonOut o(out);
   o.begin('{');
   o.key("bytes").num(c.bytes);
   o.key("class").str(copy_class_name(c.cls));
-  o.key("counters").raw(dump_compact(counters_json(c.counters, names)));
+  if (c.counters.empty()) o.key("counters").raw("{}");
+  else o.key("counters").raw(dump_compact(counters_json(c.counters, names)));
   o.key("culprit").num(c.culprit);
   o.key("dst");
   write_tensor(o, c.dst);
@@ -392,7 +439,7 @@ void write_copy(std::string& out, const CopyRecord& c, const std::vector<std::st
   o.end('}');
 }
 
-void write_split(std::string& out, const SplitPoint& sp, const std::vector<OpEvent>& ops) {
+void write_split(TextBuf& out, const SplitPoint& sp, const std::vector<OpEvent>& ops) {
   const OpEvent& op = ops.at(sp.op);
   JsonOut o(out);
   o.begin('{');
@@ -561,22 +608,6 @@ json summary_json(const Summary& s, const std::vector<std::string>& names) {
 
 std::string dump_compact(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
-// Distinct values in order of first appearance, each with its index.
-template <typename Key, typename Hash = std::hash<Key>>
-class Interner {
- public:
-  uint32_t id(const Key& key) {
-    auto [it, added] = index_.emplace(key, static_cast<uint32_t>(index_.size()));
-    if (added) order_.push_back(&it->first);
-    return it->second;
-  }
-  const std::vector<const Key*>& values() const { return order_; }
-
- private:
-  std::unordered_map<Key, uint32_t, Hash> index_;
-  std::vector<const Key*> order_;  // node-based map: the keys do not move
-};
-
 // What makes two tensors of the op list the same table entry: everything but the storage.
 struct TensorKey {
   const TensorShape* shape;
@@ -588,60 +619,69 @@ struct TensorKey {
 };
 struct TensorKeyHash {
   size_t operator()(const TensorKey& k) const {
-    return std::hash<const void*>()(k.shape) ^ (std::hash<int64_t>()(k.storage_offset) * 31 + k.arg);
+    return mix_hash(reinterpret_cast<uintptr_t>(k.shape) ^
+                    mix_hash(static_cast<uint64_t>(k.storage_offset) * 31 + static_cast<uint64_t>(k.arg)));
   }
+};
+struct StrHash {
+  size_t operator()(Str s) const { return mix_hash(reinterpret_cast<uintptr_t>(s.id())); }
 };
 using SourceKey = std::pair<Str, Str>;
 struct SourceKeyHash {
   size_t operator()(const SourceKey& k) const {
-    return std::hash<Str>()(k.first) * 1000003u ^ std::hash<Str>()(k.second);
+    return mix_hash(reinterpret_cast<uintptr_t>(k.first.id()) * 1000003u ^
+                    reinterpret_cast<uintptr_t>(k.second.id()));
   }
+};
+struct U64Hash {
+  size_t operator()(uint64_t v) const { return mix_hash(v); }
 };
 
 struct OpTablesOut {
-  Interner<Str> names, modules, kernels;
-  Interner<SourceKey, SourceKeyHash> sources;
-  Interner<TensorKey, TensorKeyHash> tensors;
+  FlatIndex<Str, StrHash> names, modules, kernels;
+  FlatIndex<SourceKey, SourceKeyHash> sources;
+  FlatIndex<TensorKey, TensorKeyHash> tensors;
   std::vector<const TensorInfo*> tensor_values;  // the first tensor of each key
-  std::unordered_map<uint64_t, uint32_t> buffers;
+  FlatIndex<uint64_t, U64Hash> buffers;          // buffer ids from 1 (0: no storage)
 
   uint32_t tensor(const TensorInfo& t) {
     uint32_t id = tensors.id({t.shape, t.arg, t.storage_offset});
     if (id == tensor_values.size()) tensor_values.push_back(&t);
     return id;
   }
-  uint32_t buffer(uint64_t storage) {
-    if (storage == 0) return 0;
-    return buffers.emplace(storage, static_cast<uint32_t>(buffers.size() + 1)).first->second;
-  }
+  uint32_t buffer(uint64_t storage) { return storage == 0 ? 0 : buffers.id(storage) + 1; }
   static SourceKey source_key(const OpEvent& op) { return {op.source, op.source_text}; }
 };
 
-void put_tensors(std::string& row, const TensorList& list, OpTablesOut& t) {
+// The tensor table's ids of each op's tensors, inputs then outputs, in op order: found once
+// while the tables are made, read back in order while the rows are written.
+struct TensorIds {
+  std::vector<uint32_t> ids;
+  size_t next = 0;
+};
+
+void put_tensors(TextBuf& row, const TensorList& list, OpTablesOut& t, TensorIds& ids) {
   row += '[';
   for (size_t i = 0; i < list.size(); ++i) {
     if (i) row += ',';
-    put_int(row, t.tensor(list[i]));
+    put_int(row, ids.ids[ids.next++]);
     row += ',';
-    put_int(row, t.buffer(list[i].storage));
+    put_int(row, t.buffer(list[i].storage));  // numbered as the rows are written
   }
   row += ']';
 }
 
-// Gives everything a row refers to its table index, in order of first appearance.
-void intern_op(const OpEvent& op, OpTablesOut& t) {
+// Gives everything a row refers to in a table its index, in order of first appearance.
+void intern_op(const OpEvent& op, OpTablesOut& t, TensorIds& ids) {
   t.names.id(op.name);
   t.modules.id(op.module);
   t.sources.id(OpTablesOut::source_key(op));
   for (const auto* list : {&op.inputs, &op.outputs})
-    for (const TensorInfo& tensor : *list) {
-      t.tensor(tensor);
-      t.buffer(tensor.storage);
-    }
+    for (const TensorInfo& tensor : *list) ids.ids.push_back(t.tensor(tensor));
   for (Str k : op.kernels) t.kernels.id(k);
 }
 
-void write_row(std::string& row, const OpEvent& op, OpTablesOut& t) {
+void write_row(TextBuf& row, const OpEvent& op, OpTablesOut& t, TensorIds& ids) {
   row += '[';
   if (op.parent < 0) row += "null";
   else put_int(row, op.parent);
@@ -652,9 +692,9 @@ void write_row(std::string& row, const OpEvent& op, OpTablesOut& t) {
     put_int(row, v);
   }
   row += ',';
-  put_tensors(row, op.inputs, t);
+  put_tensors(row, op.inputs, t, ids);
   row += ',';
-  put_tensors(row, op.outputs, t);
+  put_tensors(row, op.outputs, t, ids);
   if (!op.counters.empty() || op.gpu_ns >= 0) {
     row += ",[";
     for (size_t k = 0; k < op.counters.size(); ++k) {
@@ -701,49 +741,55 @@ void write_report_json(std::ostream& out, const Report& r) {
   const std::vector<std::string> names = measured_names(r.run);
   // Tables first (the rows refer to them), then the rows, made again with the same ids.
   OpTablesOut tables;
-  for (const OpEvent& op : r.ops) intern_op(op, tables);
-  std::string row;  // one entry's text at a time
+  TensorIds ids;
+  for (const OpEvent& op : r.ops) intern_op(op, tables, ids);
+  TextBuf row;  // one entry's text at a time (rows: about 64 KB of them)
   out << "{\"schema_version\": " << kSchemaVersion << ",\n\"figures\": " << dump_compact(figures_json())
       << ",\n\"run\": " << dump_compact(run_json(r.run))
       << ",\n\"summary\": " << dump_compact(summary_json(r.summary, names)) << ",\n\"ops\": {\"encoding\": "
       << dump_compact(kOpsEncoding) << ",\n\"names\": ";
-  auto strings = [&out](const std::vector<const Str*>& list) {
-    write_array(out, list, [&out](const Str* s) { out << dump_compact(s->str()); });
+  auto strings = [&out](const std::vector<Str>& list) {
+    write_array(out, list, [&out](Str s) { out << dump_compact(s.str()); });
   };
-  strings(tables.names.values());
+  strings(tables.names.keys());
   out << ",\n\"modules\": ";
-  strings(tables.modules.values());
+  strings(tables.modules.keys());
   out << ",\n\"sources\": ";
-  write_array(out, tables.sources.values(), [&out](const SourceKey* key) {
-    out << dump_compact(json::array({key->first.str(), key->second.str()}));
+  write_array(out, tables.sources.keys(), [&out](const SourceKey& key) {
+    out << dump_compact(json::array({key.first.str(), key.second.str()}));
   });
   out << ",\n\"tensors\": ";
   write_array(out, tables.tensor_values, [&out, &row](const TensorInfo* t) {
     row.clear();
     JsonOut o(row);
     write_tensor(o, *t, false);
-    out << row;
+    row.write_to(out);
   });
   out << ",\n\"kernels\": ";
-  strings(tables.kernels.values());
+  strings(tables.kernels.keys());
   out << ",\n\"rows\": [";
+  row.clear();
   for (size_t i = 0; i < r.ops.size(); ++i) {
-    row.clear();
     row += i ? ",\n" : "\n";
-    write_row(row, r.ops[i], tables);
-    out << row;
+    write_row(row, r.ops[i], tables, ids);
+    if (row.size() >= (1 << 16)) {  // rows go out in blocks of about 64 KB
+      row.write_to(out);
+      row.clear();
+    }
   }
+  row.write_to(out);
+  ids = {};
   out << "\n]},\n\"copies\": ";
   write_array(out, r.copies, [&](const CopyRecord& c) {
     row.clear();
     write_copy(row, c, names);
-    out << row;
+    row.write_to(out);
   });
   out << ",\n\"split_points\": ";
   write_array(out, r.split_points, [&](const SplitPoint& sp) {
     row.clear();
     write_split(row, sp, r.ops);
-    out << row;
+    row.write_to(out);
   });
   out << ",\n\"modules\": ";
   write_array(out, r.modules, [&](const ModuleStats& m) { out << dump_compact(module_json(m, names)); });

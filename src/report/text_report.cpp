@@ -85,7 +85,7 @@ void write_header(std::ostream& out, const Report& r) {
   for (size_t i = 0; i < run.inputs.size(); ++i) {
     const ModelInput& in = run.inputs[i];
     out << "  input " << i << "   " << in.spec.text << "  (" << in.tensor.dtype() << ", "
-        << layout_label(in.tensor.layout()) << ")\n";
+        << in.tensor.label() << ")\n";
   }
   out << "  run       " << run.device << ", " << run.threads << " threads, LibTorch "
       << run.torch_version << ", warm-up " << run.warmup << ", recorded calls "
@@ -126,7 +126,7 @@ void write_failure(std::ostream& out, const Report& r) {
       for (size_t d = 0; d < in.sizes().size(); ++d) out << (d ? "x" : "") << in.sizes()[d];
       out << " strides (";
       for (size_t d = 0; d < in.strides().size(); ++d) out << (d ? "," : "") << in.strides()[d];
-      out << ") " << layout_label(in.layout()) << "\n";
+      out << ") " << in.label() << "\n";
     }
     out << "  " << r.ops.size() << " ops were recorded up to it.\n";
   }

@@ -329,6 +329,7 @@ Trace run_profile(const ProfileConfig& config, const ProgressFn& progress) {
     trace.calls.push_back(std::move(call));
     if (failed) break;
   }
+  progress("recorded calls done");
   run.calls_recorded = static_cast<int>(trace.calls.size());
   run.measured = {"op times and forward() wall time: steady clock, median over recorded calls",
                   "shapes, strides and layout classes of every op's tensors (recorded in the first "

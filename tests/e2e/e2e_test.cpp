@@ -288,6 +288,32 @@ TEST(Reports, JsonToStdout) {
   EXPECT_EQ(j["schema_version"], 2);
 }
 
+TEST(Cli, TimingsSayWhenEachStepBeganAndWhatTheReportsTook) {
+  fs::path report = work_dir() / "timings.json";
+  Result r = run(sample_args("transpose_reshape", {"--timings", "--json", report.string()}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  // Each step on its own line, seconds since the start, in the order they ran.
+  std::vector<std::string> steps = {"loading", "warm-up 1/", "locating ops", "recorded call 1/",
+                                    "recorded calls done", "analysis", "text report",
+                                    "JSON report to " + report.string(), "reports done: "};
+  size_t at = 0;
+  double last = -1;
+  for (const std::string& step : steps) {
+    size_t found = r.err.find("s: " + step, at);
+    ASSERT_NE(found, std::string::npos) << step << " missing or out of order in:\n" << r.err;
+    size_t line = r.err.rfind("layoutprof: ", found);
+    double t = std::stod(r.err.substr(line + 12));
+    EXPECT_GE(t, last) << step;
+    last = t;
+    at = found;
+  }
+  EXPECT_THAT(r.err, HasSubstr(" s after the recorded calls (analysis and reports)"));
+  // Without it, a run that is not on a terminal says nothing on stderr.
+  Result quiet = run(sample_args("transpose_reshape", {}));
+  ASSERT_EQ(quiet.code, 0) << quiet.err;
+  EXPECT_EQ(quiet.err, "");
+}
+
 TEST(FailingModel, ReportsEverythingUpToTheFailingOp) {
   const json& e = entry_named("view_fails");
   fs::path report = work_dir() / "fails.json";
