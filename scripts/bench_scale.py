@@ -14,6 +14,8 @@ figures the targets are set in, derived from those:
   RSS/op      (peak RSS - the plain run's) / op events of one call, in bytes
   wall/op     (wall - the plain run's) / op events of one call, in microseconds
   per call    (wall at --iters 20 - wall at --iters 1) / 19 / a plain forward(), text runs
+  after calls what the --json run itself measured (--timings) from the end of its recorded
+              calls to its reports written: analysis, text, JSON and the file's fsync
 Readers (render, check) are held against `layoutprof --version`, which loads the same
 libraries and does nothing. The report's size per op event is printed too.
 
@@ -40,15 +42,24 @@ def measure(cmd, stdout=subprocess.DEVNULL):
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode not in (0, 1):  # check exits 1 on a regression, which is not an error here
         sys.stderr.write(f"{' '.join(cmd)}: exit {proc.returncode}\n{err.decode(errors='replace')}")
-    return proc.returncode, wall, usage.ru_maxrss * 1024, out.decode() if out is not None else None
+    return (proc.returncode, wall, usage.ru_maxrss * 1024, out.decode() if out is not None else None,
+            err.decode(errors="replace"))
 
 
 def best_of(n, cmd, stdout=subprocess.DEVNULL):
     """measure() n times: the least wall time and the least peak RSS (these VMs are noisy;
-    what a run needs is what its quietest try shows). stdout: the fastest try's."""
+    what a run needs is what its quietest try shows). stdout: the fastest try's; stderr: every
+    try's."""
     runs = [measure(cmd, stdout) for _ in range(n)]
     fastest = min(runs, key=lambda m: m[1])
-    return fastest[0], fastest[1], min(m[2] for m in runs), fastest[3]
+    return fastest[0], fastest[1], min(m[2] for m in runs), fastest[3], [m[4] for m in runs]
+
+
+def after_calls_s(errs):
+    """The least of the tries' "reports done: X s after the recorded calls" (--timings), or None."""
+    found = [float(line.split("reports done: ")[1].split(" s ")[0])
+             for err in errs for line in err.splitlines() if "reports done: " in line]
+    return min(found) if found else None
 
 
 def ops_per_call(report_path):
@@ -73,6 +84,7 @@ def main():
     print("| model | op events/call | build | run | wall s | peak RSS MB | RSS/op B | wall/op µs |")
     print("|---|---|---|---|---|---|---|---|")
     per_call_rows = []
+    after_rows = []
     for name, path, spec in args.model:
         measure = lambda cmd, stdout=subprocess.DEVNULL: best_of(args.repeat, cmd, stdout)  # noqa: E731
         plain3 = measure([args.bench, path, "--input", spec, "--plain", "3"])
@@ -84,7 +96,8 @@ def main():
             report = os.path.join(args.work, f"{name.replace('/', '-')}-{label}.json")
             common = [lp, path, "--input", spec, "--warmup", "1", "--no-counters"]
             text = measure(common + ["--iters", "1"])
-            js = measure(common + ["--iters", "1", "--json", report])
+            has_timings = "--timings" in subprocess.run([lp, "--help"], capture_output=True, text=True).stdout
+            js = measure(common + ["--iters", "1", "--json", report] + (["--timings"] if has_timings else []))
             ops = ops_per_call(report) if js[0] == 0 else 0
             size = os.path.getsize(report) if js[0] == 0 else 0
             render = measure([lp, "render", report])
@@ -93,7 +106,7 @@ def main():
             js_n = measure(common + ["--iters", str(many), "--json", report + ".n"])
 
             def row(run, m, ref):
-                code, wall, rss, _ = m
+                code, wall, rss = m[:3]
                 if code not in (0, 1):
                     print(f"| {name} | {ops} | {label} | {run} | exit {code} | | | |")
                     return
@@ -110,6 +123,9 @@ def main():
             print(f"| {name} | {ops} | plain | {many + 2} calls | {plain_n[1]:.2f} | {plain_n[2] / 2**20:.0f} | | |")
             row(f"text --iters {many}", text_n, plain_n)
             row(f"--json --iters {many}", js_n, plain_n)
+            after = after_calls_s(js[4])
+            if ops and after is not None:
+                after_rows.append(f"| {name} | {label} | {after:.3f} | {after / ops * 1e6:.2f} |")
             if ops:
                 # Text runs: writing the JSON once per run adds noise and nothing per call.
                 per_call = (text_n[1] - text[1]) / (many - 1)
@@ -122,6 +138,13 @@ def main():
           "ratio | RSS growth per call MB | report bytes/op event |")
     print("|---|---|---|---|---|---|---|")
     for r in per_call_rows:
+        print(r)
+    print()
+    print("layoutprof's own work after the recorded calls (analysis, text and JSON reports, the file "
+          "written and synced), measured by the run itself (--timings), least of the tries:")
+    print("| model | build | after the calls s | per op event µs |")
+    print("|---|---|---|---|")
+    for r in after_rows:
         print(r)
 
 

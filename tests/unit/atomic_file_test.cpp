@@ -60,5 +60,39 @@ TEST(AtomicFile, FailureKeepsTheOldFile) {
   fs::remove_all(dir);
 }
 
+TEST(AtomicFile, ManyBlocksStreamedArriveWholeInOrder) {
+  // 20 MB in pieces of every size: crosses the 1 MB blocks and the 8 MB write-behind.
+  fs::path dir = temp_dir();
+  fs::path file = dir / "big.json";
+  std::string expected;
+  write_file_atomically(file.string(), [&expected](std::ostream& out) {
+    for (int i = 0; expected.size() < (20u << 20); ++i) {
+      std::string piece(static_cast<size_t>(i % 5000), static_cast<char>('a' + i % 26));
+      out << piece << i << '\n';
+      expected += piece + std::to_string(i) + '\n';
+    }
+  });
+  std::ifstream in(file, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  EXPECT_EQ(s.str().size(), expected.size());
+  EXPECT_TRUE(s.str() == expected);
+  fs::remove_all(dir);
+}
+
+TEST(AtomicFile, AWriterThatThrowsLeavesNeitherTheFileNorATemporary) {
+  fs::path dir = temp_dir();
+  fs::path file = dir / "report.json";
+  EXPECT_THROW(write_file_atomically(file.string(),
+                                     [](std::ostream& out) {
+                                       out << std::string(3 << 20, 'x');
+                                       throw std::runtime_error("writer failed");
+                                     }),
+               std::runtime_error);
+  EXPECT_FALSE(fs::exists(file));
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 0);
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace layoutprof
