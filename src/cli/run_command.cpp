@@ -144,7 +144,7 @@ int run_run(const RunOptions& o) {
   }
   if (!o.trace.empty()) {
     progress("trace to " + o.trace);
-    write_file_atomically(o.trace, dump_json(chrome_trace(report), -1));
+    write_file_atomically(o.trace, [&report](std::ostream& out) { write_chrome_trace(out, report); });
   }
   if (o.timings)
     progress("reports done: " + fixed(seconds() - calls_done, 3) +

@@ -1,6 +1,11 @@
 #include "layoutprof/chrome_trace.h"
 
 #include <map>
+#include <sstream>
+#include <unordered_map>
+
+#include "analysis/flat_index.h"
+#include "report/json_out.h"
 
 namespace layoutprof {
 
@@ -17,27 +22,77 @@ std::string describe(const TensorInfo& t) {
   return s + ") " + t.label();
 }
 
+// A tensor's description depends on its shape only: made once per shape.
+class Descriptions {
+ public:
+  const std::string& of(const TensorInfo& t) {
+    uint32_t id = index_.id(t.shape);
+    if (id == text_.size()) text_.push_back(describe(t));
+    return text_[id];
+  }
+
+ private:
+  struct Hash {
+    size_t operator()(const TensorShape* s) const { return mix_hash(reinterpret_cast<uintptr_t>(s)); }
+  };
+  FlatIndex<const TensorShape*, Hash> index_;
+  std::vector<std::string> text_;
+};
+
 double us(int64_t ns) { return static_cast<double>(ns) / 1000.0; }
+
+// Events are written one at a time (a report of a million op events would otherwise become a
+// tree of several GB): each through a JsonOut into a buffer flushed every 64 KB.
+class EventWriter {
+ public:
+  explicit EventWriter(std::ostream& out) : out_(out) {}
+  JsonOut next() {
+    buf_ += first_ ? "\n" : ",\n";
+    first_ = false;
+    return JsonOut(buf_);
+  }
+  void done_one() {
+    if (buf_.size() >= (1 << 16)) flush();
+  }
+  void flush() {
+    buf_.write_to(out_);
+    buf_.clear();
+  }
+
+ private:
+  std::ostream& out_;
+  TextBuf buf_;
+  bool first_ = true;
+};
 
 }  // namespace
 
-json chrome_trace(const Report& r) {
-  json events = json::array();
+void write_chrome_trace(std::ostream& out, const Report& r) {
   const int pid = 1;
-  events.push_back({{"ph", "M"}, {"pid", pid}, {"name", "process_name"},
-                    {"args", {{"name", "layoutprof: " + r.run.model}}}});
+  out << "{\"displayTimeUnit\":\"ns\",\"otherData\":"
+      << dump_compact({{"tool", "layoutprof"}, {"model", r.run.model}, {"status", r.run.status}})
+      << ",\"traceEvents\":[";
+  EventWriter w(out);
+  {
+    JsonOut o = w.next();
+    o.begin('{').key("args").begin('{').key("name").str("layoutprof: " + r.run.model).end('}');
+    o.key("name").str("process_name").key("ph").str("M").key("pid").num(pid).end('}');
+  }
   std::map<uint32_t, bool> threads;
   for (const OpEvent& op : r.ops) threads[op.thread] = true;
-  for (const auto& [tid, unused] : threads)
-    events.push_back({{"ph", "M"}, {"pid", pid}, {"tid", tid}, {"name", "thread_name"},
-                      {"args", {{"name", tid == 0 ? std::string("forward() caller")
-                                                   : "intra-op thread " + std::to_string(tid)}}}});
+  for (const auto& [tid, unused] : threads) {
+    JsonOut o = w.next();
+    o.begin('{').key("args").begin('{').key("name");
+    o.str(tid == 0 ? std::string("forward() caller") : "intra-op thread " + std::to_string(tid)).end('}');
+    o.key("name").str("thread_name").key("ph").str("M").key("pid").num(pid).key("tid").num(tid).end('}');
+  }
 
-  std::map<int64_t, const CopyRecord*> copy_of;
+  std::unordered_map<int64_t, const CopyRecord*> copy_of;
   for (const CopyRecord& c : r.copies) copy_of[c.op] = &c;
 
   // Durations are medians over calls and starts come from one call: clamp each slice into
   // its parent so that slices nest as the viewers require.
+  Descriptions described;
   std::vector<int64_t> end(r.ops.size());
   for (const OpEvent& op : r.ops) {
     int64_t start = op.start_ns;
@@ -47,52 +102,78 @@ json chrome_trace(const Report& r) {
       stop = std::min(stop, end[op.parent]);
     }
     end[op.id] = std::max(start, stop);
-    json inputs = json::array(), outputs = json::array();
-    for (const TensorInfo& t : op.inputs) inputs.push_back(describe(t));
-    for (const TensorInfo& t : op.outputs) outputs.push_back(describe(t));
-    json args = {{"id", op.id}, {"module", op.module}, {"source", op.source},
-                 {"inputs", inputs}, {"outputs", outputs}};
-    std::string name = op.name, cat = "op";
     auto c = copy_of.find(op.id);
-    if (c != copy_of.end()) {
-      name = "copy [" + std::string(copy_class_name(c->second->cls)) + "]";
-      cat = std::string("copy,") + copy_class_name(c->second->cls);
-      args["bytes"] = c->second->bytes;
-      args["culprit"] = r.ops[c->second->culprit].name;
-      args["dtlb_walks_modelled"] = c->second->dtlb.walks;
+    const CopyRecord* copy = c == copy_of.end() ? nullptr : c->second;
+    JsonOut o = w.next();
+    o.begin('{').key("args").begin('{');
+    if (copy) {
+      o.key("bytes").num(copy->bytes);
+      o.key("culprit").str(r.ops[copy->culprit].name);
     }
-    if (op.failed) args["failed"] = true;
+    if (op.gpu_ns >= 0) o.key("copy_gpu_ns").num(op.copy_gpu_ns);
+    if (copy) o.key("dtlb_walks_modelled").num(copy->dtlb.walks);
+    if (op.failed) o.key("failed").boolean(true);
     if (op.gpu_ns >= 0) {  // GPU runs: what this op launched (CUPTI, measured)
-      args["gpu_ns"] = op.gpu_ns;
-      args["gpu_launches"] = op.gpu_launches;
-      args["copy_gpu_ns"] = op.copy_gpu_ns;
-      args["kernels"] = op.kernels;
+      o.key("gpu_launches").num(op.gpu_launches);
+      o.key("gpu_ns").num(op.gpu_ns);
     }
-    events.push_back({{"ph", "X"}, {"pid", pid}, {"tid", op.thread}, {"name", name}, {"cat", cat},
-                      {"ts", us(start)}, {"dur", us(end[op.id] - start)}, {"args", args}});
+    o.key("id").num(op.id);
+    o.key("inputs").begin('[');
+    for (const TensorInfo& t : op.inputs) o.str(described.of(t));
+    o.end(']');
+    if (op.gpu_ns >= 0) {
+      o.key("kernels").begin('[');
+      for (Str k : op.kernels) o.str(k);
+      o.end(']');
+    }
+    o.key("module").str(op.module);
+    o.key("outputs").begin('[');
+    for (const TensorInfo& t : op.outputs) o.str(described.of(t));
+    o.end(']');
+    o.key("source").str(op.source);
+    o.end('}');
+    if (copy) {
+      o.key("cat").str(std::string("copy,") + copy_class_name(copy->cls));
+    } else {
+      o.key("cat").str("op");
+    }
+    o.key("dur").real(us(end[op.id] - start));
+    if (copy) o.key("name").str("copy [" + std::string(copy_class_name(copy->cls)) + "]");
+    else o.key("name").str(op.name);
+    o.key("ph").str("X").key("pid").num(pid).key("tid").num(op.thread).key("ts").real(us(start)).end('}');
+    w.done_one();
   }
 
   // Counter tracks: running totals at the end of each top-level op.
   std::vector<std::string> names;
   for (const CounterStatus* s : r.run.measured_counters()) names.push_back(s->event);
   std::vector<double> total(names.size(), 0.0);
-  double copied = 0;
+  auto counter = [&](const std::string& name, int64_t at_ns, double value) {
+    JsonOut o = w.next();
+    o.begin('{').key("args").begin('{').key("value").real(value).end('}');
+    o.key("name").str(name).key("ph").str("C").key("pid").num(pid).key("ts").real(us(at_ns)).end('}');
+    w.done_one();
+  };
   for (const OpEvent& op : r.ops) {
     if (op.parent >= 0) continue;
     for (size_t k = 0; k < names.size() && k < op.counters.size(); ++k) {
       total[k] += op.counters[k].scaled;
-      events.push_back({{"ph", "C"}, {"pid", pid}, {"name", names[k]}, {"ts", us(end[op.id])},
-                        {"args", {{"value", total[k]}}}});
+      counter(names[k], end[op.id], total[k]);
     }
   }
+  double copied = 0;
   for (const CopyRecord& c : r.copies) {
     copied += static_cast<double>(c.bytes);
-    events.push_back({{"ph", "C"}, {"pid", pid}, {"name", "bytes copied"}, {"ts", us(end[c.op])},
-                      {"args", {{"value", copied}}}});
+    counter("bytes copied", end[c.op], copied);
   }
-  return json{{"traceEvents", events},
-              {"displayTimeUnit", "ns"},
-              {"otherData", {{"tool", "layoutprof"}, {"model", r.run.model}, {"status", r.run.status}}}};
+  w.flush();
+  out << "\n]}\n";
+}
+
+json chrome_trace(const Report& r) {
+  std::ostringstream text;
+  write_chrome_trace(text, r);
+  return json::parse(text.str());
 }
 
 }  // namespace layoutprof
