@@ -777,6 +777,7 @@ void check_version(const json& v) {
 struct Streamed {
   bool ops = false, copies = false, split_points = false;
   Report report;  // ops, tensors, copies and split points so far
+  const std::vector<TensorInfo>* tensor_table = nullptr;  // the op list's, always streamed
 };
 
 // Everything but the op list comes from `doc`; the op list, copies and split points from
@@ -819,6 +820,7 @@ Report report_from_doc(const json& doc, Streamed* streamed) {
       const json& ops = doc.at("ops");
       OpTablesIn t;
       for (const char* key : kOpTables) read_table(t, key, ops.at(key));
+      if (streamed && streamed->tensor_table) t.tensors = *streamed->tensor_table;
       t.counter_names = names;
       for (const json& row : ops.at("rows")) r.ops.push_back(op_from_row(row, t, r.ops, *r.tensors));
     }
@@ -1040,6 +1042,7 @@ Report parse_report_streaming(std::istream& in, std::streamoff size) {
   std::vector<OpEvent>& ops = streamed.report.ops;
   TensorStore& store = *streamed.report.tensors;
   OpTablesIn tables;
+  streamed.tensor_table = &tables.tensors;
   std::string top_key, ops_key;
   bool ops_is_list = false;  // schema 1: "ops" is a list of objects
   bool run_read = false;
@@ -1081,6 +1084,13 @@ Report parse_report_streaming(std::istream& in, std::streamoff size) {
     if (ops_is_list && depth == 2 && event == E::object_end && run_read) {
       ops.push_back(op_from(parsed, tables.counter_names, store));
       streamed.ops = true;
+      return false;
+    }
+    // The tensor table, one entry at a time too (nlohmann's callback parser scans the parent
+    // array at every object it closes: a table kept whole would cost its size squared).
+    if (!ops_is_list && depth == 3 && event == E::object_end && ops_key == "tensors") {
+      parsed["storage"] = 0;
+      tables.tensors.push_back(tensor_from(parsed));
       return false;
     }
     if (!ops_is_list && depth == 2 && event == E::array_end && ops_key != "rows") {
