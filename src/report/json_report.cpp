@@ -1050,37 +1050,48 @@ Report parse_report_streaming(std::istream& in, std::streamoff size) {
   // Rows convert as they come once what they refer to has been read: the run's counters and
   // (schema 2) the tables. A document whose keys were reordered (sorted by a JSON tool) keeps
   // its rows in the tree instead, converted at the end.
+  // The top-level key being read, compared as a number at every event.
+  enum class Top { other, schema_version, run, summary, ops, copies, split_points } top = Top::other;
   auto convert = [&](int depth, json::parse_event_t event, json& parsed) -> bool {
     using E = json::parse_event_t;
     if (event == E::key) {
-      if (depth == 1) top_key = parsed.get<std::string>();
+      if (depth == 1) {
+        top_key = parsed.get<std::string>();
+        top = top_key == "schema_version" ? Top::schema_version
+              : top_key == "run"          ? Top::run
+              : top_key == "summary"      ? Top::summary
+              : top_key == "ops"          ? Top::ops
+              : top_key == "copies"       ? Top::copies
+              : top_key == "split_points" ? Top::split_points
+                                          : Top::other;
+      }
       if (depth == 2) ops_key = parsed.get<std::string>();
       return true;
     }
-    if (depth == 1 && top_key == "schema_version" && event == E::value) check_version(parsed);
-    if (depth == 1 && top_key == "ops" && event == E::array_start) ops_is_list = true;
-    if (depth == 1 && top_key == "summary" && event == E::object_end && parsed.contains("ops") &&
+    if (depth == 1 && top == Top::schema_version && event == E::value) check_version(parsed);
+    if (depth == 1 && top == Top::ops && event == E::array_start) ops_is_list = true;
+    if (depth == 1 && top == Top::summary && event == E::object_end && parsed.contains("ops") &&
         parsed["ops"].is_number_unsigned()) {
       // The op list is sized once (growing it by doubling would hold up to twice its size):
       // to the summary's count, bounded by what the file can hold (a row is over 20 bytes).
       ops.reserve(std::min<uint64_t>(parsed["ops"].get<uint64_t>(), static_cast<uint64_t>(size / 20)));
     }
-    if (depth == 1 && top_key == "run" && event == E::object_end) {
+    if (depth == 1 && top == Top::run && event == E::object_end) {
       tables.counter_names = measured_names(run_from(parsed));
       run_read = true;
     }
     // Copies and split points, one entry at a time: the document keeps only placeholders.
-    if (depth == 2 && event == E::object_end && run_read && top_key == "copies") {
+    if (depth == 2 && event == E::object_end && run_read && top == Top::copies) {
       streamed.report.copies.push_back(copy_from(parsed, tables.counter_names));
       streamed.copies = true;
       return false;
     }
-    if (depth == 2 && event == E::object_end && top_key == "split_points") {
+    if (depth == 2 && event == E::object_end && top == Top::split_points) {
       streamed.report.split_points.push_back(split_from(parsed));
       streamed.split_points = true;
       return false;
     }
-    if (top_key != "ops") return true;
+    if (top != Top::ops) return true;
     if (ops_is_list && depth == 2 && event == E::object_end && run_read) {
       ops.push_back(op_from(parsed, tables.counter_names, store));
       streamed.ops = true;
