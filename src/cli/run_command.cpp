@@ -1,6 +1,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <optional>
@@ -76,6 +78,23 @@ std::vector<std::string> split_events(const std::string& list) {
   return events;
 }
 
+namespace {
+
+// "RSS N MB (peak M MB)" of this process, from /proc/self/status (measured).
+std::string memory_mb() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  long rss = -1, peak = -1;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) rss = std::atol(line.c_str() + 6);
+    if (line.rfind("VmHWM:", 0) == 0) peak = std::atol(line.c_str() + 6);
+  }
+  if (rss < 0 || peak < 0) return "RSS unknown";
+  return "RSS " + std::to_string(rss / 1024) + " MB (peak " + std::to_string(peak / 1024) + " MB)";
+}
+
+}  // namespace
+
 int run_run(const RunOptions& o) {
   if (o.list_events) {
     std::cout << PerfCounters::list_events() << std::flush;
@@ -107,7 +126,9 @@ int run_run(const RunOptions& o) {
   };
   auto progress = [&](const std::string& line) {
     if (!progress_on) return;
-    if (o.timings) std::cerr << "layoutprof: " << std::fixed << std::setprecision(3) << seconds() << " s: ";
+    if (o.timings)
+      std::cerr << "layoutprof: " << std::fixed << std::setprecision(3) << seconds() << " s, " << memory_mb()
+                << ": ";
     else std::cerr << "layoutprof: ";
     std::cerr << line << "\n";
   };

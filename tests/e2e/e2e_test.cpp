@@ -292,18 +292,20 @@ TEST(Cli, TimingsSayWhenEachStepBeganAndWhatTheReportsTook) {
   fs::path report = work_dir() / "timings.json";
   Result r = run(sample_args("transpose_reshape", {"--timings", "--json", report.string()}));
   ASSERT_EQ(r.code, 0) << r.err;
-  // Each step on its own line, seconds since the start, in the order they ran.
+  // Each step on its own line, seconds since the start and memory, in the order they ran:
+  // "layoutprof: 0.412 s, RSS 170 MB (peak 171 MB): analysis".
   std::vector<std::string> steps = {"loading", "warm-up 1/", "locating ops", "recorded call 1/",
                                     "recorded calls done", "analysis", "text report",
                                     "JSON report to " + report.string(), "reports done: "};
   size_t at = 0;
   double last = -1;
   for (const std::string& step : steps) {
-    size_t found = r.err.find("s: " + step, at);
+    size_t found = r.err.find(" MB): " + step, at);
     ASSERT_NE(found, std::string::npos) << step << " missing or out of order in:\n" << r.err;
     size_t line = r.err.rfind("layoutprof: ", found);
     double t = std::stod(r.err.substr(line + 12));
     EXPECT_GE(t, last) << step;
+    EXPECT_THAT(r.err.substr(line, found - line), ::testing::MatchesRegex(".* s, RSS [0-9]+ MB \\(peak [0-9]+"));
     last = t;
     at = found;
   }
