@@ -86,6 +86,8 @@ struct Summary {
   int64_t tensor_bytes = 0;
   std::vector<CounterValue> counters;  // measured, summed over the top-level ops
   GpuSummary gpu;
+  // --backward: parameters per gradient verdict (match, size1_only, layout_mismatch, no_grad).
+  std::array<int64_t, 4> grad_layout{};
 };
 
 // Bytes of an op's tensors, inputs and outputs: what it could have read and written.
@@ -101,6 +103,17 @@ struct Report {
   std::vector<CopyRecord> copies;
   std::vector<SplitPoint> split_points;  // ranked: most bytes first
   std::vector<ModuleStats> modules;      // execution order of first appearance
+  // --backward: the first op event of the backward pass (-1: none), and every parameter's
+  // gradient layout, mismatches first.
+  int64_t backward_from = -1;
+  std::vector<ParamGrad> parameters;
 };
+
+// What a parameter's gradient verdict means for the user, in one line, and (size1_only: the
+// case DDP warns about) the two lines DDP's reducer prints for it; empty otherwise.
+std::string grad_suggestion(const ParamGrad& p);
+std::vector<std::string> ddp_warning_lines(const ParamGrad& p);
+// The verdict from sizes and strides (autograd's gradient layout contract).
+GradVerdict grad_verdict(const ParamGrad& p);
 
 }  // namespace layoutprof

@@ -22,6 +22,8 @@ struct ProfileConfig {
   std::vector<std::string> events;  // libpfm4 event names; empty: PerfCounters::default_events()
   std::string tlb;                  // DTLB model configuration (--tlb); empty: the default
   int64_t max_ops = 0;              // op events recorded per call and thread; 0: default_max_ops()
+  bool backward = false;            // each call a training step: forward, then backward
+  std::string loss = "randn";       // backward from: randn (seeded upstream gradients) | sum
 };
 
 // The --max-ops default: what this machine's available memory holds at 1 KB per op event

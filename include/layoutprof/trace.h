@@ -65,6 +65,9 @@ struct OpEvent {
   int64_t id = 0;       // index in its call's event list (execution order by start time)
   int64_t parent = -1;  // enclosing op event, -1 for top-level ops
   int depth = 0;
+  // Training steps (--backward): for an autograd node's backward function, the forward op
+  // that made the node (same autograd sequence number); -1 otherwise.
+  int32_t forward_op = -1;
   // Interned (str.h): the same few names, modules and lines repeat over the op events.
   Str name;    // aten::reshape
   Str module;  // layer1.0.conv1 ("" for the top module itself)
@@ -132,6 +135,34 @@ class PackedInts {
   size_t size_ = 0;
 };
 
+// A parameter's gradient after a training step's backward (--backward), as autograd produced
+// it, before AccumulateGrad stored it: what autograd's layout contract and DDP's reducer
+// compare with the parameter.
+enum class GradVerdict {
+  match,            // identical strides
+  size1_only,       // strides differ only on dims of size 1: kept as is; DDP warns
+  layout_mismatch,  // differ on a dim of size > 1, or not dense: AccumulateGrad copies it
+  no_grad,          // requires grad, got none (unused in this forward)
+  frozen,           // requires_grad is false: no verdict
+};
+const char* grad_verdict_name(GradVerdict v);
+GradVerdict grad_verdict_from_name(const std::string& name);  // throws std::invalid_argument
+
+struct ParamGrad {
+  std::string name;  // as named_parameters() gives it: layer1.0.conv1.weight
+  std::vector<int64_t> sizes, strides;
+  bool requires_grad = true;
+  bool has_grad = false;  // a gradient reached it in the step
+  std::vector<int64_t> grad_sizes, grad_strides;
+  bool grad_dense = true;  // non-overlapping and dense
+  int elem_size = 4;
+  uint64_t grad_storage = 0;  // the gradient's buffer: finds the op that produced it
+  int64_t grad_ns = -1;       // when it reached the parameter, relative to the call's start
+  // Derived by analyze():
+  GradVerdict verdict = GradVerdict::frozen;
+  int64_t producer = -1;  // the backward op whose output it is
+};
+
 struct Call {
   // Every op event of the call: the call shown (the first, or the one that failed). Other
   // calls keep only the figures the medians over calls need (figures_only, made by
@@ -153,6 +184,11 @@ struct Call {
   std::string gpu_error;
   // Op events the call ran past the --max-ops limit, which were not recorded (all threads).
   int64_t ops_not_recorded = 0;  // why CUPTI could not trace this call; empty when it did
+  // Training steps (--backward): the first op event of the backward pass (events are in
+  // start order, so the backward ones are the rest), -1 for none; and the parameters'
+  // gradients (the first recorded call only).
+  int64_t backward_from = -1;
+  std::vector<ParamGrad> parameters;
 };
 
 // A model input as built from its --input spec.
@@ -171,6 +207,8 @@ struct RunInfo {
   std::string layoutprof_version;
   std::string device = "cpu";
   std::string status = "ok";  // ok | failed
+  bool backward = false;      // each call is a training step (--backward)
+  std::string loss;           // --backward: "randn" (seeded random upstream gradients) or "sum"
   std::string error;          // empty when ok
   bool calls_identical = true;  // every recorded call ran the same op sequence
   // --max-ops: op events recorded per call and thread at most; the shown call's events past

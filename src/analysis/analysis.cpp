@@ -422,6 +422,62 @@ void take_medians(std::vector<OpEvent>& ops, const std::vector<const Call*>& cal
 
 }  // namespace
 
+namespace {
+
+// A training step's backward ops belong to the forward op whose autograd node they run: its
+// module and source line (nested ops take their parent's, as in the forward pass). Each
+// parameter's gradient gets its verdict and the backward op that produced it: the last one
+// before the gradient reached the parameter with the gradient's buffer among its outputs.
+void attribute_backward(Report& r) {
+  if (r.backward_from >= 0) {
+    for (size_t i = static_cast<size_t>(r.backward_from); i < r.ops.size(); ++i) {
+      OpEvent& op = r.ops[i];
+      const OpEvent* from = nullptr;
+      if (op.forward_op >= 0 && op.forward_op < r.backward_from) from = &r.ops[op.forward_op];
+      else if (op.parent >= 0) from = &r.ops[op.parent];
+      if (!from) continue;
+      op.module = from->module;
+      op.source = from->source;
+      op.source_text = from->source_text;
+    }
+  }
+  struct Out {
+    uint64_t storage;
+    int64_t op;
+  };
+  std::vector<Out> outputs;  // the backward ops' outputs, by buffer then op
+  if (r.backward_from >= 0)
+    for (size_t i = static_cast<size_t>(r.backward_from); i < r.ops.size(); ++i)
+      for (const TensorInfo& t : r.ops[i].outputs)
+        if (t.storage != 0) outputs.push_back({t.storage, static_cast<int64_t>(i)});
+  std::sort(outputs.begin(), outputs.end(),
+            [](const Out& a, const Out& b) { return std::tie(a.storage, a.op) < std::tie(b.storage, b.op); });
+  for (ParamGrad& p : r.parameters) {
+    p.verdict = grad_verdict(p);
+    p.producer = -1;
+    if (!p.has_grad || p.grad_storage == 0) continue;
+    auto it = std::lower_bound(outputs.begin(), outputs.end(), Out{p.grad_storage, 0},
+                               [](const Out& a, const Out& b) { return std::tie(a.storage, a.op) < std::tie(b.storage, b.op); });
+    for (; it != outputs.end() && it->storage == p.grad_storage; ++it)
+      if (r.ops[it->op].start_ns <= p.grad_ns) p.producer = it->op;
+  }
+  // Worst first: copies every step, then DDP's warning, then unused, then the rest.
+  auto rank = [](GradVerdict v) {
+    switch (v) {
+      case GradVerdict::layout_mismatch: return 0;
+      case GradVerdict::size1_only: return 1;
+      case GradVerdict::no_grad: return 2;
+      case GradVerdict::match: return 3;
+      case GradVerdict::frozen: return 4;
+    }
+    return 5;
+  };
+  std::stable_sort(r.parameters.begin(), r.parameters.end(),
+                   [&](const ParamGrad& a, const ParamGrad& b) { return rank(a.verdict) < rank(b.verdict); });
+}
+
+}  // namespace
+
 Call keep_figures_only(const Call& call, const Call& first) {
   if (call.figures_only) return call;
   Call kept;
@@ -473,7 +529,10 @@ Report analyze(Trace trace) {
   r.ops = std::move(shown.events);
   r.tensors = shown.tensors;
   r.run.ops_not_recorded = shown.ops_not_recorded;
+  r.backward_from = shown.backward_from;
+  r.parameters = first.parameters;
   if (!one_call) take_medians(r.ops, same);
+  attribute_backward(r);
 
   std::vector<int64_t> top = top_level_ancestors(r.ops);
   Provenance provenance(r.ops, r.run.inputs);
@@ -514,6 +573,8 @@ Report analyze(Trace trace) {
   for (const Call& c : trace.calls) s.gpu.dropped += c.gpu_dropped;
   s.split_points = static_cast<int64_t>(r.split_points.size());
   s.wall_ns = median(walls);
+  for (const ParamGrad& p : r.parameters)
+    if (p.verdict != GradVerdict::frozen) s.grad_layout[static_cast<int>(p.verdict)]++;
   return r;
 }
 

@@ -47,6 +47,8 @@ struct RunOptions {
   std::string baseline;
   bool update_baseline = false;
   bool timings = false;  // each step's wall time on stderr
+  bool backward = false;  // training steps
+  std::string loss;       // --backward's upstream gradient: randn | sum
   GateCliOptions gate;
 };
 

@@ -61,6 +61,12 @@ void setup_run(CLI::App& app, RunOptions& o) {
                  "compare the run with this baseline report: exit 1 when something regressed");
   app.add_flag("--update-baseline", o.update_baseline,
                "write this run's report as the new --baseline (atomically) and exit 0");
+  app.add_flag("--backward", o.backward,
+               "each call is a training step: forward with autograd, backward from a seeded "
+               "random-normal gradient per output (or --loss sum), gradients set to none; "
+               "records the backward ops and every parameter's gradient layout (what DDP will see)");
+  app.add_option("--loss", o.loss, "--backward's upstream gradient: randn (default) or sum (out.sum())")
+      ->check(CLI::IsMember({"randn", "sum"}));
   app.add_flag("--timings", o.timings,
                "print each step's wall time on stderr (loading, calls, analysis, each report): "
                "measured, steady clock");
@@ -115,6 +121,9 @@ int run_run(const RunOptions& o) {
   config.events = split_events(o.events);
   config.tlb = o.tlb;
   config.max_ops = o.max_ops;
+  if (!o.loss.empty() && !o.backward) throw UsageError("--loss needs --backward");
+  config.backward = o.backward;
+  config.loss = o.loss.empty() ? "randn" : o.loss;
   parse_tlb_config(o.tlb);  // a bad --tlb is a usage error before the model loads
 
   // Progress goes to a terminal; --timings also says when each step began (seconds since the

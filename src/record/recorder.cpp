@@ -212,6 +212,9 @@ struct ThreadBuffer {
   size_t site_events = 0;   // every op of the sites call, nested included
   size_t site_tensors = 0;  // and their tensors, inputs and outputs
   bool main = false;
+  // Training steps: (event index, autograd sequence number) of the events that have one
+  // (forward ops run with grad mode on, backward functions), to link the two.
+  std::vector<std::pair<int32_t, int64_t>> seqs;
 };
 
 // Per-thread buffers of the active session. A thread registers once per session, under the
@@ -233,6 +236,7 @@ size_t g_reserve_events = 1024;  // grown to the size of the last call
 size_t g_reserve_tensors = 0;    // the sites call's tensors (0: not known, 3 per event)
 size_t g_max_events = std::numeric_limits<size_t>::max();  // per thread and call (--max-ops)
 bool g_tensors = true;  // Mode::timed records tensors; Mode::figures does not
+bool g_training = false;  // Recorder::set_training: backward functions and sequence numbers too
 const PerfCounters* g_counters = nullptr;  // read by the main thread only
 GpuTracer* g_gpu = nullptr;                // pushed to by the main thread only
 // The main thread's event array of the last call, cleared and still resident: the next call
@@ -370,6 +374,7 @@ std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction& fn) {
     if (g_counters) e.counters_begin = snapshot(b);
     if (g_gpu) e.gpu_pushed = g_gpu->push(static_cast<uint64_t>(index) + 1);
   }
+  if (g_training && fn.seqNr() >= 0) b.seqs.emplace_back(index, fn.seqNr());
   e.start_ns = now_ns();  // last, so that recording the inputs stays outside the op's time
   b.events.push_back(e);
   b.stack.push_back(index);  // only once the event exists: on_op_end pops what is there
@@ -470,6 +475,7 @@ struct Recorder::State {
   GpuTracer* gpu = nullptr;
   Mode mode = Mode::timed;
   int64_t start_ns = 0;
+  int64_t backward_ns = -1;  // mark_backward(); -1: forward only
 };
 
 Recorder::Recorder() : state_(std::make_unique<State>()) {}
@@ -514,8 +520,24 @@ void Recorder::start(Mode mode, const PerfCounters* counters, GpuTracer* gpu) {
                                                 .needsInputs(true)
                                                 .needsOutputs(true);
   state_->start_ns = now_ns();
-  state_->handle = at::addGlobalCallback(callback.scopes({at::RecordScope::FUNCTION}));
+  state_->backward_ns = -1;
+  // Training steps: the autograd engine's backward functions too (the ops they run are
+  // FUNCTION ops nested in them).
+  if (g_training)
+    state_->handle = at::addGlobalCallback(
+        callback.scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION}));
+  else
+    state_->handle = at::addGlobalCallback(callback.scopes({at::RecordScope::FUNCTION}));
 }
+
+void Recorder::set_training(bool training) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  g_training = training;
+}
+
+void Recorder::mark_backward() { state_->backward_ns = now_ns(); }
+
+int64_t Recorder::elapsed_ns() const { return now_ns() - state_->start_ns; }
 
 namespace {
 
@@ -694,6 +716,31 @@ Call Recorder::stop_figures(const Call& first) {
   return call;
 }
 
+// Each backward function's forward op: the last forward op that ran with the same autograd
+// sequence number (a composite op and the op inside it that made the node share the number;
+// the inner one is the node's maker).
+namespace {
+void link_backward(const Collected& c, Call& call) {
+  if (call.backward_from < 0) return;
+  std::unordered_map<int64_t, int32_t> forward_of;  // sequence number -> forward op id
+  std::vector<std::pair<int64_t, int64_t>> backward;  // (event id, sequence number)
+  for (uint32_t bi = 0; bi < c.buffers.size(); ++bi)
+    for (const auto& [local, seq] : c.buffers[bi]->seqs) {
+      const int64_t id = c.id(bi, local);
+      if (id < call.backward_from) {
+        auto [it, added] = forward_of.emplace(seq, static_cast<int32_t>(id));
+        if (!added) it->second = std::max(it->second, static_cast<int32_t>(id));
+      } else {
+        backward.emplace_back(id, seq);
+      }
+    }
+  for (const auto& [id, seq] : backward) {
+    auto it = forward_of.find(seq);
+    if (it != forward_of.end()) call.events[id].forward_op = it->second;
+  }
+}
+}  // namespace
+
 Call Recorder::stop() {
   if (!state_->handle || state_->mode == Mode::sites) throw std::logic_error("no timed call");
   const int64_t stop_ns = now_ns();
@@ -755,7 +802,10 @@ Call Recorder::stop() {
       }
     }
     if (e.parent >= 0) e.depth = call.events[e.parent].depth + 1;
+    if (state_->backward_ns >= 0 && call.backward_from < 0 && raw.start_ns >= state_->backward_ns)
+      call.backward_from = static_cast<int64_t>(i);
   }
+  link_backward(c, call);
   return call;
 }
 

@@ -56,6 +56,14 @@ class Recorder {
   // After a `sites` call: the top-level ops in execution order.
   std::vector<OpSite> stop_sites();
 
+  // Training steps: record the autograd engine's backward functions and the sequence
+  // numbers that link them to forward ops (from the next start()).
+  void set_training(bool training);
+  // The backward pass begins now: the ops that start from here are its (Call::backward_from).
+  void mark_backward();
+  // Nanoseconds since start(), on the clock of the op events.
+  int64_t elapsed_ns() const;
+
  private:
   struct State;
   std::unique_ptr<State> state_;

@@ -177,6 +177,8 @@ json run_json(const RunInfo& r) {
               {"layoutprof_version", r.layoutprof_version},
               {"status", r.status},
               {"error", text_or_null(r.error)},
+              {"backward", r.backward},
+              {"loss", text_or_null(r.loss)},
               {"counters", counter_status_json(r.counters)},
               {"counter_read", r.counter_read},
               {"bandwidth", r.bandwidth},
@@ -214,6 +216,9 @@ RunInfo run_from(const json& j) {
   r.layoutprof_version = j.at("layoutprof_version").get<std::string>();
   r.status = j.at("status").get<std::string>();
   r.error = text_from(j.at("error"));
+  // Added with --backward: reports from before read as forward-only runs.
+  r.backward = j.value("backward", false);
+  r.loss = j.contains("loss") ? text_from(j.at("loss")) : "";
   for (const json& c : j.at("counters")) {
     CounterStatus st;
     st.event = c.at("event").get<std::string>();
@@ -454,6 +459,59 @@ json figures_json() {
           {"gpu_ns", "measured"}};
 }
 
+json grad_layout_json(const std::array<int64_t, 4>& counts) {
+  json j = json::object();
+  for (int v = 0; v < 4; ++v) j[grad_verdict_name(static_cast<GradVerdict>(v))] = counts[v];
+  return j;
+}
+
+// A parameter's gradient layout, with what it means: the op that produced the gradient,
+// the forward op, module and source line that op belongs to, DDP's warning lines when DDP
+// would print them, and a suggestion.
+json parameter_json(const ParamGrad& p, const Report& r) {
+  const OpEvent* producer = p.producer >= 0 && p.producer < static_cast<int64_t>(r.ops.size()) ? &r.ops[p.producer] : nullptr;
+  const OpEvent* forward = nullptr;
+  for (const OpEvent* o = producer; o && !forward; o = o->parent >= 0 ? &r.ops[o->parent] : nullptr)
+    if (o->forward_op >= 0 && o->forward_op < static_cast<int64_t>(r.ops.size())) forward = &r.ops[o->forward_op];
+  std::vector<std::string> ddp = ddp_warning_lines(p);
+  const bool got = p.has_grad;
+  return {{"name", p.name},
+          {"sizes", p.sizes},
+          {"strides", p.strides},
+          {"requires_grad", p.requires_grad},
+          {"elem_size", p.elem_size},
+          {"grad_sizes", got ? json(p.grad_sizes) : json(nullptr)},
+          {"grad_strides", got ? json(p.grad_strides) : json(nullptr)},
+          {"grad_dense", got ? json(p.grad_dense) : json(nullptr)},
+          {"grad_verdict", p.verdict == GradVerdict::frozen ? json(nullptr) : json(grad_verdict_name(p.verdict))},
+          {"grad_producer", id_or_null(p.producer)},
+          {"grad_forward_op", forward ? json(forward->id) : json(nullptr)},
+          {"module", forward ? json(forward->module.str()) : json(nullptr)},
+          {"source", forward ? json(forward->source.str()) : json(nullptr)},
+          {"source_text", forward ? json(forward->source_text.str()) : json(nullptr)},
+          {"ddp_warning", ddp.empty() ? json(nullptr) : json(ddp)},
+          {"suggestion", text_or_null(grad_suggestion(p))}};
+}
+
+ParamGrad parameter_from(const json& j) {
+  ParamGrad p;
+  p.name = j.at("name").get<std::string>();
+  p.sizes = j.at("sizes").get<std::vector<int64_t>>();
+  p.strides = j.at("strides").get<std::vector<int64_t>>();
+  p.requires_grad = j.at("requires_grad").get<bool>();
+  p.elem_size = j.at("elem_size").get<int>();
+  p.has_grad = !j.at("grad_sizes").is_null();
+  if (p.has_grad) {
+    p.grad_sizes = j.at("grad_sizes").get<std::vector<int64_t>>();
+    p.grad_strides = j.at("grad_strides").get<std::vector<int64_t>>();
+    p.grad_dense = j.at("grad_dense").get<bool>();
+  }
+  p.verdict = j.at("grad_verdict").is_null() ? GradVerdict::frozen
+                                             : grad_verdict_from_name(j.at("grad_verdict").get<std::string>());
+  p.producer = id_from(j.at("grad_producer"));
+  return p;
+}
+
 json summary_json(const Summary& s, const std::vector<std::string>& names) {
   return {{"ops", s.ops},
           {"top_level_ops", s.top_level_ops},
@@ -471,7 +529,8 @@ json summary_json(const Summary& s, const std::vector<std::string>& names) {
             {"kernels", s.gpu.kernels},
             {"unattributed", s.gpu.unattributed},
             {"unattributed_ns", s.gpu.unattributed_ns},
-            {"dropped", s.gpu.dropped}}}};
+            {"dropped", s.gpu.dropped}}},
+          {"grad_layout", grad_layout_json(s.grad_layout)}};
 }
 
 
@@ -646,7 +705,24 @@ void write_report_json(std::ostream& out, const Report& r) {
   }
   row.write_to(out);
   ids = {};
-  out << "\n]},\n\"copies\": ";
+  // Training steps: rows from backward_from on are the backward pass; forward_ops pairs each
+  // backward function's row with the forward op row that made its autograd node.
+  out << "\n],\n\"backward_from\": ";
+  if (r.backward_from < 0) out << "null";
+  else out << r.backward_from;
+  out << ",\n\"forward_ops\": [";
+  row.clear();
+  bool first_pair = true;
+  for (const OpEvent& op : r.ops) {
+    if (op.forward_op < 0) continue;
+    row += first_pair ? "" : ",";
+    first_pair = false;
+    put_int(row, op.id);
+    row += ',';
+    put_int(row, op.forward_op);
+  }
+  row.write_to(out);
+  out << "]},\n\"copies\": ";
   write_array(out, r.copies, [&](const CopyRecord& c) {
     row.clear();
     write_copy(row, c, names);
@@ -660,6 +736,8 @@ void write_report_json(std::ostream& out, const Report& r) {
   });
   out << ",\n\"modules\": ";
   write_array(out, r.modules, [&](const ModuleStats& m) { out << dump_compact(module_json(m, names)); });
+  out << ",\n\"parameters\": ";
+  write_array(out, r.parameters, [&](const ParamGrad& p) { out << dump_compact(parameter_json(p, r)); });
   out << "\n}\n";
 }
 
@@ -811,6 +889,9 @@ Report report_from_doc(const json& doc, Streamed* streamed) {
     r.summary.gpu.unattributed = g.at("unattributed").get<int64_t>();
     r.summary.gpu.unattributed_ns = g.at("unattributed_ns").get<int64_t>();
     r.summary.gpu.dropped = g.at("dropped").get<uint64_t>();
+    if (s.contains("grad_layout"))
+      for (int v = 0; v < 4; ++v)
+        r.summary.grad_layout[v] = s.at("grad_layout").at(grad_verdict_name(static_cast<GradVerdict>(v))).get<int64_t>();
     if (streamed && streamed->ops) {
       r.ops = std::move(streamed->report.ops);
       r.tensors = streamed->report.tensors;
@@ -831,6 +912,27 @@ Report report_from_doc(const json& doc, Streamed* streamed) {
     else
       for (const json& j : doc.at("split_points")) r.split_points.push_back(split_from(j));
     for (const json& j : doc.at("modules")) r.modules.push_back(module_from(j, names));
+    // Added with --backward: reports from before have neither.
+    if (!v1 && doc.at("ops").contains("backward_from")) {
+      const json& ops = doc.at("ops");
+      r.backward_from = id_from(ops.at("backward_from"));
+      const json& pairs = ops.at("forward_ops");
+      if (!pairs.is_array() || pairs.size() % 2) throw std::out_of_range("ops.forward_ops is malformed");
+      for (size_t i = 0; i < pairs.size(); i += 2) {
+        const int64_t op = pairs[i].get<int64_t>(), fwd = pairs[i + 1].get<int64_t>();
+        if (op < 0 || op >= static_cast<int64_t>(r.ops.size()) || fwd < 0 || fwd >= op)
+          throw std::out_of_range("ops.forward_ops names an op out of range");
+        r.ops[op].forward_op = static_cast<int32_t>(fwd);
+      }
+    }
+    if (r.backward_from < -1 || r.backward_from > static_cast<int64_t>(r.ops.size()))
+      throw std::out_of_range("ops.backward_from is out of range");
+    if (doc.contains("parameters"))
+      for (const json& j : doc.at("parameters")) {
+        r.parameters.push_back(parameter_from(j));
+        if (r.parameters.back().producer >= static_cast<int64_t>(r.ops.size()))
+          throw std::out_of_range("a parameter's grad_producer is out of range");
+      }
     check_ids(r);
     return r;
   } catch (const json::exception& e) {

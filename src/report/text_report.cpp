@@ -242,7 +242,7 @@ void write_split_points(std::ostream& out, const Report& r, int top) {
 void write_totals(std::ostream& out, const Report& r) {
   const Summary& s = r.summary;
   out << "\nTotals: " << s.ops << " op events (" << s.top_level_ops
-      << " top-level) in one call; forward " << ms(s.wall_ns)
+      << " top-level) in one call; " << (r.run.backward ? "training step " : "forward ") << ms(s.wall_ns)
       << " ms (measured, median of " << r.run.calls_recorded << ")\n";
   if (r.run.ops_not_recorded > 0) {
     const OpEvent* last = nullptr;
@@ -279,6 +279,53 @@ void write_totals(std::ostream& out, const Report& r) {
         << "): " << si(s.counters[k].scaled) << " over the top-level ops\n";
 }
 
+std::string dims(const std::vector<int64_t>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+// --backward: each parameter whose gradient is not laid out like it, worst first (the
+// report keeps them in that order), with the op and source line it comes from and, where
+// DDP would warn, the two lines it would print.
+void write_grad_layouts(std::ostream& out, const Report& r) {
+  if (!r.run.backward) return;
+  const auto& g = r.summary.grad_layout;
+  out << "\nGradient layouts (what DDP will see): " << r.parameters.size() << " parameters; "
+      << g[static_cast<int>(GradVerdict::match)] << " match, " << g[static_cast<int>(GradVerdict::size1_only)]
+      << " size1_only (DDP warns), " << g[static_cast<int>(GradVerdict::layout_mismatch)]
+      << " layout_mismatch (copied every step), " << g[static_cast<int>(GradVerdict::no_grad)]
+      << " no_grad (unused)\n";
+  int n = 0;
+  for (const ParamGrad& p : r.parameters) {
+    if (p.verdict == GradVerdict::match || p.verdict == GradVerdict::frozen) continue;
+    out << "  " << ++n << ". " << p.name << "  " << grad_verdict_name(p.verdict) << "  sizes " << dims(p.sizes)
+        << ", strides " << dims(p.strides);
+    if (p.has_grad) out << ", gradient strides " << dims(p.grad_strides);
+    out << "\n";
+    if (p.producer >= 0 && p.producer < static_cast<int64_t>(r.ops.size())) {
+      const OpEvent* op = &r.ops[p.producer];
+      const OpEvent* top = op;
+      while (top->parent >= 0) top = &r.ops[top->parent];
+      out << "       made by " << op->name;
+      if (top != op) out << " in " << top->name;
+      const OpEvent* forward = nullptr;
+      for (const OpEvent* o = op; o && !forward; o = o->parent >= 0 ? &r.ops[o->parent] : nullptr)
+        if (o->forward_op >= 0) forward = &r.ops[o->forward_op];
+      if (forward) {
+        out << ", the backward of " << forward->name;
+        if (!forward->module.empty()) out << " in " << forward->module;
+        if (!forward->source.empty()) out << " at " << forward->source;
+      }
+      out << "\n";
+      if (forward && !forward->source_text.empty()) out << "       " << forward->source_text << "\n";
+    }
+    for (const std::string& line : ddp_warning_lines(p)) out << "       DDP: " << line << "\n";
+    const std::string why = grad_suggestion(p);
+    if (!why.empty()) out << "       → " << why << "\n";
+  }
+}
+
 }  // namespace
 
 void write_text_report(std::ostream& out, const Report& report, const TextOptions& options) {
@@ -286,6 +333,7 @@ void write_text_report(std::ostream& out, const Report& report, const TextOption
   if (report.run.status == "failed") write_failure(out, report);
   write_heatmap(out, report, options);
   write_split_points(out, report, options.top);
+  write_grad_layouts(out, report);
   write_totals(out, report);
 }
 

@@ -3,10 +3,12 @@
 #include <ATen/Parallel.h>
 #include <unistd.h>
 #include <torch/cuda.h>
+#include <torch/csrc/autograd/autograd.h>
 #include <torch/script.h>
 #include <torch/version.h>
 
 #include <algorithm>
+#include <functional>
 #include <chrono>
 #include <optional>
 #include <cstring>
@@ -203,6 +205,103 @@ int64_t default_max_ops() {
   return std::max<int64_t>(static_cast<int64_t>(pages) * page / kBytesPerOp, 100'000);
 }
 
+namespace {
+
+// The floating-point tensors a forward() returned that autograd can differentiate: the
+// output itself, or those in its tuples, lists and dicts.
+void differentiable_outputs(const c10::IValue& v, std::vector<at::Tensor>& out) {
+  if (v.isTensor()) {
+    const at::Tensor& t = v.toTensor();
+    if (t.defined() && t.is_floating_point() && t.requires_grad()) out.push_back(t);
+  } else if (v.isTuple()) {
+    for (const c10::IValue& e : v.toTupleRef().elements()) differentiable_outputs(e, out);
+  } else if (v.isList()) {
+    for (const c10::IValue& e : v.toListRef()) differentiable_outputs(e, out);
+  } else if (v.isGenericDict()) {
+    for (const auto& kv : v.toGenericDict()) differentiable_outputs(kv.value(), out);
+  }
+}
+
+// The backward half of a training step: from a seeded random-normal upstream gradient for
+// each differentiable output (contiguous, as a loss would give), or from the sum of the
+// outputs (--loss sum).
+// `begins` is called as the backward pass starts (after the upstream gradients are made).
+void backward_from(const c10::IValue& output, const std::string& loss, const std::function<void()>& begins) {
+  std::vector<at::Tensor> outputs;
+  differentiable_outputs(output, outputs);
+  if (outputs.empty())
+    throw UsageError("--backward: forward() returned no floating-point tensor that requires grad "
+                     "(no parameter requires grad, or the outputs do not depend on one)");
+  if (loss == "sum") {
+    at::Tensor total = outputs.front().sum();
+    for (size_t i = 1; i < outputs.size(); ++i) total = total + outputs[i].sum();
+    begins();
+    torch::autograd::backward({total});
+    return;
+  }
+  torch::manual_seed(1);  // the same upstream gradients in every step
+  std::vector<at::Tensor> grads;
+  for (const at::Tensor& t : outputs)
+    grads.push_back(at::randn(t.sizes(), t.options().memory_format(at::MemoryFormat::Contiguous)));
+  begins();
+  torch::autograd::backward(outputs, grads);
+}
+
+// Gradients set to none between steps, as optimizer.zero_grad() does by default.
+void clear_grads(const torch::jit::Module& module) {
+  for (at::Tensor p : module.parameters(/*recurse=*/true))
+    if (p.grad().defined()) p.mutable_grad() = at::Tensor();
+}
+
+// Watches each parameter's gradient as autograd hands it to AccumulateGrad (a tensor hook
+// on a leaf runs just before): sizes, strides, density and buffer, never a reference to the
+// tensor (holding one would make AccumulateGrad copy it instead of keeping it).
+class GradWatch {
+ public:
+  GradWatch(const torch::jit::Module& module, const Recorder& recorder) {
+    for (const auto& named : module.named_parameters(/*recurse=*/true)) {
+      at::Tensor p = named.value;
+      auto grad = std::make_shared<ParamGrad>();
+      grad->name = named.name;
+      grad->sizes = p.sizes().vec();
+      grad->strides = p.strides().vec();
+      grad->requires_grad = p.requires_grad();
+      grad->elem_size = static_cast<int>(p.element_size());
+      if (p.requires_grad()) {
+        const Recorder* rec = &recorder;
+        ParamGrad* slot = grad.get();
+        unsigned hook = p.register_hook([slot, rec](const at::Tensor& g) {
+          if (!g.defined()) return;
+          slot->has_grad = true;
+          slot->grad_sizes = g.sizes().vec();
+          slot->grad_strides = g.layout() == at::kStrided ? g.strides().vec() : std::vector<int64_t>{};
+          slot->grad_dense = g.layout() == at::kStrided && g.is_non_overlapping_and_dense();
+          slot->grad_storage = g.layout() == at::kStrided && g.has_storage()
+                                   ? reinterpret_cast<uint64_t>(g.storage().data())
+                                   : 0;
+          slot->grad_ns = rec->elapsed_ns();
+        });
+        hooks_.emplace_back(p, hook);
+      }
+      grads_.push_back(std::move(grad));
+    }
+  }
+  ~GradWatch() {
+    for (auto& [p, hook] : hooks_) p.remove_hook(hook);
+  }
+  std::vector<ParamGrad> take() {
+    std::vector<ParamGrad> out;
+    for (const auto& g : grads_) out.push_back(*g);
+    return out;
+  }
+
+ private:
+  std::vector<std::shared_ptr<ParamGrad>> grads_;
+  std::vector<std::pair<at::Tensor, unsigned>> hooks_;
+};
+
+}  // namespace
+
 Trace run_profile(const ProfileConfig& config, const ProgressFn& progress) {
   const at::Device device = target_device(config.device);
   Trace trace;
@@ -214,13 +313,17 @@ Trace run_profile(const ProfileConfig& config, const ProgressFn& progress) {
   run.layoutprof_version = LAYOUTPROF_VERSION;
   run.device = config.device;
   run.tlb = tlb_config_string(parse_tlb_config(config.tlb));
+  run.backward = config.backward;
+  if (config.backward) run.loss = config.loss;
 
   if (config.threads > 0) at::set_num_threads(config.threads);
   run.threads = at::get_num_threads();
 
   progress("loading " + config.model);
   torch::jit::Module module = load_model(config.model);
-  module.eval();
+  // A training step runs the module in training mode (dropout, batch statistics).
+  if (config.backward) module.train();
+  else module.eval();
   if (device.is_cuda()) module.to(device);
 
   const auto& schema = module.get_method("forward").function().getSchema();
@@ -240,12 +343,26 @@ Trace run_profile(const ProfileConfig& config, const ProgressFn& progress) {
     inputs.emplace_back(std::move(t));
   }
 
-  torch::NoGradGuard no_grad;
+  // Forward only: no autograd. A training step: forward with autograd, then backward.
+  std::optional<torch::NoGradGuard> no_grad;
+  if (!config.backward) no_grad.emplace();
+  Recorder recorder;
+  recorder.set_training(config.backward);
+  auto step = [&](bool mark) {
+    c10::IValue out = module.forward(inputs);
+    if (!config.backward) return;
+    backward_from(out, config.loss, [&] {
+      if (mark) recorder.mark_backward();
+    });
+    clear_grads(module);
+  };
   bool warmup_failed = false;
   for (int i = 0; i < config.warmup && !warmup_failed; ++i) {
     progress("warm-up " + std::to_string(i + 1) + "/" + std::to_string(config.warmup));
     try {
-      module.forward(inputs);
+      step(false);
+    } catch (const UsageError&) {
+      throw;  // --backward on a model with nothing to differentiate
     } catch (const std::exception&) {
       warmup_failed = true;  // the recorded call below fails the same way and shows where
     }
@@ -253,13 +370,14 @@ Trace run_profile(const ProfileConfig& config, const ProgressFn& progress) {
 
   // One untimed call learns each top-level op's module path and source line; the timed
   // calls then record without asking the interpreter (see Recorder).
-  Recorder recorder;
   run.max_ops = config.max_ops > 0 ? config.max_ops : default_max_ops();
   recorder.set_max_ops(run.max_ops);
   progress("locating ops in the model's code");
   recorder.start(Recorder::Mode::sites);
   try {
-    module.forward(inputs);
+    step(false);
+  } catch (const UsageError&) {
+    throw;
   } catch (const std::exception&) {
     // The timed call below fails the same way; the sites up to the failing op are kept.
   }
@@ -303,9 +421,14 @@ Trace run_profile(const ProfileConfig& config, const ProgressFn& progress) {
                    counters ? &*counters : nullptr, gpu.get());
     auto t0 = std::chrono::steady_clock::now();
     bool failed = false;
+    // The first training step also watches each parameter's gradient arrive.
+    std::optional<GradWatch> grads;
+    if (config.backward && trace.calls.empty()) grads.emplace(module, recorder);
     try {
-      module.forward(inputs);
+      step(true);
       synchronize(device);  // the call is over when its kernels are
+    } catch (const UsageError&) {
+      throw;
     } catch (const std::exception& e) {
       failed = true;
       run.status = "failed";
@@ -321,6 +444,10 @@ Trace run_profile(const ProfileConfig& config, const ProgressFn& progress) {
     const bool whole = trace.calls.empty() || failed;
     Call call = whole ? recorder.stop() : recorder.stop_figures(trace.calls.front());
     call.wall_ns = wall;
+    if (grads) {
+      call.parameters = grads->take();
+      grads.reset();
+    }
     if (whole) sites_applied = apply_sites(call, sites) && sites_applied;
     if (!call.tensors_recorded)
       run.not_measured.push_back("tensors of the failing call " + std::to_string(i + 1) +
@@ -331,11 +458,18 @@ Trace run_profile(const ProfileConfig& config, const ProgressFn& progress) {
   }
   progress("recorded calls done");
   run.calls_recorded = static_cast<int>(trace.calls.size());
-  run.measured = {"op times and forward() wall time: steady clock, median over recorded calls",
+  run.measured = {config.backward
+                      ? "op times and training step wall time (forward and backward): steady clock, "
+                        "median over recorded calls"
+                      : "op times and forward() wall time: steady clock, median over recorded calls",
                   "shapes, strides and layout classes of every op's tensors (recorded in the first "
                   "recorded call; the others record op names, times and counters only)"};
   if (counters && counters->events() > 0)
     run.measured.push_back("performance counters: " + run.counter_read);
+  if (config.backward)
+    run.measured.push_back(
+        "parameter gradient layouts: sizes and strides of each gradient as autograd hands it to "
+        "AccumulateGrad (tensor hook), first recorded step");
   if (!sites_applied)
     run.not_measured.push_back(
         "module paths and source lines of some calls: the op sequence changed between calls");
