@@ -226,6 +226,89 @@ std::vector<std::string> sample_names() {
 INSTANTIATE_TEST_SUITE_P(Manifest, Samples, ::testing::ValuesIn(sample_names()),
                          [](const auto& info) { return info.param; });
 
+// Training samples: a --backward run gives each parameter the manifest's gradient verdict.
+class TrainingSamples : public ::testing::TestWithParam<std::string> {};
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(TrainingSamples);
+
+TEST_P(TrainingSamples, GradientVerdictsMatchTheManifest) {
+  const json& entry = entry_named(GetParam());
+  fs::path report = work_dir() / (GetParam() + "_backward.json");
+  Result r = run(model_args(entry, {"--backward", "--json", report.string(), "--iters", "2", "--no-counters"}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  json j = json::parse(read_file(report));
+  EXPECT_TRUE(j["run"]["backward"].get<bool>());
+  EXPECT_EQ(j["run"]["loss"], "randn");
+  const json& want = entry.at("grads");
+  std::map<std::string, std::string> got;
+  std::map<std::string, int64_t> counts;
+  for (const json& p : j["parameters"]) {
+    got[p["name"]] = p["grad_verdict"].is_null() ? "frozen" : p["grad_verdict"].get<std::string>();
+    counts[got[p["name"]]]++;
+    // The lines DDP prints come with the one verdict DDP warns about, and name the parameter's sizes.
+    EXPECT_EQ(!p["ddp_warning"].is_null(), got[p["name"]] == "size1_only") << p["name"];
+    if (got[p["name"]] != "no_grad") {
+      EXPECT_FALSE(p["grad_producer"].is_null()) << p["name"] << ": no backward op produced it";
+    }
+  }
+  EXPECT_EQ(got.size(), want.size());
+  for (auto& [name, verdict] : want.items()) EXPECT_EQ(got[name], verdict.get<std::string>()) << name << ": " << entry.at("grads_why");
+  for (const char* v : {"match", "size1_only", "layout_mismatch", "no_grad"})
+    EXPECT_EQ(j["summary"]["grad_layout"][v].get<int64_t>(), counts[v]) << v;
+  // The backward pass is recorded after the forward one, and its functions point back to
+  // forward ops that came before it.
+  const json& ops = j["ops"];
+  ASSERT_TRUE(ops["backward_from"].is_number());
+  const int64_t from = ops["backward_from"];
+  EXPECT_GT(from, 0);
+  EXPECT_LT(from, static_cast<int64_t>(ops["rows"].size()));
+  ASSERT_GT(ops["forward_ops"].size(), 0u);
+  for (size_t i = 0; i + 1 < ops["forward_ops"].size(); i += 2) {
+    EXPECT_GE(ops["forward_ops"][i].get<int64_t>(), from);
+    EXPECT_LT(ops["forward_ops"][i + 1].get<int64_t>(), from);
+  }
+  std::string validate = "/usr/bin/python3 " + quote(VALIDATOR) + " " + quote(SCHEMA) + " " + quote(report.string());
+  EXPECT_EQ(std::system(validate.c_str()), 0) << validate;
+  // The text report lists every parameter that is not a match, rendered from the file too.
+  Result text = run({"render", report.string()});
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_THAT(text.out, HasSubstr("Gradient layouts (what DDP will see)"));
+  for (auto& [name, verdict] : want.items())
+    if (verdict != "match") {
+      EXPECT_THAT(text.out, HasSubstr(name + "  " + verdict.get<std::string>()));
+    }
+}
+
+std::vector<std::string> training_sample_names() {
+  std::vector<std::string> names;
+  for (const auto& e : manifest().at("samples"))
+    if (e.contains("grads")) names.push_back(e.at("name").get<std::string>());
+  return names;
+}
+
+INSTANTIATE_TEST_SUITE_P(Manifest, TrainingSamples, ::testing::ValuesIn(training_sample_names()),
+                         [](const auto& info) { return info.param; });
+
+TEST(Training, BadUseOfBackwardGetsOneLine) {
+  Result loss = run(sample_args("grad_zoo", {"--loss", "sum"}));
+  EXPECT_EQ(loss.code, 2);
+  EXPECT_EQ(loss.err, "layoutprof: --loss needs --backward\n");
+  // A model whose parameters are frozen has nothing to differentiate.
+  Result frozen = run(sample_args("transpose_reshape", {"--backward"}));
+  EXPECT_EQ(frozen.code, 2) << frozen.err;
+  EXPECT_EQ(lines(frozen.err), 1) << frozen.err;
+  EXPECT_THAT(frozen.err, HasSubstr("--backward: forward() returned no floating-point tensor that requires grad"));
+}
+
+TEST(Training, SumLossGivesTheSameVerdicts) {
+  fs::path report = work_dir() / "grad_zoo_sum.json";
+  Result r = run(sample_args("grad_zoo", {"--backward", "--loss", "sum", "--json", report.string(), "--no-counters"}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  json j = json::parse(read_file(report));
+  EXPECT_EQ(j["run"]["loss"], "sum");
+  for (const json& p : j["parameters"])
+    EXPECT_EQ(p["grad_verdict"], entry_named("grad_zoo")["grads"][p["name"].get<std::string>()]) << p["name"];
+}
+
 // Under a newer LibTorch, the committed archives (scripted by 1.13, as old models are) as
 // well: same code, executed by this LibTorch, so the same expectations.
 class CommittedArchives : public ::testing::TestWithParam<std::string> {};
