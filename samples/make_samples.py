@@ -393,6 +393,15 @@ class Sample(NamedTuple):
     # parameters keep requires_grad; `copies` is still what a forward-only run copies.
     grads: Optional[Dict[str, str]] = None
     grads_why: str = ""
+    grads2: Optional[Tuple[Dict[str, str], str]] = None  # (verdicts, why) where 2.x differs
+
+    def grad_expectations(self) -> List[Tuple[List[str], Dict[str, str], str]]:
+        """(LibTorch version prefixes, verdicts, why); the first that matches applies."""
+        if self.grads is None:
+            return []
+        if self.grads2 is None:
+            return [(["1", "2"], self.grads, self.grads_why)]
+        return [(["1"], self.grads, self.grads_why), (["2"], self.grads2[0], self.grads2[1])]
 
     def expectations(self) -> List[Tuple[List[str], Expect]]:
         """(LibTorch version prefixes, expectation) pairs; the first that matches applies."""
@@ -549,8 +558,17 @@ SAMPLES = [
                      "1]): the contract is broken and AccumulateGrad copies it every step. For "
                      "depthwise.weight [32, 1, 3, 3] channels_last strides [9, 1, 3, 1] differ from "
                      "NCHW [9, 9, 3, 1] only on the size-1 input-channel dim: kept as is, and DDP "
-                     "warns. pointwise.weight [32, 16, 1, 1]: ATen's CPU 1x1 backward gives it in the "
-                     "weight's own layout (strides [16, 1, 1, 1]), a match; biases are 1-D."),
+                     "warns. pointwise.weight [32, 16, 1, 1]: LibTorch 1.13's CPU 1x1 backward gives "
+                     "it in the weight's own layout (strides [16, 1, 1, 1]), a match; biases are "
+                     "1-D.",
+           grads2=({"conv.weight": "layout_mismatch", "conv.bias": "match",
+                    "pointwise.weight": "size1_only", "pointwise.bias": "match",
+                    "depthwise.weight": "size1_only", "depthwise.bias": "match"},
+                   "As with 1.13, except the 1x1 pointwise.weight [32, 16, 1, 1]: LibTorch 2.x's "
+                   "CPU backward gives it channels_last like the others, strides [16, 1, 16, 16] "
+                   "for [16, 1, 1, 1], different on the size-1 kernel dims only: size1_only, the "
+                   "exact warning of the seed (grad strides [256, 1, 256, 256] for a bucket view "
+                   "[256, 1, 1, 1]).")),
     Sample("grad_channels_last_model", conv_block_channels_last, ["2x8x6x6:channels_last"],
            copies(broadcast=1),
            "Forward: the weights are channels_last already, so no weight is copied; the "
@@ -617,8 +635,8 @@ def manifest() -> dict:
                        for prefixes, e in s.expectations()],
         })
         if s.grads is not None:
-            entries[-1]["grads"] = dict(s.grads)
-            entries[-1]["grads_why"] = s.grads_why
+            entries[-1]["grads"] = [{"torch": prefixes, "verdicts": dict(v), "why": why}
+                                    for prefixes, v, why in s.grad_expectations()]
     return {"schema": 2, "samples": entries}
 
 
@@ -821,6 +839,66 @@ def check_sample(sample: Sample, path: str, grad_mode: bool):
         return profile_copies(module, inputs)
 
 
+def expected_grads(sample: Sample, version: str) -> Dict[str, str]:
+    parts = version.split("+")[0].split(".")
+    for prefixes, verdicts, _ in sample.grad_expectations():
+        if any(p.split(".") == parts[:len(p.split("."))] for p in prefixes):
+            return verdicts
+    raise SystemExit(f"{sample.name}: no gradient verdicts for torch {version}")
+
+
+def python_grad_verdicts(path: str, specs: List[str]) -> Dict[str, str]:
+    """Each parameter's gradient verdict after one training step of the archive, derived here
+    with Python's autograd, independently of layoutprof: a hook on each parameter sees the
+    gradient as autograd hands it to AccumulateGrad (p.grad afterwards may already be a copy
+    in the parameter's layout), and autograd's layout contract decides."""
+    module = torch.jit.load(path)
+    module.train()
+    torch.manual_seed(0)
+    inputs = [make_input(spec) for spec in specs]
+    seen = {}
+    params = dict(module.named_parameters())
+    hooks = [p.register_hook(lambda g, n=n: seen.__setitem__(n, (tuple(g.shape), g.stride(), g.is_contiguous() or
+                                                                 _dense(g.shape, g.stride()))))
+             for n, p in params.items() if p.requires_grad]
+    for _ in range(WARMUP_CALLS):  # the profiling executor settles on its graph first
+        seen.clear()
+        out = module(*inputs)
+        torch.manual_seed(1)
+        out.backward(torch.randn(out.shape))
+        for p in params.values():
+            p.grad = None
+    for h in hooks:
+        h.remove()
+    verdicts = {}
+    for n, p in params.items():
+        if not p.requires_grad:
+            continue
+        if n not in seen:
+            verdicts[n] = "no_grad"
+            continue
+        shape, stride, dense = seen[n]
+        if stride == p.stride():
+            verdicts[n] = "match"
+        elif dense and _dense(p.shape, p.stride()) and all(
+                (gs == ps) if size != 1 else gs != 0 for size, gs, ps in zip(p.shape, stride, p.stride())):
+            verdicts[n] = "size1_only"
+        else:
+            verdicts[n] = "layout_mismatch"
+    return verdicts
+
+
+def _dense(shape, stride) -> bool:
+    """Non-overlapping and dense: some order of the dims of size > 1 is row-major."""
+    dims = sorted((st, sz) for sz, st in zip(shape, stride) if sz != 1)
+    expected = 1
+    for st, sz in dims:
+        if st != expected:
+            return False
+        expected *= sz
+    return True
+
+
 def check(samples: List[Sample], paths: Dict[str, str]) -> bool:
     print(f"\nchecking {len(samples)} samples: {WARMUP_CALLS} warm-up calls, then one "
           "profiled call under no_grad (and again with grad enabled, which must agree)")
@@ -842,11 +920,20 @@ def check(samples: List[Sample], paths: Dict[str, str]) -> bool:
             diff = [f"{k} {got[k]} (expected {want.copies[k]})" for k in COPY_CLASSES
                     if got[k] != want.copies[k]]
             problems.append("classes differ: " + ", ".join(diff))
-        # The tool runs under no_grad; the frozen samples must not depend on that.
+        # The tool runs under no_grad; the frozen samples must not depend on that (training
+        # samples' parameters require grad: their graphs may).
         grad_found, grad_error = check_sample(s, paths[s.name], grad_mode=True)
-        if [c.cls for c in grad_found] != [c.cls for c in found] or \
-                (grad_error is None) != (error is None):
+        if s.grads is None and ([c.cls for c in grad_found] != [c.cls for c in found] or
+                                (grad_error is None) != (error is None)):
             problems.append("copies differ with grad mode enabled")
+        if s.grads is not None:
+            verdicts = python_grad_verdicts(paths[s.name], s.inputs)
+            want_grads = expected_grads(s, torch.__version__)
+            if verdicts != want_grads:
+                problems.append("gradient verdicts differ: " + ", ".join(
+                    f"{n} {verdicts.get(n)} (expected {want_grads.get(n)})"
+                    for n in sorted(set(verdicts) | set(want_grads)) if verdicts.get(n) != want_grads.get(n)))
+            print(f"    gradient verdicts (Python autograd hooks): {verdicts}")
 
         verdict = "OK" if not problems else "MISMATCH: " + "; ".join(problems)
         print(f"{s.name}: expected {sum(want.copies.values())}, profiler {len(found)}, "
