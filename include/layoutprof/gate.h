@@ -17,6 +17,9 @@ struct GateOptions {
   double max_copy_bytes_increase = 0.05;  // fraction, per module and per copy class
   int64_t max_new_copy_bytes = 0;         // bytes a module or class may gain from zero (or beyond the fraction)
   int64_t max_new_split_points = 0;
+  // --backward reports: parameters whose gradient became size1_only or layout_mismatch (by
+  // name, against the baseline's verdict for the same parameter).
+  int64_t max_new_grad_mismatches = 0;
   double max_dtlb_increase = 0.05;        // fraction of modelled walks
   std::optional<double> gate_time;        // fraction of forward() wall time; off by default
   std::optional<double> gate_counters;    // fraction of each measured counter; off by default

@@ -430,6 +430,33 @@ namespace {
 // before the gradient reached the parameter with the gradient's buffer among its outputs.
 void attribute_backward(Report& r) {
   if (r.backward_from >= 0) {
+    // The engine wraps each node's record in one of its own ("autograd::engine::
+    // evaluate_function: ConvolutionBackward0"), which carries no sequence number: it
+    // belongs to the forward op of the node it runs.
+    for (size_t i = r.ops.size(); i-- > static_cast<size_t>(r.backward_from);) {
+      const OpEvent& op = r.ops[i];
+      if (op.forward_op >= 0 && op.parent >= r.backward_from && r.ops[op.parent].forward_op < 0)
+        r.ops[op.parent].forward_op = op.forward_op;
+    }
+    // AccumulateGrad has no forward op (a parameter is a leaf): it belongs to the module of
+    // the parameter whose gradient it receives.
+    std::unordered_map<uint64_t, Str> module_of_grad;
+    for (const ParamGrad& p : r.parameters)
+      if (p.has_grad && p.grad_storage != 0) {
+        auto dot = p.name.rfind('.');
+        module_of_grad.emplace(p.grad_storage, Str(dot == std::string::npos ? "" : p.name.substr(0, dot)));
+      }
+    for (size_t i = static_cast<size_t>(r.backward_from); i < r.ops.size(); ++i) {
+      OpEvent& op = r.ops[i];
+      if (op.parent >= 0 || op.forward_op >= 0 || module_of_grad.empty()) continue;
+      for (size_t j = i; j < r.ops.size() && (j == i || r.ops[j].depth > op.depth); ++j) {
+        if (j != i && r.ops[j].parent != static_cast<int64_t>(i)) continue;
+        for (const TensorInfo& t : r.ops[j].inputs) {
+          auto it = module_of_grad.find(t.storage);
+          if (it != module_of_grad.end()) op.module = it->second;
+        }
+      }
+    }
     for (size_t i = static_cast<size_t>(r.backward_from); i < r.ops.size(); ++i) {
       OpEvent& op = r.ops[i];
       const OpEvent* from = nullptr;

@@ -21,6 +21,7 @@ struct GateCliOptions {
   std::string max_copy_bytes_increase = "5%";
   int64_t max_new_copy_bytes = 0;
   int64_t max_new_split_points = 0;
+  int64_t max_new_grad_mismatches = 0;
   std::string max_dtlb_increase = "5%";
   std::string gate_time;
   std::string gate_counters;

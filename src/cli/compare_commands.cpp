@@ -26,6 +26,11 @@ void add_gate_options(CLI::App& app, GateCliOptions& g, bool with_format) {
   app.add_option("--max-new-split-points", g.max_new_split_points, "new split points allowed")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  app.add_option("--max-new-grad-mismatches", g.max_new_grad_mismatches,
+                 "parameters whose gradient may newly be laid out unlike them (size1_only or "
+                 "layout_mismatch; --backward reports)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   app.add_option("--max-dtlb-increase", g.max_dtlb_increase, "growth of modelled DTLB walks allowed")
       ->capture_default_str();
   app.add_option("--gate-time", g.gate_time, "also gate forward() time, e.g. 10% (noisy: off by default)");
@@ -42,6 +47,7 @@ GateOptions gate_options(const GateCliOptions& g) {
   o.max_new_implicit_copies = g.max_new_implicit_copies;
   o.max_copy_bytes_increase = parse_fraction("--max-copy-bytes-increase", g.max_copy_bytes_increase);
   o.max_new_split_points = g.max_new_split_points;
+  o.max_new_grad_mismatches = g.max_new_grad_mismatches;
   o.max_new_copy_bytes = g.max_new_copy_bytes;
   o.max_dtlb_increase = parse_fraction("--max-dtlb-increase", g.max_dtlb_increase);
   if (!g.gate_time.empty()) o.gate_time = parse_fraction("--gate-time", g.gate_time);

@@ -355,6 +355,29 @@ Comparison compare_reports(const Report& base_report, const Report& now_report, 
   c.checks.push_back({"total", "split points", new_splits <= o.max_new_split_points,
                       std::to_string(sb.split_points), std::to_string(sn.split_points),
                       new_splits ? std::to_string(new_splits) + " new" : ""});
+  // Training steps: a parameter whose gradient is newly laid out unlike it (DDP's warning, or
+  // a copy every step) is a regression.
+  if (now_report.run.backward) {
+    std::map<std::string, GradVerdict> before;
+    for (const ParamGrad& p : base_report.parameters) before[p.name] = p.verdict;
+    auto mismatch = [](GradVerdict v) { return v == GradVerdict::size1_only || v == GradVerdict::layout_mismatch; };
+    int64_t was = 0, is = 0, fresh = 0;
+    std::string which;
+    for (const ParamGrad& p : base_report.parameters) was += mismatch(p.verdict);
+    for (const ParamGrad& p : now_report.parameters) {
+      if (!mismatch(p.verdict)) continue;
+      ++is;
+      auto it = before.find(p.name);
+      if (it != before.end() && it->second == p.verdict) continue;
+      ++fresh;
+      if (which.size() < 200) which += (which.empty() ? "" : ", ") + p.name + " " + grad_verdict_name(p.verdict);
+    }
+    if (!base_report.run.backward)
+      c.notes.push_back("gradient layouts: the baseline has no training step (--backward), so every "
+                        "mismatch of this run is new");
+    c.checks.push_back({"total", "gradient layout mismatches", fresh <= o.max_new_grad_mismatches,
+                        std::to_string(was), std::to_string(is), fresh ? std::to_string(fresh) + " new: " + which : ""});
+  }
   c.checks.push_back({"total", "DTLB walks (modelled)", !exceeds(sb.dtlb.walks, sn.dtlb.walks, o.max_dtlb_increase),
                       std::to_string(sb.dtlb.walks), std::to_string(sn.dtlb.walks) + fmt_change(sb.dtlb.walks, sn.dtlb.walks), ""});
 

@@ -244,3 +244,45 @@ TEST(GateReporters, MarkdownTableAndJUnit) {
 
 }  // namespace
 }  // namespace layoutprof
+
+namespace layoutprof {
+namespace {
+
+Report with_grad(GradVerdict verdict, const std::string& name = "conv.weight") {
+  Report r = analyze(testing::trace_of({testing::transpose_reshape_call()}));
+  r.run.backward = true;
+  ParamGrad p;
+  p.name = name;
+  p.verdict = verdict;
+  r.parameters = {p};
+  return r;
+}
+
+TEST(Gate, ANewGradientLayoutMismatchRegressesByName) {
+  auto failed = [](const Comparison& c) {
+    for (const GateCheck& k : c.checks)
+      if (k.rule == "gradient layout mismatches") return !k.passed;
+    ADD_FAILURE() << "no gradient check";
+    return false;
+  };
+  Comparison c = compare_reports(with_grad(GradVerdict::match), with_grad(GradVerdict::size1_only), GateOptions{});
+  EXPECT_TRUE(c.regressed());
+  EXPECT_TRUE(failed(c));
+  // The same mismatch in both runs is not new; another parameter's is.
+  EXPECT_FALSE(failed(compare_reports(with_grad(GradVerdict::layout_mismatch), with_grad(GradVerdict::layout_mismatch),
+                                      GateOptions{})));
+  EXPECT_TRUE(failed(compare_reports(with_grad(GradVerdict::layout_mismatch, "a.weight"),
+                                     with_grad(GradVerdict::layout_mismatch, "b.weight"), GateOptions{})));
+  // A mismatch that turns from one kind into the other is new too (a copy every step became
+  // DDP's warning, or the other way round).
+  EXPECT_TRUE(failed(compare_reports(with_grad(GradVerdict::size1_only), with_grad(GradVerdict::layout_mismatch),
+                                     GateOptions{})));
+  // Fixed: an improvement.
+  EXPECT_FALSE(failed(compare_reports(with_grad(GradVerdict::size1_only), with_grad(GradVerdict::match), GateOptions{})));
+  GateOptions lenient;
+  lenient.max_new_grad_mismatches = 1;
+  EXPECT_FALSE(failed(compare_reports(with_grad(GradVerdict::match), with_grad(GradVerdict::size1_only), lenient)));
+}
+
+}  // namespace
+}  // namespace layoutprof
