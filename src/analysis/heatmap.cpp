@@ -50,6 +50,8 @@ std::vector<HeatmapRow> heatmap_rows(const Report& report, GroupBy group_by, int
   auto row_of_op = [&](int64_t id) -> HeatmapRow& {
     const OpEvent& t = report.ops[top[id]];
     std::string label = group_by == GroupBy::op ? t.name.str() : module_at_depth(t.module, depth);
+    // Training steps: each module's backward pass is a row of its own, after the forward rows.
+    if (report.backward_from >= 0 && top[id] >= report.backward_from) label += " (backward)";
     auto it = index.find(label);
     if (it != index.end()) return rows[it->second];
     index[label] = rows.size();
