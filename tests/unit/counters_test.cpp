@@ -1,5 +1,7 @@
 #include "layoutprof/counters.h"
 
+#include <sys/mman.h>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/syscall.h>
@@ -109,10 +111,14 @@ TEST(PerfCounters, SoftwareEventsCountRealWork) {
   if (pc.events() < 2) GTEST_SKIP() << "software events unavailable: " << pc.status()[0].reason;
   std::vector<uint64_t> a(pc.snapshot_size()), b(pc.snapshot_size());
   pc.read(a.data());
+  // Fresh pages straight from the kernel (the heap may hand back pages an earlier test touched):
+  // their first touch page-faults.
   const size_t bytes = 16 << 20;
-  std::unique_ptr<char[]> fresh(new char[bytes]);
-  std::memset(fresh.get(), 1, bytes);  // first touch of fresh pages: page faults
+  void* fresh = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(fresh, MAP_FAILED);
+  std::memset(fresh, 1, bytes);
   pc.read(b.data());
+  ::munmap(fresh, bytes);
   auto d = counter_delta(a.data(), b.data(), pc.groups(), pc.events());
   // Values come in status() order of the measured events.
   for (size_t k = 0; k < pc.status().size(); ++k) {
