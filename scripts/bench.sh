@@ -23,7 +23,9 @@ REPS=${REPS:-15}
 row() {  # name model shape [layoutprof-bench options]
   local lp tp
   lp=$("$B/layoutprof-bench" "$2" --input "$3" --reps "$REPS" "${@:4}")
-  tp=$("$TORCH_PY" scripts/bench_torch_profiler.py "$2" "$3" "$REPS" 2>/dev/null)
+  local back=""
+  for a in "${@:4}"; do [ "$a" = "--backward" ] && back="--backward"; done
+  tp=$("$TORCH_PY" scripts/bench_torch_profiler.py "$2" "$3" "$REPS" $back 2>/dev/null)
   python3 - "$1" "$3" "$lp" "$tp" <<'PY'
 import json, sys
 name, shape, lp, tp = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), json.loads(sys.argv[4])
@@ -47,3 +49,8 @@ row op_loop "$B/samples/op_loop.pt" 600x8x8
 # every copy reads each thread's groups at its start and end.
 row resnet18 "$B/samples/resnet18.pt" 8x3x224x224 --counters
 row small_transformer "$B/samples/small_transformer.pt" 1x4x256 --counters
+# Training steps (--backward): forward with autograd, backward from a seeded gradient, the
+# gradients cleared; every floating-point parameter trained. Ratios of a recorded step to a
+# plain step.
+row "small_transformer step" "$B/samples/small_transformer.pt" 1x16x256 --backward
+row "grad_channels_last_input step" "$B/samples/grad_channels_last_input.pt" 2x8x6x6:channels_last --backward

@@ -15,6 +15,7 @@
 #include "layoutprof/input_spec.h"
 #include "record/recorder.h"
 #include "runner/inputs.h"
+#include "runner/training.h"
 
 namespace {
 
@@ -36,18 +37,40 @@ int main(int argc, char** argv) {
   int reps = 15;
   int plain_calls = 0;
   bool with_counters = false;
+  bool backward = false;  // each call a training step, as --backward runs them
   for (int i = 2; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--counters")) with_counters = true;
+    else if (!std::strcmp(argv[i], "--backward")) backward = true;
     else if (!std::strcmp(argv[i], "--input") && i + 1 < argc) specs.push_back(layoutprof::parse_input_spec(argv[++i]));
     else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::stoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--plain") && i + 1 < argc) plain_calls = std::stoi(argv[++i]);
   }
   torch::jit::Module module = torch::jit::load(model_path);
-  module.eval();
-  torch::NoGradGuard no_grad;
+  // A training step: train mode, autograd on, every floating-point parameter trained (the
+  // samples' inference models are saved frozen).
+  std::optional<torch::NoGradGuard> no_grad;
+  if (backward) {
+    module.train();
+    for (at::Tensor p : module.parameters()) if (p.is_floating_point()) p.requires_grad_(true);
+  } else {
+    module.eval();
+    no_grad.emplace();
+  }
   torch::manual_seed(0);
   std::vector<c10::IValue> inputs;
   for (const auto& s : specs) inputs.emplace_back(layoutprof::make_input(s));
+  layoutprof::Recorder recorder;
+  recorder.set_training(backward);
+  // One call as a run makes it: forward(), and for a training step the backward pass from a
+  // seeded upstream gradient and the gradients cleared.
+  auto step = [&](bool mark) {
+    c10::IValue out = module.forward(inputs);
+    if (!backward) return;
+    layoutprof::backward_from(out, "randn", [&] {
+      if (mark) recorder.mark_backward();
+    });
+    layoutprof::clear_grads(module);
+  };
   if (plain_calls > 0) {
     // The plain run that scripts/bench_scale.py holds a layoutprof run against: load, build
     // the inputs and make the same number of forward() calls, nothing else; the caller reads
@@ -55,14 +78,14 @@ int main(int argc, char** argv) {
     std::vector<double> ms;
     for (int i = 0; i < plain_calls; ++i) {
       auto t0 = std::chrono::steady_clock::now();
-      module.forward(inputs);
+      step(false);
       ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     }
     std::cout << "{\"model\": \"" << model_path << "\", \"calls\": " << plain_calls
               << ", \"call_ms\": " << median(ms) << "}\n";
     return 0;
   }
-  for (int i = 0; i < 3; ++i) module.forward(inputs);
+  for (int i = 0; i < 3; ++i) step(false);
 
   // Counters as layoutprof opens them by default; the cost of one read of every group.
   std::optional<layoutprof::PerfCounters> counters;
@@ -85,10 +108,9 @@ int main(int argc, char** argv) {
   std::vector<double> plain, recorded, call;
   std::vector<layoutprof::Call> kept;
   size_t events = 0;
-  layoutprof::Recorder recorder;
   auto plain_call = [&] {
     auto t0 = clock::now();
-    module.forward(inputs);
+    step(false);
     plain.push_back(std::chrono::duration<double, std::milli>(clock::now() - t0).count());
   };
   auto recorded_call = [&] {
@@ -98,7 +120,7 @@ int main(int argc, char** argv) {
     recorder.start(first ? layoutprof::Recorder::Mode::timed : layoutprof::Recorder::Mode::figures,
                    counters ? &*counters : nullptr);
     auto t0 = clock::now();
-    module.forward(inputs);
+    step(true);
     recorded.push_back(std::chrono::duration<double, std::milli>(clock::now() - t0).count());
     kept.push_back(first ? recorder.stop() : recorder.stop_figures(kept.front()));
     call.push_back(std::chrono::duration<double, std::milli>(clock::now() - begin).count());
@@ -112,9 +134,12 @@ int main(int argc, char** argv) {
         at::RecordFunctionCallback(
             [](const at::RecordFunction&) -> std::unique_ptr<at::ObserverContext> { return nullptr; },
             [](const at::RecordFunction&, at::ObserverContext*) {})
-            .scopes({at::RecordScope::FUNCTION}));
+            .scopes(backward ? std::unordered_set<at::RecordScope, std::hash<at::RecordScope>>{
+                                   at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION}
+                             : std::unordered_set<at::RecordScope, std::hash<at::RecordScope>>{
+                                   at::RecordScope::FUNCTION}));
     auto t0 = clock::now();
-    module.forward(inputs);
+    step(false);
     empty.push_back(std::chrono::duration<double, std::milli>(clock::now() - t0).count());
     at::removeCallback(handle);
   };

@@ -21,6 +21,7 @@
 #include "record/recorder.h"
 #include "record/tensor_info.h"
 #include "runner/inputs.h"
+#include "runner/training.h"
 
 namespace layoutprof {
 
@@ -222,10 +223,8 @@ void differentiable_outputs(const c10::IValue& v, std::vector<at::Tensor>& out) 
   }
 }
 
-// The backward half of a training step: from a seeded random-normal upstream gradient for
-// each differentiable output (contiguous, as a loss would give), or from the sum of the
-// outputs (--loss sum).
-// `begins` is called as the backward pass starts (after the upstream gradients are made).
+}  // namespace
+
 void backward_from(const c10::IValue& output, const std::string& loss, const std::function<void()>& begins) {
   std::vector<at::Tensor> outputs;
   differentiable_outputs(output, outputs);
@@ -247,11 +246,12 @@ void backward_from(const c10::IValue& output, const std::string& loss, const std
   torch::autograd::backward(outputs, grads);
 }
 
-// Gradients set to none between steps, as optimizer.zero_grad() does by default.
 void clear_grads(const torch::jit::Module& module) {
   for (at::Tensor p : module.parameters(/*recurse=*/true))
     if (p.grad().defined()) p.mutable_grad() = at::Tensor();
 }
+
+namespace {
 
 // Watches each parameter's gradient as autograd hands it to AccumulateGrad (a tensor hook
 // on a leaf runs just before): sizes, strides, density and buffer, never a reference to the
