@@ -411,11 +411,16 @@ class Sample(NamedTuple):
         return [(["1"], first), (["2"], self.torch2)]
 
     def expected(self, version: str) -> Expect:
-        parts = version.split("+")[0].split(".")
-        for prefixes, expect in self.expectations():
-            if any(p.split(".") == parts[:len(p.split("."))] for p in prefixes):
-                return expect
-        raise SystemExit(f"{self.name}: no expectation for torch {version}")
+        return for_version([(p, e) for p, e in self.expectations()], version, self.name)
+
+
+def for_version(pairs, version: str, name: str):
+    """The value of the first (LibTorch version prefixes, value) pair that matches `version`."""
+    parts = version.split("+")[0].split(".")
+    for prefixes, value in pairs:
+        if any(p.split(".") == parts[:len(p.split("."))] for p in prefixes):
+            return value
+    raise SystemExit(f"{name}: no expectation for torch {version}")
 
 
 def copies(implicit_layout=0, explicit_layout=0, broadcast=0, dtype_device=0, same_layout=0):
@@ -840,11 +845,7 @@ def check_sample(sample: Sample, path: str, grad_mode: bool):
 
 
 def expected_grads(sample: Sample, version: str) -> Dict[str, str]:
-    parts = version.split("+")[0].split(".")
-    for prefixes, verdicts, _ in sample.grad_expectations():
-        if any(p.split(".") == parts[:len(p.split("."))] for p in prefixes):
-            return verdicts
-    raise SystemExit(f"{sample.name}: no gradient verdicts for torch {version}")
+    return for_version([(p, v) for p, v, _ in sample.grad_expectations()], version, sample.name)
 
 
 def python_grad_verdicts(path: str, specs: List[str]) -> Dict[str, str]:

@@ -13,6 +13,7 @@ struct InputSpec {
   std::string dtype = "f32";
   std::string format = "contiguous";  // contiguous | channels_last | channels_last_3d | perm
   std::vector<int> perm;              // physical dim order when format == "perm"
+  bool requires_grad = false;         // ":grad": a training step (--backward) differentiates it too
 };
 
 // Throws UsageError naming the argument and the reason.

@@ -79,8 +79,13 @@ InputSpec parse_input_spec(const std::string& text) {
   InputSpec spec;
   spec.text = text;
   auto fields = split(text, ':');
-  if (fields.empty() || fields[0].empty()) fail(text, "expected DIMxDIM...[:dtype][:format]");
-  if (fields.size() > 3) fail(text, "too many ':' fields (expected shape[:dtype][:format])");
+  if (fields.empty() || fields[0].empty()) fail(text, "expected DIMxDIM...[:dtype][:format][:grad]");
+  // A trailing ":grad": the input requires grad (training steps, --backward).
+  if (fields.size() > 1 && fields.back() == "grad") {
+    spec.requires_grad = true;
+    fields.pop_back();
+  }
+  if (fields.size() > 3) fail(text, "too many ':' fields (expected shape[:dtype][:format][:grad])");
 
   for (const auto& item : split(fields[0], 'x')) spec.sizes.push_back(parse_positive(text, item, "dimension"));
 
@@ -105,6 +110,8 @@ InputSpec parse_input_spec(const std::string& text) {
     fail(text, "channels_last needs a 4-D shape");
   if (spec.format == "channels_last_3d" && spec.sizes.size() != 5)
     fail(text, "channels_last_3d needs a 5-D shape");
+  if (spec.requires_grad && !is_floating_dtype(spec.dtype))
+    fail(text, ":grad needs a floating-point dtype (f32, f64, f16, bf16), not " + spec.dtype);
   return spec;
 }
 

@@ -26,9 +26,9 @@ namespace layoutprof {
 void setup_run(CLI::App& app, RunOptions& o) {
   app.add_option("model", o.model, "TorchScript archive (torch.jit.save)");
   app.add_option("--input,-i", o.inputs,
-                 "one per forward() argument, in order: DIMxDIM...[:dtype][:format]; dtype "
+                 "one per forward() argument, in order: DIMxDIM...[:dtype][:format][:grad]; dtype "
                  "f32 f64 f16 bf16 i64 i32 i8 u8 bool; format contiguous channels_last "
-                 "channels_last_3d perm=0,2,3,1");
+                 "channels_last_3d perm=0,2,3,1; grad: the input requires grad (--backward)");
   app.add_option("--warmup", o.warmup, "unrecorded calls first")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();

@@ -113,6 +113,7 @@ void write_chrome_trace(std::ostream& out, const Report& r) {
     if (op.gpu_ns >= 0) o.key("copy_gpu_ns").num(op.copy_gpu_ns);
     if (copy) o.key("dtlb_walks_modelled").num(copy->dtlb.walks);
     if (op.failed) o.key("failed").boolean(true);
+    if (op.forward_op >= 0) o.key("forward_op").num(op.forward_op);
     if (op.gpu_ns >= 0) {  // GPU runs: what this op launched (CUPTI, measured)
       o.key("gpu_launches").num(op.gpu_launches);
       o.key("gpu_ns").num(op.gpu_ns);
@@ -130,12 +131,15 @@ void write_chrome_trace(std::ostream& out, const Report& r) {
     o.key("outputs").begin('[');
     for (const TensorInfo& t : op.outputs) o.str(described.of(t));
     o.end(']');
+    if (r.backward_from >= 0)  // training steps: which pass, and the forward op of a backward one
+      o.key("pass").str(op.id >= r.backward_from ? "backward" : "forward");
     o.key("source").str(op.source);
     o.end('}');
+    const bool backward = r.backward_from >= 0 && op.id >= r.backward_from;
     if (copy) {
-      o.key("cat").str(std::string("copy,") + copy_class_name(copy->cls));
+      o.key("cat").str(std::string("copy,") + copy_class_name(copy->cls) + (backward ? ",backward" : ""));
     } else {
-      o.key("cat").str("op");
+      o.key("cat").str(backward ? "op,backward" : "op");
     }
     o.key("dur").real(us(end[op.id] - start));
     if (copy) o.key("name").str("copy [" + std::string(copy_class_name(copy->cls)) + "]");

@@ -449,7 +449,10 @@ const char* const kOpsEncoding =
     "copies, without storage), buffer numbers the storage buffers of the call by first "
     "appearance (0: none). counters: [] or [raw, scaled, multiplexed (0/1)] per measured "
     "counter of run.counters, concatenated. gpu (GPU runs only): [gpu_ns, gpu_launches, "
-    "copy_gpu_ns, [kernel name indexes into kernels]]. Trailing optional columns are left out.";
+    "copy_gpu_ns, [kernel name indexes into kernels]]. Trailing optional columns are left out. "
+    "Training steps (--backward): rows from backward_from on are the backward pass, the rows "
+    "before it the forward pass; forward_ops is flat [backward row, forward row, ...] pairs, "
+    "each backward function and the forward op that made its autograd node.";
 
 json figures_json() {
   return {{"start_ns", "measured"},     {"duration_ns", "measured"}, {"time_ns", "measured"},
@@ -752,7 +755,13 @@ json report_to_json(const Report& r) { return json::parse(report_json_text(r)); 
 json op_list_json(const Report& r) {
   json ops = json::array();
   const std::vector<std::string> names = measured_names(r.run);
-  for (const OpEvent& op : r.ops) ops.push_back(op_json(op, names));
+  for (const OpEvent& op : r.ops) {
+    ops.push_back(op_json(op, names));
+    if (r.backward_from >= 0) {  // training steps: each op's pass, as ops.backward_from gives it
+      ops.back()["pass"] = op.id >= r.backward_from ? "backward" : "forward";
+      ops.back()["forward_op"] = id_or_null(op.forward_op);
+    }
+  }
   return ops;
 }
 

@@ -339,6 +339,10 @@ Trace run_profile(const ProfileConfig& config, const ProgressFn& progress) {
     // Built on the CPU from the seed, then moved: .to() keeps the layout (preserve format).
     at::Tensor t = make_input(spec);
     if (device.is_cuda()) t = t.to(device);
+    if (spec.requires_grad) {
+      if (!config.backward) throw UsageError("--input '" + spec.text + "': :grad needs --backward");
+      t.requires_grad_(true);  // a leaf: its gradient is computed, not recorded as a parameter's
+    }
     run.inputs.push_back({spec, describe_tensor(t, static_cast<int>(run.inputs.size()))});
     inputs.emplace_back(std::move(t));
   }

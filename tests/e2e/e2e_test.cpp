@@ -126,14 +126,18 @@ bool version_matches(const std::string& prefix, const std::string& version) {
           version[prefix.size()] == '+');
 }
 
-// What the LibTorch under test does with a sample: the first `expect` entry for its version.
-const json& expected(const json& entry) {
-  for (const auto& e : entry.at("expect"))
+// The first of a sample's `key` entries ("expect", "grads") one of whose `torch` prefixes
+// matches the LibTorch under test.
+const json& for_this_libtorch(const json& entry, const char* key) {
+  for (const auto& e : entry.at(key))
     for (const auto& prefix : e.at("torch"))
       if (version_matches(prefix.get<std::string>(), LIBTORCH_VERSION)) return e;
-  throw std::runtime_error(entry.at("name").get<std::string>() + ": no expectation for LibTorch " +
+  throw std::runtime_error(entry.at("name").get<std::string>() + ": no '" + key + "' entry for LibTorch " +
                            LIBTORCH_VERSION);
 }
+
+// What the LibTorch under test does with a sample.
+const json& expected(const json& entry) { return for_this_libtorch(entry, "expect"); }
 
 // The sample's model and its manifest inputs, then `extra`.
 std::vector<std::string> model_args(const json& entry, const std::vector<std::string>& extra) {
@@ -227,13 +231,7 @@ INSTANTIATE_TEST_SUITE_P(Manifest, Samples, ::testing::ValuesIn(sample_names()),
                          [](const auto& info) { return info.param; });
 
 // A training sample's gradient verdicts for the LibTorch under test: {"verdicts", "why"}.
-const json& expected_grads(const json& entry) {
-  for (const auto& e : entry.at("grads"))
-    for (const auto& prefix : e.at("torch"))
-      if (version_matches(prefix.get<std::string>(), LIBTORCH_VERSION)) return e;
-  throw std::runtime_error(entry.at("name").get<std::string>() + ": no gradient verdicts for LibTorch " +
-                           LIBTORCH_VERSION);
-}
+const json& expected_grads(const json& entry) { return for_this_libtorch(entry, "grads"); }
 
 // Training samples: a --backward run gives each parameter the manifest's gradient verdict.
 class TrainingSamples : public ::testing::TestWithParam<std::string> {};

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "layoutprof/analysis.h"
+#include "layoutprof/chrome_trace.h"
 #include "layoutprof/errors.h"
 #include "layoutprof/json_report.h"
 #include "layoutprof/text_report.h"
@@ -129,6 +130,10 @@ TEST(Training, JsonCarriesPassesLinksAndParametersBothWays) {
   EXPECT_EQ(back.parameters[0].verdict, GradVerdict::layout_mismatch);
   EXPECT_EQ(back.parameters[0].grad_strides, (std::vector<int64_t>{1, 4}));
   EXPECT_EQ(report_to_json(back), j);  // read back, written again: the same document
+  nlohmann::json objects = op_list_json(back);  // the op list as objects: each op's pass
+  EXPECT_EQ(objects[4]["pass"], "forward");
+  EXPECT_EQ(objects[5]["pass"], "backward");
+  EXPECT_EQ(objects[5]["forward_op"], 0);
   // A link that points forward in time, or past the ops, is refused.
   nlohmann::json bad = j;
   bad["ops"]["forward_ops"] = nlohmann::json::array({0, 5});
@@ -146,6 +151,23 @@ TEST(Training, TextListsTheMismatchesWithTheirForwardOp) {
   EXPECT_THAT(out.str(), HasSubstr("made by aten::t in TransposeBackward0, the backward of aten::transpose in block"));
   EXPECT_THAT(out.str(), HasSubstr("2. block.unused  no_grad"));
   EXPECT_THAT(out.str(), HasSubstr("training step"));
+}
+
+TEST(Training, TraceMarksEachSlicesPassAndTheForwardOpOfABackwardOne) {
+  nlohmann::json trace = chrome_trace(analyze(training_trace()));
+  int backward = 0, forward = 0;
+  for (const nlohmann::json& e : trace["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    const int64_t id = e["args"]["id"];
+    EXPECT_EQ(e["args"]["pass"], id >= 5 ? "backward" : "forward") << id;
+    EXPECT_EQ(e["cat"].get<std::string>().find("backward") != std::string::npos, id >= 5) << id;
+    (id >= 5 ? backward : forward)++;
+    if (id == 5) {
+      EXPECT_EQ(e["args"]["forward_op"], 0);
+    }
+  }
+  EXPECT_EQ(forward, 5);
+  EXPECT_EQ(backward, 2);
 }
 
 }  // namespace

@@ -65,7 +65,19 @@ INSTANTIATE_TEST_SUITE_P(
                       BadSpec{"2x3:perm=0", "perm= lists 1 dims for a 2-D shape"},
                       BadSpec{"2x3:perm=0,0", "each dim 0..1 once"},
                       BadSpec{"2x3:perm=0,x", "'x' is not a dim index"},
-                      BadSpec{"99999999999999999999", "too large"}));
+                      BadSpec{"99999999999999999999", "too large"},
+                      BadSpec{"2x3:i64:grad", ":grad needs a floating-point dtype"},
+                      BadSpec{"2x3:grad:f32", "unknown dtype or format 'grad'"},
+                      BadSpec{"2x3:f32:contiguous:x:grad", "too many ':' fields"}));
+
+TEST(InputSpec, GradMarksAnInputThatRequiresGrad) {
+  InputSpec s = parse_input_spec("2x3x4x5:f16:channels_last:grad");
+  EXPECT_TRUE(s.requires_grad);
+  EXPECT_EQ(s.dtype, "f16");
+  EXPECT_EQ(s.format, "channels_last");
+  EXPECT_TRUE(parse_input_spec("2x3:grad").requires_grad);
+  EXPECT_FALSE(parse_input_spec("2x3:f32").requires_grad);
+}
 
 TEST(InputSpec, DtypeSizes) {
   EXPECT_EQ(dtype_size("f32"), 4);
