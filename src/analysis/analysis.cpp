@@ -138,7 +138,9 @@ class Provenance {
       }
       found = producer;
       const TensorInfo* in = main_input(ops_[producer]);
-      if (!in || is_contiguous_class(in->layout().cls)) break;
+      // Only a view passes the layout on: an op that wrote a fresh non-dense tensor (a
+      // convolution's channels_last output) is the origin itself.
+      if (!in || is_contiguous_class(in->layout().cls) || in->storage != current->storage) break;
       current = in;
       before = producer;
     }
@@ -300,8 +302,15 @@ std::vector<SplitPoint> find_split_points(const Report& r, const std::vector<int
   std::vector<SplitPoint> points;
   for (const OpEvent& op : r.ops) {
     if (op.parent >= 0) continue;
-    const TensorInfo* in = main_input(op);
-    const TensorInfo* out = main_output(r.ops, op.id);
+    // The engine's wrapper around a backward function records no tensors: the function's
+    // own record inside it does (its inputs the incoming gradients, its outputs the ones it
+    // makes).
+    const OpEvent* shown = &op;
+    if (r.backward_from >= 0 && op.id >= r.backward_from && op.inputs.empty() && op.outputs.empty() &&
+        op.id + 1 < static_cast<int64_t>(r.ops.size()) && r.ops[op.id + 1].parent == op.id)
+      shown = &r.ops[op.id + 1];
+    const TensorInfo* in = main_input(*shown);
+    const TensorInfo* out = main_output(r.ops, shown->id);
     SplitPoint sp;
     sp.op = op.id;
     if (in && out && in->layout().cls != LayoutClass::unknown &&
