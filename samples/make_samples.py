@@ -553,6 +553,10 @@ SAMPLES = [
            "copies into channels_last (implicit); the 1x1 weight [32, 16, 1, 1] is already dense "
            "in both orders, no copy; the depthwise convolution's slow path writes its bias [32, 1, "
            "1] into the channels_last output by a broadcast copy.",
+           torch2=Expect(copies(implicit_layout=1),
+                         "As with 1.13, the NCHW 3x3 conv.weight is copied into channels_last "
+                         "(implicit); LibTorch 2.x's CPU depthwise convolution on a channels_last "
+                         "input adds its bias in the kernel, so there is no broadcast copy."),
            grads={"conv.weight": "layout_mismatch", "conv.bias": "match",
                   "pointwise.weight": "match", "pointwise.bias": "match",
                   "depthwise.weight": "size1_only", "depthwise.bias": "match"},
@@ -578,6 +582,8 @@ SAMPLES = [
            copies(broadcast=1),
            "Forward: the weights are channels_last already, so no weight is copied; the "
            "depthwise bias broadcast copy remains.",
+           torch2=Expect(copies(), "Forward: no weight copy, and LibTorch 2.x's depthwise kernel "
+                                   "adds its bias itself: nothing is copied."),
            grads={"conv.weight": "match", "conv.bias": "match",
                   "pointwise.weight": "match", "pointwise.bias": "match",
                   "depthwise.weight": "match", "depthwise.bias": "match"},
