@@ -28,7 +28,7 @@ def main() -> int:
     ]
     results = []
     for name, cmd in steps:
-        code, wall, rss, out = measure(cmd, subprocess.PIPE)
+        code, wall, rss, out = measure(cmd, subprocess.PIPE)[:4]
         results.append((name, code, wall, rss))
         if code != 0:
             print(f"{name}: exit {code}", file=sys.stderr)
