@@ -32,19 +32,20 @@ struct CopyRecord {
   TensorInfo src;
   TensorInfo dst;
   DtlbEstimate dtlb;                  // modelled
-  std::vector<CounterValue> counters;  // measured over the aten::copy_, if counting
+  CompactVector<CounterValue> counters;  // measured over the aten::copy_, if counting
   int64_t gpu_ns = -1;                 // measured: the copy's kernels (-1: no GPU traced)
 };
 
 struct SplitPoint {
   int64_t op = 0;  // a top-level op
-  std::vector<std::string> kinds;  // layout_change | layout_copy | mixed_formats
-  std::string before;  // layout label of the data flowing in
-  std::string after;   // layout label of the data flowing out
+  // Interned and compact: a loop makes the same split point thousands of times.
+  CompactVector<Str> kinds;  // layout_change | layout_copy | mixed_formats
+  Str before;  // layout label of the data flowing in
+  Str after;   // layout label of the data flowing out
   int64_t copies = 0;  // layout copies this split point leads to (its own and downstream)
   int64_t copy_bytes = 0;
-  std::vector<int64_t> copy_ops;  // the aten::copy_ events counted above
-  std::string suggestion;
+  CompactVector<int64_t> copy_ops;  // the aten::copy_ events counted above
+  Str suggestion;
 };
 
 struct ModuleStats {
@@ -93,7 +94,7 @@ struct Summary {
 // Bytes of an op's tensors, inputs and outputs: what it could have read and written.
 int64_t tensor_bytes(const OpEvent& op);
 // Sums counters element-wise into `total` (sized on first use).
-void add_counters(std::vector<CounterValue>& total, const std::vector<CounterValue>& add);
+void add_counters(std::vector<CounterValue>& total, const CompactVector<CounterValue>& add);
 
 struct Report {
   RunInfo run;

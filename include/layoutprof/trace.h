@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "layoutprof/compact_vector.h"
 #include "layoutprof/input_spec.h"
 #include "layoutprof/layout.h"
 
@@ -81,12 +82,12 @@ struct OpEvent {
   TensorList outputs;
   // Per measured counter (RunInfo::counters order), for top-level ops and copies; empty for
   // other ops and when no counter was measured.
-  std::vector<CounterValue> counters;
+  CompactVector<CounterValue> counters;
   // GPU time of the kernels, copies and memsets this op launched itself (CUPTI, measured);
   // -1 when the run traced no GPU. Kernels launched inside a nested copy count to the copy.
   int64_t gpu_ns = -1;
   int64_t gpu_launches = 0;          // kernels, copies and memsets it launched itself (GPU runs)
-  std::vector<Str> kernels;  // their distinct names, in launch order
+  CompactVector<Str> kernels;  // their distinct names, in launch order
   // Derived by analyze(): GPU time of the layout-copy kernels launched by this op or any op
   // nested in it (its copies); -1 when the run traced no GPU.
   int64_t copy_gpu_ns = -1;

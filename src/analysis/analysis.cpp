@@ -39,7 +39,7 @@ int64_t tensor_bytes(const OpEvent& op) {
   return bytes;
 }
 
-void add_counters(std::vector<CounterValue>& total, const std::vector<CounterValue>& add) {
+void add_counters(std::vector<CounterValue>& total, const CompactVector<CounterValue>& add) {
   if (total.size() < add.size()) total.resize(add.size());
   for (size_t k = 0; k < add.size(); ++k) {
     total[k].raw += add[k].raw;
@@ -322,8 +322,8 @@ std::vector<SplitPoint> find_split_points(const Report& r, const std::vector<int
     if (mixes_memory_formats(op)) sp.kinds.push_back("mixed_formats");
     if (sp.kinds.empty()) continue;
 
-    sp.before = in ? in->label().str() : "";
-    sp.after = out ? out->label().str() : sp.before;
+    sp.before = in ? in->label() : Str();
+    sp.after = out ? out->label() : sp.before;
     std::vector<const CopyRecord*> paid;
     if (own != by_culprit.end()) paid = own->second;
     auto downstream = by_origin.find(op.id);

@@ -1,6 +1,8 @@
 #include "record/recorder.h"
 
 #include <ATen/record_function.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <torch/csrc/jit/frontend/source_range.h>
 #include <torch/csrc/jit/runtime/interpreter.h>
 
@@ -244,6 +246,18 @@ GpuTracer* g_gpu = nullptr;                // pushed to by the main thread only
 std::vector<RawEvent> g_spare_events;
 thread_local ThreadBuffer* t_buffer = nullptr;
 thread_local uint64_t t_session = 0;
+
+// Hands the pages wholly inside [begin, end) back to the kernel (MADV_DONTNEED; they read as
+// zeros if touched again). stop() releases the raw events it has converted, every
+// kReleaseEvery of them (about 1 MB), so that a call's raw events and the op events made from
+// them are not both whole in memory at the run's peak.
+constexpr size_t kReleaseEvery = 1 << 14;
+void release_pages(const void* begin, const void* end) {
+  static const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t from = (reinterpret_cast<uintptr_t>(begin) + page - 1) & ~(page - 1);
+  const uintptr_t to = reinterpret_cast<uintptr_t>(end) & ~(page - 1);
+  if (to > from) ::madvise(reinterpret_cast<void*>(from), to - from, MADV_DONTNEED);
+}
 
 // Reserves room for n elements and touches it: memory reserved but first written inside an op
 // would page-fault there, and the counters would charge the recorder's own page faults (and
@@ -750,17 +764,20 @@ Call Recorder::stop() {
   Call call;
   c.fill_call_figures(call);
   call.tensors_recorded = state_->mode == Mode::timed;
-  call.events.resize(c.events);
+  // Grown as the raw events are converted (and released), not sized at once: the two arrays
+  // are never both whole in memory.
+  call.events.reserve(c.events);
   // The main thread's tensors become the call's as they are (nothing appends to them any
   // more); other threads' buffers may still be appended to by a late op, so theirs are copied.
   std::vector<const TensorInfo*> base(buffers.size(), nullptr);
+  size_t released = 0;  // raw events of the one buffer whose pages were released
   for (size_t bi = 0; bi < buffers.size(); ++bi)
     if (buffers[bi]->main) base[bi] = call.tensors->adopt(std::move(buffers[bi]->tensors));
   for (size_t i = 0; i < c.events; ++i) {
     const Collected::Ref at = c.ref(i);
     const ThreadBuffer& b = *buffers[at.buffer];
     const RawEvent& raw = b.events[at.local];
-    OpEvent& e = call.events[i];
+    OpEvent& e = call.events.emplace_back();
     e.id = static_cast<int64_t>(i);
     e.parent = raw.parent >= 0 ? c.id(at.buffer, raw.parent) : -1;
     e.name = raw.name->str;
@@ -804,7 +821,13 @@ Call Recorder::stop() {
     if (e.parent >= 0) e.depth = call.events[e.parent].depth + 1;
     if (state_->backward_ns >= 0 && call.backward_from < 0 && raw.start_ns >= state_->backward_ns)
       call.backward_from = static_cast<int64_t>(i);
+    // One buffer, the main thread's (nothing appends to it any more), is converted in its own
+    // order: what is behind us goes back to the kernel.
+    if (c.order.empty() && b.main && (i + 1) % kReleaseEvery == 0)
+      release_pages(b.events.data() + released, b.events.data() + i + 1), released = i + 1;
   }
+  // Released pages read as zeros: this array must not be the next call's spare.
+  if (released > 0) std::vector<RawEvent>().swap(buffers[0]->events);
   link_backward(c, call);
   return call;
 }

@@ -127,15 +127,16 @@ class JsonOut {
     put_uint(out_, v);
     return *this;
   }
-  template <typename T>
-  JsonOut& nums(const std::vector<T>& v) {
+  template <typename List>  // of integers: std::vector or CompactVector
+  JsonOut& nums(const List& v) {
     begin('[');
-    for (T x : v) num(static_cast<int64_t>(x));
+    for (auto x : v) num(static_cast<int64_t>(x));
     return end(']');
   }
-  JsonOut& strs(const std::vector<std::string>& v) {
+  template <typename List>  // of std::string or Str
+  JsonOut& strs(const List& v) {
     begin('[');
-    for (const std::string& x : v) str(x);
+    for (const auto& x : v) str(x);
     return end(']');
   }
   JsonOut& raw(std::string_view text) {

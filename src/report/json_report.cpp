@@ -102,7 +102,8 @@ std::vector<std::string> measured_names(const RunInfo& r) {
   return names;
 }
 
-json counters_json(const std::vector<CounterValue>& values, const std::vector<std::string>& names) {
+template <typename CounterList>  // std::vector or CompactVector
+json counters_json(const CounterList& values, const std::vector<std::string>& names) {
   json j = json::object();
   for (size_t k = 0; k < values.size() && k < names.size(); ++k)
     j[names[k]] = {{"raw", values[k].raw}, {"scaled", values[k].scaled},
@@ -350,7 +351,7 @@ CopyRecord copy_from(const json& j, const std::vector<std::string>& names) {
 SplitPoint split_from(const json& j) {
   SplitPoint sp;
   sp.op = j.at("op").get<int64_t>();
-  sp.kinds = j.at("kinds").get<std::vector<std::string>>();
+  sp.kinds = j.at("kinds").get<std::vector<Str>>();
   sp.before = j.at("before").get<std::string>();
   sp.after = j.at("after").get<std::string>();
   sp.copies = j.at("copies").get<int64_t>();

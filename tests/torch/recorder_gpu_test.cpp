@@ -163,5 +163,43 @@ TEST(Recorder, FiguresModeRecordsTheSameOpsWithoutTheirTensors) {
   }
 }
 
+// stop() hands the raw events it has converted back to the kernel, 16384 at a time: a call of
+// more events than that converts whole, and the next calls (which must not reuse the released
+// array) record the same ops.
+TEST(Recorder, ACallLargerThanTheReleaseStepConvertsWholeAndTheNextCallsToo) {
+  torch::jit::Module m = torch::jit::load(std::string(SAMPLES_DIR) + "/op_loop.pt");
+  m.eval();
+  torch::NoGradGuard no_grad;
+  std::vector<c10::IValue> inputs{torch::randn({2500, 8, 8})};  // 17 op events a row
+  m.forward(inputs);
+  Recorder recorder;
+  std::vector<Call> calls;
+  for (int i = 0; i < 2; ++i) {
+    recorder.start(Recorder::Mode::timed);
+    m.forward(inputs);
+    calls.push_back(recorder.stop());
+  }
+  recorder.start(Recorder::Mode::figures);
+  m.forward(inputs);
+  Call figures = recorder.stop_figures(calls[0]);
+  const Call& first = calls[0];
+  ASSERT_GT(first.events.size(), 2u * 16384);
+  EXPECT_TRUE(figures.same_ops_as_first);
+  ASSERT_EQ(calls[1].events.size(), first.events.size());
+  size_t named = 0;
+  for (size_t i = 0; i < first.events.size(); ++i) {
+    const OpEvent& a = first.events[i];
+    const OpEvent& b = calls[1].events[i];
+    ASSERT_EQ(a.id, static_cast<int64_t>(i));
+    ASSERT_LT(a.parent, a.id);
+    ASSERT_EQ(a.name, b.name) << "op " << i;
+    ASSERT_EQ(a.parent, b.parent) << "op " << i;
+    ASSERT_EQ(a.inputs.size(), b.inputs.size()) << "op " << i;
+    ASSERT_GE(a.duration_ns, 0);
+    named += !a.name.empty();
+  }
+  EXPECT_EQ(named, first.events.size()) << "no event reads a released (zeroed) raw event";
+}
+
 }  // namespace
 }  // namespace layoutprof

@@ -42,9 +42,9 @@ TEST(Analysis, SplitPointsAtTheTransposeAndAtTheCopy) {
   ASSERT_TRUE(transpose && reshape);
   EXPECT_EQ(transpose->before, "contiguous");
   EXPECT_EQ(transpose->after, "permuted(0,2,1)");
-  EXPECT_EQ(transpose->kinds, (std::vector<std::string>{"layout_change"}));
-  EXPECT_EQ(reshape->kinds, (std::vector<std::string>{"layout_change", "layout_copy"}));
-  EXPECT_NE(reshape->suggestion.find("born at aten::transpose"), std::string::npos)
+  EXPECT_EQ(transpose->kinds, (CompactVector<Str>{"layout_change"}));
+  EXPECT_EQ(reshape->kinds, (CompactVector<Str>{"layout_change", "layout_copy"}));
+  EXPECT_NE(reshape->suggestion.str().find("born at aten::transpose"), std::string::npos)
       << reshape->suggestion;
 }
 
@@ -100,8 +100,8 @@ TEST(Analysis, OriginIsAModelInputWhenTheInputItselfIsNotDense) {
   EXPECT_EQ(r.copies[0].origin_input, 0);
   ASSERT_EQ(r.split_points.size(), 1u);
   const SplitPoint& sp = r.split_points[0];
-  EXPECT_EQ(sp.kinds, (std::vector<std::string>{"layout_change", "layout_copy", "mixed_formats"}));
-  EXPECT_NE(sp.suggestion.find("channels_last"), std::string::npos);
+  EXPECT_EQ(sp.kinds, (CompactVector<Str>{"layout_change", "layout_copy", "mixed_formats"}));
+  EXPECT_NE(sp.suggestion.str().find("channels_last"), std::string::npos);
 }
 
 TEST(Analysis, OneByOneKernelsDoNotMixFormats) {
@@ -180,7 +180,7 @@ TEST(Analysis, AnOpWithoutRecordedOutputsTakesThoseOfTheChildThatMadeThem) {
   ASSERT_NE(at_chunk, nullptr);
   EXPECT_EQ(at_chunk->after, "strided");
   EXPECT_EQ(at_chunk->copies, 1) << "the matmul's copy is born at the chunk";
-  EXPECT_NE(at_chunk->suggestion.find("avoid the chunk"), std::string::npos) << at_chunk->suggestion;
+  EXPECT_NE(at_chunk->suggestion.str().find("avoid the chunk"), std::string::npos) << at_chunk->suggestion;
 }
 
 TEST(Analysis, TensorsWithoutStridesNeitherCrashNorMixFormats) {
