@@ -1,5 +1,9 @@
 #include "layoutprof/json_report.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
 #include <charconv>
@@ -8,6 +12,7 @@
 #include <limits>
 #include <set>
 #include <sstream>
+#include <system_error>
 #include <unordered_map>
 #include <cerrno>
 #include <cmath>
@@ -15,6 +20,8 @@
 
 #include "analysis/flat_index.h"
 #include "report/json_out.h"
+#include "report/line_feeder.h"
+#include "report/sj_value.h"
 #include "layoutprof/errors.h"
 
 namespace layoutprof {
@@ -22,6 +29,12 @@ namespace layoutprof {
 using nlohmann::json;
 
 namespace {
+
+// A value of either parser as T: nlohmann's get<T>, or SjValue's (sj_value.h).
+template <typename T, typename J>
+T as(const J& v) {
+  return v.template get<T>();
+}
 
 // The one definition of a tensor's JSON (copies, the op list's tensor table, run inputs).
 void write_tensor(JsonOut& o, const TensorInfo& t, bool with_storage = true) {
@@ -66,20 +79,21 @@ json dtlb_json(const DtlbEstimate& d, bool with_fraction) {
   return json::parse(text.view());
 }
 
-TensorInfo tensor_from(const json& j) {
+template <typename J>  // nlohmann::json or SjValue (the report readers)
+TensorInfo tensor_from(const J& j, bool has_storage = true) {
   TensorInfo t;
-  t.arg = j.at("arg").get<int>();
+  t.arg = as<int>(j.at("arg"));
   TensorShape shape;
-  shape.sizes = j.at("sizes").get<std::vector<int64_t>>();
-  shape.strides = j.at("strides").get<std::vector<int64_t>>();
-  t.storage_offset = j.at("storage_offset").get<int64_t>();
-  shape.dtype = j.at("dtype").get<std::string>();
-  shape.device = j.at("device").get<std::string>();
-  shape.elem_size = j.at("elem_size").get<int>();
-  shape.layout.cls = layout_class_from_name(j.at("class").get<std::string>());
-  shape.layout.order = j.at("order").get<std::vector<int>>();
+  shape.sizes = as<std::vector<int64_t>>(j.at("sizes"));
+  shape.strides = as<std::vector<int64_t>>(j.at("strides"));
+  t.storage_offset = as<int64_t>(j.at("storage_offset"));
+  shape.dtype = as<std::string>(j.at("dtype"));
+  shape.device = as<std::string>(j.at("device"));
+  shape.elem_size = as<int>(j.at("elem_size"));
+  shape.layout.cls = layout_class_from_name(as<std::string>(j.at("class")));
+  shape.layout.order = as<std::vector<int>>(j.at("order"));
   t.shape = intern_shape(std::move(shape), true);  // as written; validate() checks the class
-  t.storage = j.at("storage").get<uint64_t>();
+  t.storage = has_storage ? as<uint64_t>(j.at("storage")) : 0;
   return t;
 }
 
@@ -111,35 +125,38 @@ json counters_json(const CounterList& values, const std::vector<std::string>& na
   return j;
 }
 
-std::vector<CounterValue> counters_from(const json& j, const std::vector<std::string>& names) {
+template <typename J>
+std::vector<CounterValue> counters_from(const J& j, const std::vector<std::string>& names) {
   std::vector<CounterValue> values;
   if (j.empty()) return values;
   for (const std::string& name : names) {
-    const json& v = j.at(name);
+    const auto& v = j.at(name);  // a reference (nlohmann) or a small value (SjValue)
     CounterValue c;
-    c.raw = v.at("raw").get<uint64_t>();
-    c.scaled = v.at("scaled").get<double>();
+    c.raw = as<uint64_t>(v.at("raw"));
+    c.scaled = as<double>(v.at("scaled"));
     if (!std::isfinite(c.scaled) || c.scaled < 0 || c.scaled > 1e300)
       throw std::out_of_range("counter '" + name + "' has an impossible value");
-    c.multiplexed = v.at("multiplexed").get<bool>();
+    c.multiplexed = as<bool>(v.at("multiplexed"));
     values.push_back(c);
   }
   return values;
 }
 
-DtlbEstimate dtlb_from(const json& j) {
+template <typename J>
+DtlbEstimate dtlb_from(const J& j) {
   DtlbEstimate d;
-  d.accesses = j.at("accesses").get<int64_t>();
-  d.l1_misses = j.at("l1_misses").get<int64_t>();
-  d.walks = j.at("walks").get<int64_t>();
-  d.sampled = j.at("sampled").get<bool>();
-  if (j.contains("fraction")) d.fraction = j.at("fraction").get<double>();
+  d.accesses = as<int64_t>(j.at("accesses"));
+  d.l1_misses = as<int64_t>(j.at("l1_misses"));
+  d.walks = as<int64_t>(j.at("walks"));
+  d.sampled = as<bool>(j.at("sampled"));
+  if (j.contains("fraction")) d.fraction = as<double>(j.at("fraction"));
   return d;
 }
 
 // Optional values: a negative number (no op, no GPU traced) or an empty string is null.
 json id_or_null(int64_t id) { return id < 0 ? json(nullptr) : json(id); }
-int64_t id_from(const json& j) { return j.is_null() ? -1 : j.get<int64_t>(); }
+template <typename J>
+int64_t id_from(const J& j) { return j.is_null() ? -1 : as<int64_t>(j); }
 json text_or_null(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
 std::string text_from(const json& j) { return j.is_null() ? "" : j.get<std::string>(); }
 
@@ -332,14 +349,15 @@ void write_split(TextBuf& out, const SplitPoint& sp, const std::vector<OpEvent>&
   o.end('}');
 }
 
-CopyRecord copy_from(const json& j, const std::vector<std::string>& names) {
+template <typename J>
+CopyRecord copy_from(const J& j, const std::vector<std::string>& names) {
   CopyRecord c;
-  c.op = j.at("op").get<int64_t>();
-  c.culprit = j.at("culprit").get<int64_t>();
+  c.op = as<int64_t>(j.at("op"));
+  c.culprit = as<int64_t>(j.at("culprit"));
   c.origin = id_from(j.at("origin"));
   c.origin_input = static_cast<int>(id_from(j.at("origin_input")));
-  c.cls = copy_class_from_name(j.at("class").get<std::string>());
-  c.bytes = j.at("bytes").get<int64_t>();
+  c.cls = copy_class_from_name(as<std::string>(j.at("class")));
+  c.bytes = as<int64_t>(j.at("bytes"));
   c.src = tensor_from(j.at("src"));
   c.dst = tensor_from(j.at("dst"));
   c.dtlb = dtlb_from(j.at("dtlb"));
@@ -348,16 +366,17 @@ CopyRecord copy_from(const json& j, const std::vector<std::string>& names) {
   return c;
 }
 
-SplitPoint split_from(const json& j) {
+template <typename J>
+SplitPoint split_from(const J& j) {
   SplitPoint sp;
-  sp.op = j.at("op").get<int64_t>();
-  sp.kinds = j.at("kinds").get<std::vector<Str>>();
-  sp.before = j.at("before").get<std::string>();
-  sp.after = j.at("after").get<std::string>();
-  sp.copies = j.at("copies").get<int64_t>();
-  sp.copy_bytes = j.at("copy_bytes").get<int64_t>();
-  sp.copy_ops = j.at("copy_ops").get<std::vector<int64_t>>();
-  sp.suggestion = j.at("suggestion").get<std::string>();
+  sp.op = as<int64_t>(j.at("op"));
+  sp.kinds = as<std::vector<Str>>(j.at("kinds"));
+  sp.before = as<std::string>(j.at("before"));
+  sp.after = as<std::string>(j.at("after"));
+  sp.copies = as<int64_t>(j.at("copies"));
+  sp.copy_bytes = as<int64_t>(j.at("copy_bytes"));
+  sp.copy_ops = as<std::vector<int64_t>>(j.at("copy_ops"));
+  sp.suggestion = as<std::string>(j.at("suggestion"));
   return sp;
 }
 
@@ -792,11 +811,7 @@ void read_table(OpTablesIn& t, const std::string& key, const json& list) {
   else if (key == "sources")
     for (const json& s : list) t.sources.emplace_back(s.at(0).get<std::string>(), s.at(1).get<std::string>());
   else if (key == "tensors")
-    for (const json& j : list) {
-      json full = j;
-      full["storage"] = 0;
-      t.tensors.push_back(tensor_from(full));
-    }
+    for (const json& j : list) t.tensors.push_back(tensor_from(j, false));
 }
 
 TensorList tensors_from_row(const json& flat, const OpTablesIn& t, TensorStore& store) {
@@ -1065,8 +1080,12 @@ class ReportSax {
  public:
   using Dom = nlohmann::detail::json_sax_dom_callback_parser<json>;
   using Row = std::function<void(const std::vector<RowToken>&)>;
-  ReportSax(json& doc, const json::parser_callback_t& callback, std::function<bool()> rows_ready, Row row)
-      : dom_(doc, callback, true), rows_ready_(std::move(rows_ready)), row_(std::move(row)) {}
+  // The arrays of entries that the file reader may take past the parser (line_feeder.h).
+  enum class Entries { rows, tensors, copies, split_points };
+  using Arm = std::function<void(Entries)>;
+  ReportSax(json& doc, const json::parser_callback_t& callback, std::function<bool()> rows_ready, Row row,
+            Arm arm)
+      : dom_(doc, callback, true), rows_ready_(std::move(rows_ready)), row_(std::move(row)), arm_(std::move(arm)) {}
 
   bool null() { return in_row() ? token({RowToken::integer, -1}) : dom_.null(); }
   bool boolean(bool v) { return in_row() ? malformed() : dom_.boolean(v); }
@@ -1105,7 +1124,13 @@ class ReportSax {
       ++rows_;
       return true;
     }
-    if (depth_ == 2 && top_key_ == "ops" && ops_key_ == "rows" && rows_ready_()) rows_ = 0;
+    if (depth_ == 2 && top_key_ == "ops" && ops_key_ == "rows" && rows_ready_()) {
+      rows_ = 0;
+      arm_(Entries::rows);
+    }
+    if (depth_ == 2 && top_key_ == "ops" && ops_key_ == "tensors") arm_(Entries::tensors);
+    if (depth_ == 1 && top_key_ == "copies") arm_(Entries::copies);
+    if (depth_ == 1 && top_key_ == "split_points") arm_(Entries::split_points);
     ++depth_;
     return dom_.start_array(n);
   }
@@ -1140,6 +1165,7 @@ class ReportSax {
   Dom dom_;
   std::function<bool()> rows_ready_;
   Row row_;
+  Arm arm_;
   int depth_ = 0;
   int rows_ = -1;  // -1: not in the rows array; 0: in it, between rows; 1: in a row; 2+: nested
   std::string top_key_, ops_key_;
@@ -1149,7 +1175,32 @@ class ReportSax {
 // Parses a report with the op list converted as it streams by: each row (or, in schema 1,
 // each op object) becomes an OpEvent and leaves the document, so memory holds the Report
 // and never the op list's JSON tree.
-Report parse_report_streaming(std::istream& in, std::streamoff size) {
+// An op row as simdjson parsed it, as the tokens the SAX path makes of one (null is -1).
+void row_tokens(simdjson::dom::element list, std::vector<RowToken>& out) {
+  simdjson::dom::array items;
+  if (list.get(items)) throw std::out_of_range("an op row is not a list");
+  for (simdjson::dom::element v : items) {
+    switch (v.type()) {
+      case simdjson::dom::element_type::INT64: out.push_back({RowToken::integer, int64_t(v)}); break;
+      case simdjson::dom::element_type::UINT64: throw std::out_of_range("an op row holds an integer past int64");
+      case simdjson::dom::element_type::DOUBLE: {
+        RowToken t{RowToken::real};
+        t.d = double(v);
+        out.push_back(t);
+        break;
+      }
+      case simdjson::dom::element_type::NULL_VALUE: out.push_back({RowToken::integer, -1}); break;
+      case simdjson::dom::element_type::ARRAY:
+        out.push_back({RowToken::open});
+        row_tokens(v, out);
+        out.push_back({RowToken::close});
+        break;
+      default: throw std::out_of_range("an op row holds a string, object or boolean");
+    }
+  }
+}
+
+Report parse_report_streaming(int fd, std::streamoff size) {
   Streamed streamed;
   std::vector<OpEvent>& ops = streamed.report.ops;
   TensorStore& store = *streamed.report.tensors;
@@ -1212,8 +1263,7 @@ Report parse_report_streaming(std::istream& in, std::streamoff size) {
     // The tensor table, one entry at a time too (nlohmann's callback parser scans the parent
     // array at every object it closes: a table kept whole would cost its size squared).
     if (!ops_is_list && depth == 3 && event == E::object_end && ops_key == "tensors") {
-      parsed["storage"] = 0;
-      tables.tensors.push_back(tensor_from(parsed));
+      tables.tensors.push_back(tensor_from(parsed, false));
       return false;
     }
     if (!ops_is_list && depth == 2 && event == E::array_end && ops_key != "rows") {
@@ -1229,16 +1279,45 @@ Report parse_report_streaming(std::istream& in, std::streamoff size) {
     return true;
   };
   json doc;
+  LineFeeder feeder(fd);
+  std::vector<RowToken> tokens;
+  auto arm = [&](ReportSax::Entries entries) {
+    using E = ReportSax::Entries;
+    if (entries == E::rows)
+      feeder.arm([&](simdjson::dom::element row) {
+        tokens.clear();
+        row_tokens(row, tokens);
+        ops.push_back(op_from_tokens(tokens, tables, ops, store));
+        streamed.ops = true;
+      });
+    if (entries == E::tensors && !ops_is_list)
+      feeder.arm([&](simdjson::dom::element t) { tables.tensors.push_back(tensor_from(SjValue(t), false)); });
+    if (entries == E::copies && run_read)
+      feeder.arm([&](simdjson::dom::element c) {
+        streamed.report.copies.push_back(copy_from(SjValue(c), tables.counter_names));
+        streamed.copies = true;
+      });
+    if (entries == E::split_points)
+      feeder.arm([&](simdjson::dom::element sp) {
+        streamed.report.split_points.push_back(split_from(SjValue(sp)));
+        streamed.split_points = true;
+      });
+  };
   ReportSax sax(
       doc, convert, [&] { return run_read && tables_read.size() == kOpTables.size(); },
       [&](const std::vector<RowToken>& row) {
         ops.push_back(op_from_tokens(row, tables, ops, store));
         streamed.ops = true;
-      });
+      },
+      arm);
   try {
-    json::sax_parse(in, &sax);
+    json::sax_parse(feeder.begin(), feeder.end(), &sax);
   } catch (const json::parse_error& e) {
     throw UsageError("is not valid JSON: " + first_line(e.what()));
+  } catch (const JsonSyntaxError& e) {
+    throw UsageError(std::string("is not valid JSON: ") + e.what());
+  } catch (const std::system_error& e) {
+    throw UsageError(std::string("cannot be read: ") + e.what());
   } catch (const UsageError&) {
     throw;
   } catch (const json::exception& e) {
@@ -1258,14 +1337,17 @@ std::string dump_json(const json& doc, int indent) {
 }
 
 Report load_report_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UsageError("cannot open report '" + path + "': " + std::strerror(errno));
-  in.seekg(0, std::ios::end);
-  std::streamoff size = in.tellg();
-  in.seekg(0, std::ios::beg);
-  if (size < 0) throw UsageError("cannot read report '" + path + "': not a regular file");
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw UsageError("cannot open report '" + path + "': " + std::strerror(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+    throw UsageError("cannot read report '" + path + "': not a regular file");
   try {
-    return parse_report_streaming(in, size);
+    return parse_report_streaming(fd, static_cast<std::streamoff>(st.st_size));
   } catch (const UsageError& e) {
     const std::string why = e.what();
     throw UsageError("report '" + path + "'" + (why.rfind("is not", 0) == 0 ? " " : ": ") + why);

@@ -17,6 +17,13 @@ namespace {
 using nlohmann::json;
 using ::testing::HasSubstr;
 
+// `text` with the line `n` lines after the one that contains `marker` replaced by `line`.
+std::string with_line(const std::string& text, const std::string& marker, int n, const std::string& line) {
+  size_t at = text.rfind('\n', text.find(marker)) + 1;
+  for (int i = 0; i < n; ++i) at = text.find('\n', at) + 1;
+  return text.substr(0, at) + line + text.substr(text.find('\n', at));
+}
+
 Report sample_report() {
   ModelInput mi;
   mi.spec.text = "2x4x3";
@@ -99,16 +106,59 @@ TEST(JsonReport, MalformedRowsInAFileAreRefusedWithOneLine) {
       {"a thread past uint32", [](auto& row) { row[6] = 1ll << 40; }},
   };
   for (const auto& [what, mutate] : cases) {
+    nlohmann::ordered_json row = written["ops"]["rows"][1];
+    mutate(row);
+    // The document on one line (every byte through nlohmann's parser), and as layoutprof
+    // writes it, a row a line (rows through simdjson, one at a time: line_feeder.h).
     nlohmann::ordered_json doc = written;
-    mutate(doc["ops"]["rows"][1]);
-    std::string path = ::testing::TempDir() + "/bad_row.json";
-    std::ofstream(path) << doc.dump();
+    doc["ops"]["rows"][1] = row;
+    const std::string one_line = doc.dump();
+    const std::string line_per_row = with_line(report_json_text(sample_report()), "\"rows\": [", 2, row.dump() + ",");
+    for (const std::string* text : {&one_line, &line_per_row}) {
+      std::string path = ::testing::TempDir() + "/bad_row.json";
+      std::ofstream(path) << *text;
+      try {
+        load_report_file(path);
+        ADD_FAILURE() << what << ": read without an error";
+      } catch (const UsageError& e) {
+        EXPECT_THAT(e.what(), HasSubstr("not a valid layoutprof report")) << what;
+        EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << what;
+      }
+    }
+  }
+}
+
+// A report read from a file is the same report whatever the file's layout: as written (its
+// op rows, tensors, copies and split points one per line, each parsed alone), re-indented by
+// a JSON tool, on one line, or with one entry spread over lines in the middle of its array.
+TEST(JsonReport, ReadsTheSameReportWhateverTheFilesLayout) {
+  const std::string written = report_json_text(sample_report());
+  const json doc = json::parse(written);
+  std::string spread = written;
+  const size_t row = spread.find("\n", spread.find("\"rows\": [") + 12) + 1;  // the second row
+  spread.insert(spread.find(',', row) + 1, "\n   ");
+  for (const std::string& text : {written, doc.dump(2), doc.dump(), spread}) {
+    const std::string path = ::testing::TempDir() + "/layout.json";
+    std::ofstream(path) << text;
+    EXPECT_EQ(report_json_text(load_report_file(path)), written) << text.substr(0, 200);
+  }
+}
+
+TEST(JsonReport, ACommaBeforeTheClosingBracketIsNotJsonOnEitherPath) {
+  std::string text = report_json_text(sample_report());
+  const size_t rows_end = text.find("\n]", text.find("\"rows\": ["));
+  ASSERT_NE(rows_end, std::string::npos);
+  text.insert(rows_end, ",");
+  std::string one_line = json::parse(report_json_text(sample_report())).dump();
+  one_line.insert(one_line.find("]]", one_line.find("\"rows\":[")) + 1, ",");  // in the first row
+  for (const std::string& t : {text, one_line}) {
+    const std::string path = ::testing::TempDir() + "/comma.json";
+    std::ofstream(path) << t;
     try {
       load_report_file(path);
-      ADD_FAILURE() << what << ": read without an error";
+      ADD_FAILURE() << "read without an error";
     } catch (const UsageError& e) {
-      EXPECT_THAT(e.what(), HasSubstr("not a valid layoutprof report")) << what;
-      EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << what;
+      EXPECT_THAT(e.what(), HasSubstr("is not valid JSON"));
     }
   }
 }
