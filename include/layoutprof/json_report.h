@@ -25,8 +25,13 @@ Report report_from_json(const nlohmann::json& doc);
 // than failing the whole report.
 std::string dump_json(const nlohmann::json& doc, int indent = 2);
 
+// Whether a report read keeps its op events' tensors: the text report shows them; the gate
+// (check, diff, --baseline) compares copies, split points and modules, which carry their own,
+// and leaves them (a schema 2 report written as layoutprof writes it; others keep them).
+enum class OpTensors { kept, dropped };
+
 // Reads and parses a report file, schema 2 or 1, converting the op list as it streams by;
 // errors name the file.
-Report load_report_file(const std::string& path);
+Report load_report_file(const std::string& path, OpTensors op_tensors = OpTensors::kept);
 
 }  // namespace layoutprof

@@ -9,6 +9,7 @@
 #include "layoutprof/compact_vector.h"
 #include "layoutprof/input_spec.h"
 #include "layoutprof/layout.h"
+#include "layoutprof/packed_ints.h"
 
 namespace layoutprof {
 
@@ -30,7 +31,8 @@ struct CounterStatus {
 };
 
 // The tensors of one op: a view into the TensorStore of its call (or report).
-class TensorList {
+// 12 bytes, 4-aligned (packed: an op event holds two side by side).
+class __attribute__((packed, aligned(4))) TensorList {
  public:
   TensorList() = default;
   TensorList(const TensorInfo* data, size_t size) : data_(data), size_(static_cast<uint32_t>(size)) {}
@@ -62,13 +64,9 @@ class TensorStore {
   bool open_ = false;  // the last block takes appends (adopted blocks do not)
 };
 
+// 136 bytes, packed by hand (a million-op call holds a million of them): the 4-byte fields
+// together, the two tensor lists (12 bytes each) side by side.
 struct OpEvent {
-  int64_t id = 0;       // index in its call's event list (execution order by start time)
-  int64_t parent = -1;  // enclosing op event, -1 for top-level ops
-  int depth = 0;
-  // Training steps (--backward): for an autograd node's backward function, the forward op
-  // that made the node (same autograd sequence number); -1 otherwise.
-  int32_t forward_op = -1;
   // Interned (str.h): the same few names, modules and lines repeat over the op events.
   Str name;    // aten::reshape
   Str module;  // layer1.0.conv1 ("" for the top module itself)
@@ -76,10 +74,6 @@ struct OpEvent {
   Str source_text;  // that line, trimmed
   int64_t start_ns = 0;     // steady clock, relative to the start of its call
   int64_t duration_ns = 0;  // measured; in a Report: median over the recorded calls
-  uint32_t thread = 0;      // 0 = the thread that called forward()
-  bool failed = false;      // the op raised (it is the last op of a failed call)
-  TensorList inputs;   // in the call's (or report's) TensorStore
-  TensorList outputs;
   // Per measured counter (RunInfo::counters order), for top-level ops and copies; empty for
   // other ops and when no counter was measured.
   CompactVector<CounterValue> counters;
@@ -91,50 +85,18 @@ struct OpEvent {
   // Derived by analyze(): GPU time of the layout-copy kernels launched by this op or any op
   // nested in it (its copies); -1 when the run traced no GPU.
   int64_t copy_gpu_ns = -1;
+  int32_t id = 0;       // index in its call's event list (execution order by start time)
+  int32_t parent = -1;  // enclosing op event, -1 for top-level ops
+  int32_t depth = 0;
+  // Training steps (--backward): for an autograd node's backward function, the forward op
+  // that made the node (same autograd sequence number); -1 otherwise.
+  int32_t forward_op = -1;
+  uint32_t thread = 0;      // 0 = the thread that called forward()
+  TensorList inputs;   // in the call's (or report's) TensorStore
+  TensorList outputs;
+  bool failed = false;      // the op raised (it is the last op of a failed call)
 };
-
-// Integers kept as zigzag varints and read back in order: the durations of a call's small
-// ops take 2 or 3 bytes each instead of 8, so a recorded call after the first adds a few
-// bytes per op event.
-class PackedInts {
- public:
-  void push_back(int64_t v) {
-    uint64_t z = (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
-    while (z >= 0x80) {
-      bytes_.push_back(static_cast<uint8_t>(z | 0x80));
-      z >>= 7;
-    }
-    bytes_.push_back(static_cast<uint8_t>(z));
-    ++size_;
-  }
-  size_t size() const { return size_; }
-  bool empty() const { return size_ == 0; }
-  void shrink_to_fit() { bytes_.shrink_to_fit(); }
-
-  // Reads the values in order; reading past the end gives 0.
-  class Reader {
-   public:
-    explicit Reader(const PackedInts& p) : at_(p.bytes_.data()), end_(p.bytes_.data() + p.bytes_.size()) {}
-    int64_t next() {
-      uint64_t z = 0;
-      for (int shift = 0; at_ < end_ && shift < 64; shift += 7) {
-        const uint8_t b = *at_++;
-        z |= static_cast<uint64_t>(b & 0x7f) << shift;
-        if (!(b & 0x80)) break;
-      }
-      return static_cast<int64_t>(z >> 1) ^ -static_cast<int64_t>(z & 1);
-    }
-
-   private:
-    const uint8_t* at_;
-    const uint8_t* end_;
-  };
-  Reader reader() const { return Reader(*this); }
-
- private:
-  std::vector<uint8_t> bytes_;
-  size_t size_ = 0;
-};
+static_assert(sizeof(OpEvent) <= 136, "OpEvent is packed by hand");
 
 // A parameter's gradient after a training step's backward (--backward), as autograd produced
 // it, before AccumulateGrad stored it: what autograd's layout contract and DDP's reducer
@@ -175,8 +137,16 @@ struct Call {
   bool same_ops_as_first = true;     // figures_only: ran the first call's op sequence
   PackedInts duration_ns;  // figures_only: per op event
   PackedInts gpu_ns;       // figures_only: per op event, when the call traced a GPU
-  // figures_only: the counters of the ops that have them, in op order, concatenated.
-  std::vector<CounterValue> counters;
+  // figures_only: the counters of the ops that have them, in op order, concatenated
+  // (push_counter / next_counter).
+  PackedInts counters;
+  // figures_only: moves the figures above to the process's spill file (packed_ints.h), so
+  // that memory does not grow with the calls kept.
+  void spill() {
+    duration_ns.spill();
+    gpu_ns.spill();
+    counters.spill();
+  }
   int64_t wall_ns = 0;  // measured: the whole forward() call
   // GPU records that matched no op, and records CUPTI dropped (its buffer pool ran out).
   int64_t gpu_unattributed = 0;

@@ -383,14 +383,18 @@ std::vector<ModuleStats> aggregate_modules(const Report& r, const std::vector<in
 // Durations, GPU times and counters of `ops` become the medians over `calls` (which ran the
 // same op sequence); a counter is multiplexed if it was in any call.
 void take_medians(std::vector<OpEvent>& ops, const std::vector<const Call*>& calls) {
-  std::vector<size_t> counter_at(calls.size(), 0);  // figures_only calls: next counter value
-  std::vector<PackedInts::Reader> durations, gpu_times;  // figures_only calls' figures, in order
+  // figures_only calls' figures, read in order
+  std::vector<PackedInts::Reader> durations, gpu_times, counters;
+  std::vector<size_t> counters_left;  // values each call's counters still hold
   for (const Call* c : calls) {
     durations.push_back(c->duration_ns.reader());
     gpu_times.push_back(c->gpu_ns.reader());
+    counters.push_back(c->counters.reader());
+    counters_left.push_back(c->counters.counters());
   }
   std::vector<int64_t> d, g, raw;
   std::vector<double> scaled;
+  std::vector<std::vector<CounterValue>> values;
   for (size_t i = 0; i < ops.size(); ++i) {
     OpEvent& op = ops[i];
     d.clear();
@@ -408,24 +412,31 @@ void take_medians(std::vector<OpEvent>& ops, const std::vector<const Call*>& cal
     op.duration_ns = median(d);
     if (op.gpu_ns >= 0) op.gpu_ns = median(g);
     const size_t n = op.counters.size();
+    if (n == 0) continue;
+    // This op's counter values in each call (figures_only calls: the next n of their list).
+    values.assign(calls.size(), {});
+    for (size_t ci = 0; ci < calls.size(); ++ci) {
+      const Call& c = *calls[ci];
+      if (!c.figures_only) {
+        values[ci].assign(c.events[i].counters.begin(), c.events[i].counters.end());
+        continue;
+      }
+      for (size_t k = 0; k < n && counters_left[ci] > 0; ++k, --counters_left[ci])
+        values[ci].push_back(counters[ci].next_counter());
+    }
     for (size_t k = 0; k < n; ++k) {
       raw.clear();
       scaled.clear();
       for (size_t ci = 0; ci < calls.size(); ++ci) {
-        const Call& c = *calls[ci];
-        const CounterValue* v = nullptr;
-        if (!c.figures_only && k < c.events[i].counters.size()) v = &c.events[i].counters[k];
-        if (c.figures_only && counter_at[ci] + k < c.counters.size()) v = &c.counters[counter_at[ci] + k];
-        if (!v) continue;
-        raw.push_back(static_cast<int64_t>(v->raw));
-        scaled.push_back(v->scaled);
-        op.counters[k].multiplexed = op.counters[k].multiplexed || v->multiplexed;
+        if (k >= values[ci].size()) continue;
+        const CounterValue& v = values[ci][k];
+        raw.push_back(static_cast<int64_t>(v.raw));
+        scaled.push_back(v.scaled);
+        op.counters[k].multiplexed = op.counters[k].multiplexed || v.multiplexed;
       }
       op.counters[k].raw = static_cast<uint64_t>(median(raw));
       op.counters[k].scaled = median(scaled);
     }
-    for (size_t ci = 0; ci < calls.size(); ++ci)
-      if (calls[ci]->figures_only) counter_at[ci] += n;
   }
 }
 
@@ -530,10 +541,11 @@ Call keep_figures_only(const Call& call, const Call& first) {
   for (const OpEvent& e : call.events) {
     kept.duration_ns.push_back(e.duration_ns);
     if (gpu) kept.gpu_ns.push_back(e.gpu_ns);
-    kept.counters.insert(kept.counters.end(), e.counters.begin(), e.counters.end());
+    for (const CounterValue& v : e.counters) kept.counters.push_counter(v);
   }
   kept.duration_ns.shrink_to_fit();
   kept.gpu_ns.shrink_to_fit();
+  kept.counters.shrink_to_fit();
   return kept;
 }
 

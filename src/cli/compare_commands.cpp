@@ -72,11 +72,13 @@ int compare(const CompareOptions& o, bool with_table) {
   const GateOptions options = gate_options(o.gate);  // bad thresholds: usage errors before any file is read
   // The two reports are read side by side (reading is most of a large comparison's time);
   // errors are reported as before: the baseline's first.
-  std::future<Report> base_read = std::async(std::launch::async, [&o] { return load_report_file(o.base); });
+  // The gate reads no op event's tensors: copies and split points carry their own.
+  std::future<Report> base_read =
+      std::async(std::launch::async, [&o] { return load_report_file(o.base, OpTensors::dropped); });
   Report now;
   std::exception_ptr now_error;
   try {
-    now = load_report_file(o.now);
+    now = load_report_file(o.now, OpTensors::dropped);
   } catch (...) {
     now_error = std::current_exception();
   }

@@ -148,7 +148,7 @@ int run_run(const RunOptions& o) {
   if (!o.baseline.empty()) {
     gate = gate_options(o.gate);
     try {
-      baseline = load_report_file(o.baseline);
+      baseline = load_report_file(o.baseline, OpTensors::dropped);
     } catch (const UsageError&) {
       if (!o.update_baseline) throw;  // a missing or unreadable baseline is replaced when updating
     }

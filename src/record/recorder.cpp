@@ -150,15 +150,11 @@ struct Name {
   Str str;       // the text, interned for the OpEvents
 };
 
-struct RawEvent {  // 56 bytes: a call's array of them is walked once per op
+struct RawEvent {  // 40 bytes: a call's array of them is walked once per op
   const Name* name;  // into ThreadBuffer::names
   int64_t start_ns;
   int64_t end_ns;
   int32_t parent;  // index in the same thread's buffer, -1 at the top
-  uint32_t first_input;  // into ThreadBuffer::tensors
-  uint32_t inputs;
-  uint32_t first_output;
-  uint32_t outputs;
   int32_t counters_begin;  // snapshot indices into ThreadBuffer::snapshots, -1 if none
   int32_t counters_end;
   // std::uncaught_exceptions() at the start (saturated): more at the end means it threw.
@@ -166,7 +162,16 @@ struct RawEvent {  // 56 bytes: a call's array of them is walked once per op
   bool failed;
   bool gpu_pushed;  // pushed a CUPTI external correlation id (its index + 1)
 };
-static_assert(sizeof(RawEvent) == 56, "RawEvent is packed by hand");
+static_assert(sizeof(RawEvent) == 40, "RawEvent is packed by hand");
+
+// Where a raw event's tensors are in ThreadBuffer::tensors: kept beside the events (same
+// index) by Mode::timed only, so that the calls that record none hold 40 bytes an op event.
+struct RawTensors {
+  uint32_t first_input;
+  uint32_t inputs;
+  uint32_t first_output;
+  uint32_t outputs;
+};
 
 // Op names, interned: a RecordFunction's name may live only as long as it does (kernels'
 // own RECORD_FUNCTIONs, JIT operators with temporary schemas), so the hot path keeps a copy
@@ -201,6 +206,7 @@ struct NameTable {
 
 struct ThreadBuffer {
   std::vector<RawEvent> events;
+  std::vector<RawTensors> ranges;  // Mode::timed: one per event
   int64_t not_recorded = 0;  // ops past the limit
   std::vector<TensorInfo> tensors;
   std::vector<int32_t> stack;
@@ -288,6 +294,7 @@ ThreadBuffer& thread_buffer() {
     size_t n = std::min(t_buffer->main ? g_reserve_events : 64, g_max_events);
     if (t_buffer->main && g_spare_events.capacity() >= n) t_buffer->events.swap(g_spare_events);
     else reserve_resident(t_buffer->events, n);
+    if (g_tensors) reserve_resident(t_buffer->ranges, n);
     if (g_tensors)
       reserve_resident(t_buffer->tensors, t_buffer->main && g_reserve_tensors && n == g_reserve_events
                                               ? g_reserve_tensors
@@ -372,13 +379,12 @@ std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction& fn) {
   const bool top = b.stack.empty();
   e.parent = top ? -1 : b.stack.back();
   e.uncaught = static_cast<uint16_t>(std::min(std::uncaught_exceptions(), 65535));
-  e.first_input = static_cast<uint32_t>(b.tensors.size());
   if (kTensors) {
+    const auto first = static_cast<uint32_t>(b.tensors.size());
     auto inputs = own_values(fn.inputs(), fn.num_inputs());
     for (size_t i = 0; i < inputs.size(); ++i) append_value(b, inputs[i], static_cast<int>(i));
+    b.ranges.push_back({first, static_cast<uint32_t>(b.tensors.size()) - first, 0, 0});
   }
-  e.inputs = static_cast<uint32_t>(b.tensors.size()) - e.first_input;
-  e.first_output = e.outputs = 0;
   e.end_ns = 0;
   e.failed = false;
   e.counters_begin = e.counters_end = -1;
@@ -408,13 +414,14 @@ void on_op_end(const at::RecordFunction& fn, at::ObserverContext*) {
   if (e.counters_begin >= 0) e.counters_end = snapshot(b);
   if (e.gpu_pushed) g_gpu->pop();
   e.failed = std::uncaught_exceptions() > e.uncaught;
-  e.first_output = static_cast<uint32_t>(b.tensors.size());
   if (kTensors) {
+    RawTensors& r = b.ranges[index];
+    r.first_output = static_cast<uint32_t>(b.tensors.size());
     c10::ArrayRef<c10::IValue> all(fn.outputs());
     auto outputs = own_values(all, fn.num_outputs());
     for (size_t i = 0; i < outputs.size(); ++i) append_value(b, outputs[i], static_cast<int>(i));
+    r.outputs = static_cast<uint32_t>(b.tensors.size()) - r.first_output;
   }
-  e.outputs = static_cast<uint32_t>(b.tensors.size()) - e.first_output;
 }
 
 // currentModuleHierarchy() has one entry per TorchScript frame: "TOP(ResNet)::forward",
@@ -715,7 +722,7 @@ Call Recorder::stop_figures(const Call& first) {
       auto values = counter_delta(b.snapshots.data() + raw.counters_begin * size,
                                   b.snapshots.data() + raw.counters_end * size,
                                   state_->counters->groups(), state_->counters->events());
-      call.counters.insert(call.counters.end(), values.begin(), values.end());
+      for (const CounterValue& v : values) call.counters.push_counter(v);
     }
     // The same op sequence as the first call: names, and parents where the recorder knows
     // them (an intra-op thread's outermost op gets its parent from timing, in stop()).
@@ -727,6 +734,7 @@ Call Recorder::stop_figures(const Call& first) {
   }
   call.duration_ns.shrink_to_fit();
   call.gpu_ns.shrink_to_fit();
+  call.counters.shrink_to_fit();
   return call;
 }
 
@@ -763,6 +771,9 @@ Call Recorder::stop() {
   const auto& buffers = c.buffers;
   Call call;
   c.fill_call_figures(call);
+  // Op event ids are 32-bit (OpEvent): 2^31 events would need hundreds of GB before this.
+  if (c.events > static_cast<size_t>(std::numeric_limits<int32_t>::max()))
+    throw std::length_error("more than 2^31 op events in one call: set --max-ops lower");
   call.tensors_recorded = state_->mode == Mode::timed;
   // Grown as the raw events are converted (and released), not sized at once: the two arrays
   // are never both whole in memory.
@@ -800,12 +811,15 @@ Call Recorder::stop() {
         e.kernels.assign(launched->kernels.begin(), launched->kernels.end());
       }
     }
-    if (const TensorInfo* adopted = base[at.buffer]) {
-      e.inputs = TensorList(adopted + raw.first_input, raw.inputs);
-      e.outputs = TensorList(adopted + raw.first_output, raw.outputs);
-    } else {
-      e.inputs = call.tensors->add(b.tensors.data() + raw.first_input, raw.inputs);
-      e.outputs = call.tensors->add(b.tensors.data() + raw.first_output, raw.outputs);
+    if (static_cast<size_t>(at.local) < b.ranges.size()) {  // Mode::timed
+      const RawTensors& r = b.ranges[at.local];
+      if (const TensorInfo* adopted = base[at.buffer]) {
+        e.inputs = TensorList(adopted + r.first_input, r.inputs);
+        e.outputs = TensorList(adopted + r.first_output, r.outputs);
+      } else {
+        e.inputs = call.tensors->add(b.tensors.data() + r.first_input, r.inputs);
+        e.outputs = call.tensors->add(b.tensors.data() + r.first_output, r.outputs);
+      }
     }
     if (e.thread != 0 && e.parent < 0) {
       // An op on an intra-op pool thread: its parent is the innermost main-thread op that
@@ -823,11 +837,17 @@ Call Recorder::stop() {
       call.backward_from = static_cast<int64_t>(i);
     // One buffer, the main thread's (nothing appends to it any more), is converted in its own
     // order: what is behind us goes back to the kernel.
-    if (c.order.empty() && b.main && (i + 1) % kReleaseEvery == 0)
-      release_pages(b.events.data() + released, b.events.data() + i + 1), released = i + 1;
+    if (c.order.empty() && b.main && (i + 1) % kReleaseEvery == 0) {
+      release_pages(b.events.data() + released, b.events.data() + i + 1);
+      if (b.ranges.size() > i) release_pages(b.ranges.data() + released, b.ranges.data() + i + 1);
+      released = i + 1;
+    }
   }
   // Released pages read as zeros: this array must not be the next call's spare.
-  if (released > 0) std::vector<RawEvent>().swap(buffers[0]->events);
+  if (released > 0) {
+    std::vector<RawEvent>().swap(buffers[0]->events);
+    std::vector<RawTensors>().swap(buffers[0]->ranges);
+  }
   link_backward(c, call);
   return call;
 }

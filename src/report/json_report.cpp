@@ -281,10 +281,16 @@ json op_json(const OpEvent& op, const std::vector<std::string>& names) {
               {"kernels", op.kernels}};
 }
 
+// An op event's id or parent as read: OpEvent holds 32 bits.
+int32_t op_index(int64_t v) {
+  if (v < -1 || v > std::numeric_limits<int32_t>::max()) throw std::out_of_range("an op id is out of range");
+  return static_cast<int32_t>(v);
+}
+
 OpEvent op_from(const json& j, const std::vector<std::string>& names, TensorStore& store) {
   OpEvent op;
-  op.id = j.at("id").get<int64_t>();
-  op.parent = id_from(j.at("parent"));
+  op.id = op_index(j.at("id").get<int64_t>());
+  op.parent = op_index(id_from(j.at("parent")));
   op.depth = j.at("depth").get<int>();
   op.name = j.at("name").get<std::string>();
   op.module = j.at("module").get<std::string>();
@@ -797,6 +803,8 @@ struct OpTablesIn {
   std::vector<TensorInfo> tensors;
   std::vector<std::string> counter_names;
   bool read = false;
+  // OpTensors::dropped: op rows' tensors are checked against the table, not kept.
+  bool keep_op_tensors = true;
 };
 
 void read_table(OpTablesIn& t, const std::string& key, const json& list) {
@@ -830,10 +838,11 @@ OpEvent op_from_row(const json& row, const OpTablesIn& t, const std::vector<OpEv
                     TensorStore& store) {
   if (!row.is_array() || row.size() < 10 || row.size() > 12) throw std::out_of_range("an op row has the wrong length");
   OpEvent op;
-  op.id = static_cast<int64_t>(ops.size());
-  op.parent = id_from(row.at(0));
-  if (op.parent >= op.id || op.parent < -1)
+  op.id = op_index(static_cast<int64_t>(ops.size()));
+  const int64_t parent = id_from(row.at(0));
+  if (parent >= op.id || parent < -1)
     throw std::out_of_range("ops[" + std::to_string(op.id) + "] has a bad id or parent");
+  op.parent = static_cast<int32_t>(parent);
   op.depth = op.parent >= 0 ? ops[op.parent].depth + 1 : 0;
   op.name = t.names.at(row.at(1).get<size_t>());
   op.module = t.modules.at(row.at(2).get<size_t>());
@@ -1014,10 +1023,11 @@ OpEvent op_from_tokens(const std::vector<RowToken>& tokens, const OpTablesIn& t,
                        const std::vector<OpEvent>& ops, TensorStore& store) {
   RowReader r(tokens);
   OpEvent op;
-  op.id = static_cast<int64_t>(ops.size());
-  op.parent = r.integer();
-  if (op.parent >= op.id || op.parent < -1)
+  op.id = op_index(static_cast<int64_t>(ops.size()));
+  const int64_t parent = r.integer();
+  if (parent >= op.id || parent < -1)
     throw std::out_of_range("ops[" + std::to_string(op.id) + "] has a bad id or parent");
+  op.parent = static_cast<int32_t>(parent);
   op.depth = op.parent >= 0 ? ops[op.parent].depth + 1 : 0;
   op.name = t.names.at(r.index());
   op.module = t.modules.at(r.index());
@@ -1035,11 +1045,14 @@ OpEvent op_from_tokens(const std::vector<RowToken>& tokens, const OpTablesIn& t,
     list.clear();
     r.open();
     while (!r.at_close()) {
-      list.push_back(t.tensors.at(r.index()));
-      list.back().storage = static_cast<uint64_t>(r.integer());
+      const TensorInfo& entry = t.tensors.at(r.index());
+      const auto storage = static_cast<uint64_t>(r.integer());
+      if (!t.keep_op_tensors) continue;
+      list.push_back(entry);
+      list.back().storage = storage;
     }
     r.close();
-    *out = store.add(list);
+    if (!list.empty()) *out = store.add(list);
   }
   if (!r.done()) {
     r.open();
@@ -1200,11 +1213,12 @@ void row_tokens(simdjson::dom::element list, std::vector<RowToken>& out) {
   }
 }
 
-Report parse_report_streaming(int fd, std::streamoff size) {
+Report parse_report_streaming(int fd, std::streamoff size, OpTensors op_tensors) {
   Streamed streamed;
   std::vector<OpEvent>& ops = streamed.report.ops;
   TensorStore& store = *streamed.report.tensors;
   OpTablesIn tables;
+  tables.keep_op_tensors = op_tensors == OpTensors::kept;
   streamed.tensor_table = &tables.tensors;
   std::string top_key, ops_key;
   bool ops_is_list = false;  // schema 1: "ops" is a list of objects
@@ -1336,7 +1350,7 @@ std::string dump_json(const json& doc, int indent) {
   return doc.dump(indent, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
-Report load_report_file(const std::string& path) {
+Report load_report_file(const std::string& path, OpTensors op_tensors) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw UsageError("cannot open report '" + path + "': " + std::strerror(errno));
   struct Closer {
@@ -1347,7 +1361,7 @@ Report load_report_file(const std::string& path) {
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
     throw UsageError("cannot read report '" + path + "': not a regular file");
   try {
-    return parse_report_streaming(fd, static_cast<std::streamoff>(st.st_size));
+    return parse_report_streaming(fd, static_cast<std::streamoff>(st.st_size), op_tensors);
   } catch (const UsageError& e) {
     const std::string why = e.what();
     throw UsageError("report '" + path + "'" + (why.rfind("is not", 0) == 0 ? " " : ": ") + why);

@@ -123,6 +123,7 @@ int main(int argc, char** argv) {
     step(true);
     recorded.push_back(std::chrono::duration<double, std::milli>(clock::now() - t0).count());
     kept.push_back(first ? recorder.stop() : recorder.stop_figures(kept.front()));
+    kept.back().spill();  // as a run keeps them
     call.push_back(std::chrono::duration<double, std::milli>(clock::now() - begin).count());
     if (first) events = kept.back().events.size();
   };

@@ -447,6 +447,7 @@ Trace run_profile(const ProfileConfig& config, const ProgressFn& progress) {
     // medians need are kept, and whether they ran the first call's op sequence.
     const bool whole = trace.calls.empty() || failed;
     Call call = whole ? recorder.stop() : recorder.stop_figures(trace.calls.front());
+    call.spill();  // a later call's figures go to disk: memory stays flat over --iters
     call.wall_ns = wall;
     if (grads) {
       call.parameters = grads->take();
@@ -468,6 +469,7 @@ Trace run_profile(const ProfileConfig& config, const ProgressFn& progress) {
                       : "op times and forward() wall time: steady clock, median over recorded calls",
                   "shapes, strides and layout classes of every op's tensors (recorded in the first "
                   "recorded call; the others record op names, times and counters only)"};
+  if (trace.calls.size() > 1) run.measured.push_back(SpillFile::note());
   if (counters && counters->events() > 0)
     run.measured.push_back("performance counters: " + run.counter_read);
   if (config.backward)

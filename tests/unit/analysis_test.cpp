@@ -134,6 +134,39 @@ TEST(Analysis, DurationsAreMediansOverIdenticalCalls) {
   EXPECT_EQ(r.run.calls_recorded, 3);
 }
 
+// Calls after the first keep only their figures, and a run spills those to disk (the
+// durations and counters as varints in a temporary file): the medians are the same.
+TEST(Analysis, MediansOverCallsKeptAsSpilledFiguresAreTheSame) {
+  auto with_counters = [](int64_t reshape_ns, uint64_t faults) {
+    Call c = transpose_reshape_call(reshape_ns);
+    for (OpEvent& e : c.events)
+      if (e.parent < 0) e.counters = {CounterValue{faults, static_cast<double>(faults) * 1.5, false}};
+    return c;
+  };
+  std::vector<Call> calls = {with_counters(100, 10), with_counters(900, 90), with_counters(300, 30)};
+  Trace whole = trace_of(calls);
+  whole.run.counters = {CounterStatus{"page-faults", "", "thread", true, "", ""}};
+  Trace kept = whole;
+  for (size_t i = 1; i < kept.calls.size(); ++i) {
+    kept.calls[i] = keep_figures_only(kept.calls[i], kept.calls[0]);
+    kept.calls[i].spill();
+    ASSERT_TRUE(kept.calls[i].duration_ns.spilled()) << SpillFile::note();
+  }
+  Report a = analyze(whole), b = analyze(kept);
+  ASSERT_EQ(a.ops.size(), b.ops.size());
+  EXPECT_EQ(b.ops[1].duration_ns, 300);
+  for (size_t i = 0; i < a.ops.size(); ++i) {
+    EXPECT_EQ(a.ops[i].duration_ns, b.ops[i].duration_ns) << i;
+    ASSERT_EQ(a.ops[i].counters.size(), b.ops[i].counters.size()) << i;
+    for (size_t k = 0; k < a.ops[i].counters.size(); ++k) {
+      EXPECT_EQ(a.ops[i].counters[k].raw, b.ops[i].counters[k].raw);
+      EXPECT_EQ(a.ops[i].counters[k].scaled, b.ops[i].counters[k].scaled);
+    }
+  }
+  EXPECT_EQ(b.ops[0].counters[0].raw, 30u);
+  EXPECT_EQ(b.ops[0].counters[0].scaled, 45.0);
+}
+
 TEST(Analysis, DifferingCallsAreReported) {
   Call other = transpose_reshape_call();
   other.events.pop_back();

@@ -1,0 +1,134 @@
+#include "layoutprof/packed_ints.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <mutex>
+
+#include "layoutprof/trace.h"
+
+namespace layoutprof {
+
+namespace {
+constexpr size_t kReadBuffer = 64 * 1024;
+
+std::string& spill_note_text() {
+  static std::string note;
+  return note;
+}
+}  // namespace
+
+std::shared_ptr<SpillFile> SpillFile::get() {
+  static std::once_flag once;
+  static std::shared_ptr<SpillFile> file;
+  std::call_once(once, [] {
+    const char* env = std::getenv("TMPDIR");
+    std::string dir = env && *env ? env : "/var/tmp";
+    int fd = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) {
+      spill_note_text() = "later calls' figures kept in memory: no temporary file in " + dir + " (" +
+                          std::strerror(errno) + ")";
+      return;
+    }
+    file.reset(new SpillFile(fd));
+    spill_note_text() = "later calls' figures spilled to an unlinked temporary file in " + dir;
+  });
+  return file;
+}
+
+const std::string& SpillFile::note() {
+  get();
+  return spill_note_text();
+}
+
+SpillFile::~SpillFile() { ::close(fd_); }
+
+int64_t SpillFile::append(const uint8_t* data, size_t n) {
+  const int64_t at = size_;
+  size_t done = 0;
+  while (done < n) {
+    ssize_t w = ::pwrite(fd_, data + done, n - done, at + static_cast<int64_t>(done));
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return -1;
+    done += static_cast<size_t>(w);
+  }
+  size_ += static_cast<int64_t>(n);
+  return at;
+}
+
+size_t SpillFile::read(int64_t offset, uint8_t* into, size_t n) const {
+  size_t done = 0;
+  while (done < n) {
+    ssize_t r = ::pread(fd_, into + done, n - done, offset + static_cast<int64_t>(done));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    done += static_cast<size_t>(r);
+  }
+  return done;
+}
+
+void PackedInts::push_counter(const CounterValue& v) {
+  ++counters_;
+  push_back(static_cast<int64_t>(v.raw));
+  const bool exact = v.scaled == static_cast<double>(v.raw);
+  push_back((v.multiplexed ? 1 : 0) | (exact ? 0 : 2));
+  if (!exact) {
+    int64_t bits = 0;
+    std::memcpy(&bits, &v.scaled, sizeof bits);
+    push_back(bits);
+  }
+}
+
+void PackedInts::spill() {
+  if (file_ || bytes_.empty()) return;
+  std::shared_ptr<SpillFile> file = SpillFile::get();
+  if (!file) return;
+  const int64_t at = file->append(bytes_.data(), bytes_.size());
+  if (at < 0) return;  // the disk is full: the bytes stay here, nothing is lost
+  file_ = std::move(file);
+  offset_ = at;
+  length_ = static_cast<int64_t>(bytes_.size());
+  std::vector<uint8_t>().swap(bytes_);
+}
+
+PackedInts::Reader::Reader(const PackedInts& p) {
+  if (!p.file_) {
+    at_ = p.bytes_.data();
+    end_ = at_ + p.bytes_.size();
+    return;
+  }
+  file_ = p.file_;
+  offset_ = p.offset_;
+  left_ = p.length_;
+  buffer_.reset(new uint8_t[kReadBuffer]);
+  at_ = end_ = buffer_.get();
+}
+
+bool PackedInts::Reader::refill() {
+  if (!file_ || left_ <= 0) return false;
+  const size_t want = static_cast<size_t>(std::min<int64_t>(left_, static_cast<int64_t>(kReadBuffer)));
+  const size_t got = file_->read(offset_, buffer_.get(), want);
+  if (got == 0) return false;
+  offset_ += static_cast<int64_t>(got);
+  left_ -= static_cast<int64_t>(got);
+  at_ = buffer_.get();
+  end_ = at_ + got;
+  return true;
+}
+
+CounterValue PackedInts::Reader::next_counter() {
+  CounterValue v;
+  v.raw = static_cast<uint64_t>(next());
+  const int64_t flags = next();
+  v.multiplexed = flags & 1;
+  v.scaled = static_cast<double>(v.raw);
+  if (flags & 2) {
+    const int64_t bits = next();
+    std::memcpy(&v.scaled, &bits, sizeof bits);
+  }
+  return v;
+}
+
+}  // namespace layoutprof
