@@ -6,7 +6,8 @@ For each model and each layoutprof build given, runs (one process each, one afte
   text        layoutprof MODEL --warmup 1 --iters 1 --no-counters (text report only)
   json        the same with --json
   render      layoutprof render on that report
-  check       layoutprof check REPORT REPORT (the gate comparing the report with itself)
+  check       layoutprof check REPORT REPORT (the gate comparing the report with itself), per op
+              event of one call and per op event read (two reports)
   iters 20    text and json runs with --iters 20, against a plain run of as many calls
 and prints, per run, wall time and peak RSS (measured: the process's own, from wait4; the best
 of --repeat tries, default 3), and the
@@ -18,6 +19,12 @@ figures the targets are set in, derived from those:
               calls to its reports written: analysis, text, JSON and the file's fsync
 Readers (render, check) are held against `layoutprof --version`, which loads the same
 libraries and does nothing. The report's size per op event is printed too.
+
+--env KEY=VALUE sets a variable for every run. glibc's malloc raises its mmap threshold as
+large blocks are freed (up to 32 MB), after which a model's activations come from the heap,
+whose peak then depends on where every other allocation landed: on a model of large tensors
+(swin_t) that moves the peak by tens of MB between layouts of the same work. A fixed threshold
+(MALLOC_MMAP_THRESHOLD_=131072, for the plain run as well) leaves layoutprof's own memory.
 
 usage: bench_scale.py --model NAME PATH SPEC [--model ...] --build LABEL LAYOUTPROF_DIR
                       [--build ...] --bench LAYOUTPROF_BENCH --work DIR
@@ -31,10 +38,13 @@ import sys
 import time
 
 
+ENV = dict(os.environ)  # every run's environment: --env adds to it, for plain and layoutprof alike
+
+
 def measure(cmd, stdout=subprocess.DEVNULL):
     """Runs cmd; returns (exit code, wall seconds, peak RSS bytes, stdout text or None)."""
     t0 = time.monotonic()
-    proc = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    proc = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, env=ENV)
     out = proc.stdout.read() if stdout == subprocess.PIPE else None
     err = proc.stderr.read()
     _, status, usage = os.wait4(proc.pid, 0)
@@ -77,7 +87,14 @@ def main():
     ap.add_argument("--work", required=True)
     ap.add_argument("--iters", type=int, default=20)
     ap.add_argument("--repeat", type=int, default=3, help="tries per run; the best is kept")
+    ap.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
+                    help="set for every run, plain and recorded (e.g. MALLOC_MMAP_THRESHOLD_=131072)")
     args = ap.parse_args()
+    for kv in args.env:
+        key, _, value = kv.partition("=")
+        ENV[key] = value
+    if args.env:
+        print("environment of every run:", " ".join(args.env))
     os.makedirs(args.work, exist_ok=True)
     many = args.iters
 
@@ -105,13 +122,14 @@ def main():
             text_n = measure(common + ["--iters", str(many)])
             js_n = measure(common + ["--iters", str(many), "--json", report + ".n"])
 
-            def row(run, m, ref):
+            def row(run, m, ref, reports=1):
+                # reports: op events read per op event of one call (check reads two reports)
                 code, wall, rss = m[:3]
                 if code not in (0, 1):
                     print(f"| {name} | {ops} | {label} | {run} | exit {code} | | | |")
                     return
-                rss_op = (rss - ref[2]) / ops if ops else float("nan")
-                wall_op = (wall - ref[1]) / ops * 1e6 if ops else float("nan")
+                rss_op = (rss - ref[2]) / ops / reports if ops else float("nan")
+                wall_op = (wall - ref[1]) / ops / reports * 1e6 if ops else float("nan")
                 print(f"| {name} | {ops} | {label} | {run} | {wall:.2f} | {rss / 2**20:.0f} | "
                       f"{rss_op:.0f} | {wall_op:.2f} |")
 
@@ -120,6 +138,7 @@ def main():
             row("--json", js, plain3)
             row("render", render, base)
             row("check", check, base)
+            row("check, per op event read (2 reports)", check, base, 2)
             print(f"| {name} | {ops} | plain | {many + 2} calls | {plain_n[1]:.2f} | {plain_n[2] / 2**20:.0f} | | |")
             row(f"text --iters {many}", text_n, plain_n)
             row(f"--json --iters {many}", js_n, plain_n)
