@@ -31,16 +31,16 @@ namespace layoutprof {
 
 // The tensor an op mainly works on: its first tensor argument (nullptr when it has none).
 const TensorInfo* main_input(const OpEvent& op);
-const TensorInfo* main_output(const std::vector<OpEvent>& ops, int64_t id);
+const TensorInfo* main_output(const OpList& ops, int64_t id);
 
 // Per event: its top-level ancestor (itself for top-level ops).
-std::vector<int64_t> top_level_ancestors(const std::vector<OpEvent>& ops);
+std::vector<int64_t> top_level_ancestors(const OpList& ops);
 
 // Tensor inputs of an op that are not in the contiguous class.
 int64_t noncontiguous_inputs(const OpEvent& op);
 
 // Appends the layouts of the data flowing through a top-level op (main input, then main
 // output) to a lane, skipping repeats: the layout lane of the heatmap.
-void append_flow(std::vector<std::string>& lane, const std::vector<OpEvent>& ops, int64_t id);
+void append_flow(std::vector<std::string>& lane, const OpList& ops, int64_t id);
 
 }  // namespace layoutprof

@@ -99,7 +99,7 @@ void add_counters(std::vector<CounterValue>& total, const CompactVector<CounterV
 struct Report {
   RunInfo run;
   Summary summary;
-  std::vector<OpEvent> ops;  // one recorded call
+  OpList ops;  // one recorded call
   std::shared_ptr<TensorStore> tensors = std::make_shared<TensorStore>();  // the ops' tensors
   std::vector<CopyRecord> copies;
   std::vector<SplitPoint> split_points;  // ranked: most bytes first

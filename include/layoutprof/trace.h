@@ -9,6 +9,7 @@
 #include "layoutprof/compact_vector.h"
 #include "layoutprof/input_spec.h"
 #include "layoutprof/layout.h"
+#include "layoutprof/mapped_allocator.h"
 #include "layoutprof/packed_ints.h"
 
 namespace layoutprof {
@@ -57,10 +58,10 @@ class TensorStore {
   TensorList add(const TensorInfo* first, size_t n);
   TensorList add(const std::vector<TensorInfo>& tensors) { return add(tensors.data(), tensors.size()); }
   // Takes `block` whole, without copying; returns where its first tensor now lives.
-  const TensorInfo* adopt(std::vector<TensorInfo> block);
+  const TensorInfo* adopt(MappedVector<TensorInfo> block);
 
  private:
-  std::vector<std::vector<TensorInfo>> blocks_;
+  std::vector<MappedVector<TensorInfo>> blocks_;
   bool open_ = false;  // the last block takes appends (adopted blocks do not)
 };
 
@@ -97,6 +98,8 @@ struct OpEvent {
   bool failed = false;      // the op raised (it is the last op of a failed call)
 };
 static_assert(sizeof(OpEvent) <= 136, "OpEvent is packed by hand");
+// A call's (or report's) op events: the largest array a run holds (mapped_allocator.h).
+using OpList = MappedVector<OpEvent>;
 
 // A parameter's gradient after a training step's backward (--backward), as autograd produced
 // it, before AccumulateGrad stored it: what autograd's layout contract and DDP's reducer
@@ -130,7 +133,7 @@ struct Call {
   // Every op event of the call: the call shown (the first, or the one that failed). Other
   // calls keep only the figures the medians over calls need (figures_only, made by
   // keep_figures_only() in analysis.h), so that memory does not grow with --iters.
-  std::vector<OpEvent> events;
+  OpList events;
   std::shared_ptr<TensorStore> tensors = std::make_shared<TensorStore>();  // the events' tensors
   bool figures_only = false;
   bool tensors_recorded = true;      // false: recorded in Recorder::Mode::figures

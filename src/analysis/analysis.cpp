@@ -16,7 +16,7 @@ const TensorInfo* main_input(const OpEvent& op) {
   return op.inputs.empty() ? nullptr : &op.inputs.front();
 }
 
-const TensorInfo* main_output(const std::vector<OpEvent>& ops, int64_t id) {
+const TensorInfo* main_output(const OpList& ops, int64_t id) {
   const OpEvent& op = ops[id];
   if (!op.outputs.empty()) return &op.outputs.front();
   // Some TorchScript-level ops (chunk) report no outputs; their first child that does, on the
@@ -55,7 +55,7 @@ int64_t noncontiguous_inputs(const OpEvent& op) {
   return n;
 }
 
-void append_flow(std::vector<std::string>& lane, const std::vector<OpEvent>& ops, int64_t id) {
+void append_flow(std::vector<std::string>& lane, const OpList& ops, int64_t id) {
   for (const TensorInfo* t : {main_input(ops[id]), main_output(ops, id)}) {
     if (!t || t->layout().cls == LayoutClass::unknown) continue;
     const std::string& label = t->label();
@@ -63,7 +63,7 @@ void append_flow(std::vector<std::string>& lane, const std::vector<OpEvent>& ops
   }
 }
 
-std::vector<int64_t> top_level_ancestors(const std::vector<OpEvent>& ops) {
+std::vector<int64_t> top_level_ancestors(const OpList& ops) {
   std::vector<int64_t> top(ops.size());
   for (size_t i = 0; i < ops.size(); ++i) {
     int64_t p = ops[i].parent;
@@ -105,7 +105,7 @@ bool same_op_sequence(const Call& a, const Call& b) {
 // Where the non-dense tensors of a call came from.
 class Provenance {
  public:
-  Provenance(const std::vector<OpEvent>& ops, const std::vector<ModelInput>& inputs)
+  Provenance(const OpList& ops, const std::vector<ModelInput>& inputs)
       : ops_(ops), inputs_(inputs) {
     for (const OpEvent& op : ops) {
       for (const TensorInfo& out : op.outputs) {
@@ -180,13 +180,13 @@ class Provenance {
     return -1;
   }
 
-  const std::vector<OpEvent>& ops_;
+  const OpList& ops_;
   const std::vector<ModelInput>& inputs_;
   FlatIndex<ViewKey, ViewKeyHash> views_;           // non-dense views some op made
   std::vector<std::vector<int64_t>> producers_;  // per view: the ops that made it, in order
 };
 
-std::vector<CopyRecord> find_copies(const std::vector<OpEvent>& ops,
+std::vector<CopyRecord> find_copies(const OpList& ops,
                                     const std::vector<int64_t>& top,
                                     const Provenance& provenance, const TlbConfig& tlb) {
   std::vector<CopyRecord> copies;
@@ -382,7 +382,7 @@ std::vector<ModuleStats> aggregate_modules(const Report& r, const std::vector<in
 
 // Durations, GPU times and counters of `ops` become the medians over `calls` (which ran the
 // same op sequence); a counter is multiplexed if it was in any call.
-void take_medians(std::vector<OpEvent>& ops, const std::vector<const Call*>& calls) {
+void take_medians(OpList& ops, const std::vector<const Call*>& calls) {
   // figures_only calls' figures, read in order
   std::vector<PackedInts::Reader> durations, gpu_times, counters;
   std::vector<size_t> counters_left;  // values each call's counters still hold

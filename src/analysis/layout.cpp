@@ -264,13 +264,13 @@ TensorList TensorStore::add(const TensorInfo* first, size_t n) {
     blocks_.back().reserve(std::max<size_t>(n, 4096));
     open_ = true;
   }
-  std::vector<TensorInfo>& block = blocks_.back();
+  MappedVector<TensorInfo>& block = blocks_.back();
   const TensorInfo* at = block.data() + block.size();
   block.insert(block.end(), first, first + n);  // within capacity: nothing moves
   return {at, n};
 }
 
-const TensorInfo* TensorStore::adopt(std::vector<TensorInfo> block) {
+const TensorInfo* TensorStore::adopt(MappedVector<TensorInfo> block) {
   blocks_.push_back(std::move(block));
   open_ = false;
   return blocks_.back().data();

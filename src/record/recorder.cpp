@@ -150,19 +150,18 @@ struct Name {
   Str str;       // the text, interned for the OpEvents
 };
 
-struct RawEvent {  // 40 bytes: a call's array of them is walked once per op
+struct RawEvent {  // 32 bytes: a call's array of them is walked once per op
   const Name* name;  // into ThreadBuffer::names
   int64_t start_ns;
   int64_t end_ns;
   int32_t parent;  // index in the same thread's buffer, -1 at the top
-  int32_t counters_begin;  // snapshot indices into ThreadBuffer::snapshots, -1 if none
-  int32_t counters_end;
   // std::uncaught_exceptions() at the start (saturated): more at the end means it threw.
   uint16_t uncaught;
   bool failed;
-  bool gpu_pushed;  // pushed a CUPTI external correlation id (its index + 1)
+  uint8_t gpu_pushed : 1;  // pushed a CUPTI external correlation id (its index + 1)
+  uint8_t counted : 1;     // read the counters: its snapshots are the buffer's next `counted` pair
 };
-static_assert(sizeof(RawEvent) == 40, "RawEvent is packed by hand");
+static_assert(sizeof(RawEvent) == 32, "RawEvent is packed by hand");
 
 // Where a raw event's tensors are in ThreadBuffer::tensors: kept beside the events (same
 // index) by Mode::timed only, so that the calls that record none hold 40 bytes an op event.
@@ -205,15 +204,19 @@ struct NameTable {
 };
 
 struct ThreadBuffer {
-  std::vector<RawEvent> events;
-  std::vector<RawTensors> ranges;  // Mode::timed: one per event
+  MappedVector<RawEvent> events;
+  MappedVector<RawTensors> ranges;  // Mode::timed: one per event
   int64_t not_recorded = 0;  // ops past the limit
-  std::vector<TensorInfo> tensors;
+  MappedVector<TensorInfo> tensors;
   std::vector<int32_t> stack;
   NameTable* names = nullptr;  // this thread's, shared by its buffers of every session
   ShapeCache* shapes = nullptr;  // likewise
   const Name* intern(const char* name) { return names->intern(name); }
   std::vector<uint64_t> snapshots;  // counter snapshots, PerfCounters::snapshot_size() each
+  // The counted events' snapshot indices (start, end), in their start order, and those of the
+  // counted ops still running, innermost last (ops on a thread end in reverse order).
+  std::vector<std::pair<int32_t, int32_t>> counted;
+  std::vector<int32_t> counted_open;
   // `sites` mode: the top-level ops and the interpreter's view of where they came from.
   std::vector<std::pair<std::string, torch::jit::SourceRange>> site_ranges;
   std::vector<std::string> site_modules;
@@ -249,7 +252,7 @@ const PerfCounters* g_counters = nullptr;  // read by the main thread only
 GpuTracer* g_gpu = nullptr;                // pushed to by the main thread only
 // The main thread's event array of the last call, cleared and still resident: the next call
 // appends to it instead of allocating and faulting in a new one.
-std::vector<RawEvent> g_spare_events;
+MappedVector<RawEvent> g_spare_events;
 thread_local ThreadBuffer* t_buffer = nullptr;
 thread_local uint64_t t_session = 0;
 
@@ -268,8 +271,8 @@ void release_pages(const void* begin, const void* end) {
 // Reserves room for n elements and touches it: memory reserved but first written inside an op
 // would page-fault there, and the counters would charge the recorder's own page faults (and
 // their time) to the op.
-template <typename T>
-void reserve_resident(std::vector<T>& v, size_t n) {
+template <typename Vector>
+void reserve_resident(Vector& v, size_t n) {
   v.resize(n);
   v.clear();
 }
@@ -299,7 +302,11 @@ ThreadBuffer& thread_buffer() {
       reserve_resident(t_buffer->tensors, t_buffer->main && g_reserve_tensors && n == g_reserve_events
                                               ? g_reserve_tensors
                                               : n * 3);
-    if (g_counters && t_buffer->main) reserve_resident(t_buffer->snapshots, n * g_counters->snapshot_size());
+    if (g_counters && t_buffer->main) {
+      reserve_resident(t_buffer->snapshots, n * g_counters->snapshot_size());
+      reserve_resident(t_buffer->counted, n);
+      reserve_resident(t_buffer->counted_open, 64);
+    }
     t_session = session;
   }
   return *t_buffer;
@@ -387,11 +394,15 @@ std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction& fn) {
   }
   e.end_ns = 0;
   e.failed = false;
-  e.counters_begin = e.counters_end = -1;
+  e.counted = false;
   e.gpu_pushed = false;
   const auto index = static_cast<int32_t>(b.events.size());
   if (b.main && (top || e.name->is_copy)) {
-    if (g_counters) e.counters_begin = snapshot(b);
+    if (g_counters) {
+      e.counted = true;
+      b.counted_open.push_back(static_cast<int32_t>(b.counted.size()));
+      b.counted.emplace_back(snapshot(b), -1);
+    }
     if (g_gpu) e.gpu_pushed = g_gpu->push(static_cast<uint64_t>(index) + 1);
   }
   if (g_training && fn.seqNr() >= 0) b.seqs.emplace_back(index, fn.seqNr());
@@ -411,7 +422,10 @@ void on_op_end(const at::RecordFunction& fn, at::ObserverContext*) {
   if (index < 0) return;  // not recorded: past --max-ops
   RawEvent& e = b.events[index];
   e.end_ns = end;
-  if (e.counters_begin >= 0) e.counters_end = snapshot(b);
+  if (e.counted) {
+    b.counted[b.counted_open.back()].second = snapshot(b);
+    b.counted_open.pop_back();
+  }
   if (e.gpu_pushed) g_gpu->pop();
   e.failed = std::uncaught_exceptions() > e.uncaught;
   if (kTensors) {
@@ -510,7 +524,7 @@ Recorder::~Recorder() {
   if (state_->handle) at::removeCallback(state_->handle);
   // The spare event array is for this recorder's next call; there is none after it.
   std::lock_guard<std::mutex> lock(g_mutex);
-  std::vector<RawEvent>().swap(g_spare_events);
+  MappedVector<RawEvent>().swap(g_spare_events);
 }
 
 void Recorder::start(Mode mode, const PerfCounters* counters, GpuTracer* gpu) {
@@ -699,6 +713,20 @@ Collected collect(at::CallbackHandle handle, GpuTracer* gpu_tracer) {
 
 }  // namespace
 
+namespace {
+// The counters a counted event read: its snapshots are its buffer's next `counted` pair (the
+// events are walked in start order); none when it was still running at stop().
+std::vector<CounterValue> event_counters(const ThreadBuffer& b, const RawEvent& raw, size_t& next,
+                                         const PerfCounters* counters) {
+  if (!raw.counted || !counters || next >= b.counted.size()) return {};
+  const auto [begin, end] = b.counted[next++];
+  if (end < 0) return {};
+  const size_t size = counters->snapshot_size();
+  return counter_delta(b.snapshots.data() + begin * size, b.snapshots.data() + end * size, counters->groups(),
+                       counters->events());
+}
+}  // namespace
+
 Call Recorder::stop_figures(const Call& first) {
   if (!state_->handle || state_->mode == Mode::sites) throw std::logic_error("no timed call");
   const int64_t stop_ns = now_ns();
@@ -708,6 +736,7 @@ Call Recorder::stop_figures(const Call& first) {
   c.fill_call_figures(call);
   call.figures_only = true;
   call.same_ops_as_first = c.events == first.events.size();
+  std::vector<size_t> next_counted(c.buffers.size(), 0);
   for (size_t i = 0; i < c.events; ++i) {
     const Collected::Ref at = c.ref(i);
     const ThreadBuffer& b = *c.buffers[at.buffer];
@@ -717,13 +746,8 @@ Call Recorder::stop_figures(const Call& first) {
       const GpuOpTime* launched = c.launched(b, at.local);
       call.gpu_ns.push_back(launched ? launched->gpu_ns : 0);
     }
-    if (raw.counters_begin >= 0 && raw.counters_end >= 0) {
-      size_t size = state_->counters->snapshot_size();
-      auto values = counter_delta(b.snapshots.data() + raw.counters_begin * size,
-                                  b.snapshots.data() + raw.counters_end * size,
-                                  state_->counters->groups(), state_->counters->events());
-      for (const CounterValue& v : values) call.counters.push_counter(v);
-    }
+    for (const CounterValue& v : event_counters(b, raw, next_counted[at.buffer], state_->counters))
+      call.counters.push_counter(v);
     // The same op sequence as the first call: names, and parents where the recorder knows
     // them (an intra-op thread's outermost op gets its parent from timing, in stop()).
     if (call.same_ops_as_first) {
@@ -782,6 +806,7 @@ Call Recorder::stop() {
   // more); other threads' buffers may still be appended to by a late op, so theirs are copied.
   std::vector<const TensorInfo*> base(buffers.size(), nullptr);
   size_t released = 0;  // raw events of the one buffer whose pages were released
+  std::vector<size_t> next_counted(buffers.size(), 0);
   for (size_t bi = 0; bi < buffers.size(); ++bi)
     if (buffers[bi]->main) base[bi] = call.tensors->adopt(std::move(buffers[bi]->tensors));
   for (size_t i = 0; i < c.events; ++i) {
@@ -792,12 +817,7 @@ Call Recorder::stop() {
     e.id = static_cast<int64_t>(i);
     e.parent = raw.parent >= 0 ? c.id(at.buffer, raw.parent) : -1;
     e.name = raw.name->str;
-    if (raw.counters_begin >= 0 && raw.counters_end >= 0) {
-      size_t size = state_->counters->snapshot_size();
-      e.counters = counter_delta(b.snapshots.data() + raw.counters_begin * size,
-                                 b.snapshots.data() + raw.counters_end * size,
-                                 state_->counters->groups(), state_->counters->events());
-    }
+    e.counters = event_counters(b, raw, next_counted[at.buffer], state_->counters);
     e.start_ns = raw.start_ns - state_->start_ns;
     // An op still open at stop() (the model raised past it) ends when recording stopped.
     e.duration_ns = (raw.end_ns ? raw.end_ns : stop_ns) - raw.start_ns;
@@ -845,8 +865,8 @@ Call Recorder::stop() {
   }
   // Released pages read as zeros: this array must not be the next call's spare.
   if (released > 0) {
-    std::vector<RawEvent>().swap(buffers[0]->events);
-    std::vector<RawTensors>().swap(buffers[0]->ranges);
+    MappedVector<RawEvent>().swap(buffers[0]->events);
+    MappedVector<RawTensors>().swap(buffers[0]->ranges);
   }
   link_backward(c, call);
   return call;

@@ -336,7 +336,7 @@ void write_copy(TextBuf& out, const CopyRecord& c, const std::vector<std::string
   o.end('}');
 }
 
-void write_split(TextBuf& out, const SplitPoint& sp, const std::vector<OpEvent>& ops) {
+void write_split(TextBuf& out, const SplitPoint& sp, const OpList& ops) {
   const OpEvent& op = ops.at(sp.op);
   JsonOut o(out);
   o.begin('{');
@@ -834,7 +834,7 @@ TensorList tensors_from_row(const json& flat, const OpTablesIn& t, TensorStore& 
 }
 
 // One row of the op list (schema 2); `ops` holds the rows before it.
-OpEvent op_from_row(const json& row, const OpTablesIn& t, const std::vector<OpEvent>& ops,
+OpEvent op_from_row(const json& row, const OpTablesIn& t, const OpList& ops,
                     TensorStore& store) {
   if (!row.is_array() || row.size() < 10 || row.size() > 12) throw std::out_of_range("an op row has the wrong length");
   OpEvent op;
@@ -1020,7 +1020,7 @@ class RowReader {
 // The same conversion as op_from_row(), from tokens. `null` parents are RowToken::integer -1
 // (the SAX layer writes them so); a row is [ ... ] without its own outer brackets.
 OpEvent op_from_tokens(const std::vector<RowToken>& tokens, const OpTablesIn& t,
-                       const std::vector<OpEvent>& ops, TensorStore& store) {
+                       const OpList& ops, TensorStore& store) {
   RowReader r(tokens);
   OpEvent op;
   op.id = op_index(static_cast<int64_t>(ops.size()));
@@ -1215,7 +1215,7 @@ void row_tokens(simdjson::dom::element list, std::vector<RowToken>& out) {
 
 Report parse_report_streaming(int fd, std::streamoff size, OpTensors op_tensors) {
   Streamed streamed;
-  std::vector<OpEvent>& ops = streamed.report.ops;
+  OpList& ops = streamed.report.ops;
   TensorStore& store = *streamed.report.tensors;
   OpTablesIn tables;
   tables.keep_op_tensors = op_tensors == OpTensors::kept;
