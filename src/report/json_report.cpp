@@ -1017,11 +1017,64 @@ class RowReader {
   size_t at_ = 0;
 };
 
-// The same conversion as op_from_row(), from tokens. `null` parents are RowToken::integer -1
-// (the SAX layer writes them so); a row is [ ... ] without its own outer brackets.
-OpEvent op_from_tokens(const std::vector<RowToken>& tokens, const OpTablesIn& t,
-                       const OpList& ops, TensorStore& store) {
-  RowReader r(tokens);
+// The same reading off simdjson's tape (a row the file reader parsed alone), without tokens.
+class DomRowReader {
+ public:
+  explicit DomRowReader(simdjson::dom::element row) {
+    simdjson::dom::array items;
+    if (row.get(items)) throw std::out_of_range("an op row is not a list");
+    stack_.push_back({items.begin(), items.end()});
+  }
+  bool at_close() const { return stack_.size() > 1 && stack_.back().at == stack_.back().end; }
+  bool done() const { return stack_.size() == 1 && stack_.back().at == stack_.back().end; }
+  int64_t integer() {
+    Level& l = stack_.back();
+    if (l.at == l.end) throw std::out_of_range("an op row holds something other than an integer where one belongs");
+    const simdjson::dom::element v = *l.at;
+    int64_t i = -1;  // null: an absent parent, as the SAX layer writes it
+    if (!v.is_null() && v.get(i))
+      throw std::out_of_range(v.is_uint64() ? "an op row holds an integer past int64"
+                                            : "an op row holds something other than an integer where one belongs");
+    ++l.at;
+    return i;
+  }
+  double number() {
+    Level& l = stack_.back();
+    if (l.at != l.end && (*l.at).is_double()) {
+      const double d = double(*l.at);
+      ++l.at;
+      return d;
+    }
+    return static_cast<double>(integer());
+  }
+  size_t index() {
+    const int64_t v = integer();
+    if (v < 0) throw std::out_of_range("an op row has a negative index");
+    return static_cast<size_t>(v);
+  }
+  void open() {
+    Level& l = stack_.back();
+    simdjson::dom::array inner;
+    if (l.at == l.end || (*l.at).get(inner)) throw std::out_of_range("an op row is malformed");
+    ++l.at;
+    stack_.push_back({inner.begin(), inner.end()});
+  }
+  void close() {
+    if (!at_close()) throw std::out_of_range("an op row is malformed");
+    stack_.pop_back();
+  }
+
+ private:
+  struct Level {
+    simdjson::dom::array::iterator at, end;
+  };
+  std::vector<Level> stack_;
+};
+
+// The same conversion as op_from_row(), from tokens (RowReader) or off simdjson's tape
+// (DomRowReader). `null` parents are -1; a row is [ ... ] without its own outer brackets.
+template <typename Reader>
+OpEvent op_from_reader(Reader r, const OpTablesIn& t, const OpList& ops, TensorStore& store) {
   OpEvent op;
   op.id = op_index(static_cast<int64_t>(ops.size()));
   const int64_t parent = r.integer();
@@ -1083,6 +1136,11 @@ OpEvent op_from_tokens(const std::vector<RowToken>& tokens, const OpTablesIn& t,
   }
   if (!r.done()) throw std::out_of_range("an op row has the wrong length");
   return op;
+}
+
+OpEvent op_from_tokens(const std::vector<RowToken>& tokens, const OpTablesIn& t, const OpList& ops,
+                       TensorStore& store) {
+  return op_from_reader(RowReader(tokens), t, ops, store);
 }
 
 // nlohmann's SAX interface over the DOM parser with the reader's callback (which converts the
@@ -1188,30 +1246,6 @@ class ReportSax {
 // Parses a report with the op list converted as it streams by: each row (or, in schema 1,
 // each op object) becomes an OpEvent and leaves the document, so memory holds the Report
 // and never the op list's JSON tree.
-// An op row as simdjson parsed it, as the tokens the SAX path makes of one (null is -1).
-void row_tokens(simdjson::dom::element list, std::vector<RowToken>& out) {
-  simdjson::dom::array items;
-  if (list.get(items)) throw std::out_of_range("an op row is not a list");
-  for (simdjson::dom::element v : items) {
-    switch (v.type()) {
-      case simdjson::dom::element_type::INT64: out.push_back({RowToken::integer, int64_t(v)}); break;
-      case simdjson::dom::element_type::UINT64: throw std::out_of_range("an op row holds an integer past int64");
-      case simdjson::dom::element_type::DOUBLE: {
-        RowToken t{RowToken::real};
-        t.d = double(v);
-        out.push_back(t);
-        break;
-      }
-      case simdjson::dom::element_type::NULL_VALUE: out.push_back({RowToken::integer, -1}); break;
-      case simdjson::dom::element_type::ARRAY:
-        out.push_back({RowToken::open});
-        row_tokens(v, out);
-        out.push_back({RowToken::close});
-        break;
-      default: throw std::out_of_range("an op row holds a string, object or boolean");
-    }
-  }
-}
 
 Report parse_report_streaming(int fd, std::streamoff size, OpTensors op_tensors) {
   Streamed streamed;
@@ -1294,14 +1328,11 @@ Report parse_report_streaming(int fd, std::streamoff size, OpTensors op_tensors)
   };
   json doc;
   LineFeeder feeder(fd);
-  std::vector<RowToken> tokens;
   auto arm = [&](ReportSax::Entries entries) {
     using E = ReportSax::Entries;
     if (entries == E::rows)
       feeder.arm([&](simdjson::dom::element row) {
-        tokens.clear();
-        row_tokens(row, tokens);
-        ops.push_back(op_from_tokens(tokens, tables, ops, store));
+        ops.push_back(op_from_reader(DomRowReader(row), tables, ops, store));
         streamed.ops = true;
       });
     if (entries == E::tensors && !ops_is_list)
