@@ -11,7 +11,8 @@
 #   TORCH_PYTHON=wheel scripts/setup.sh       the tested 2.x wheel (torch 2.14.1 with CUDA and
 #                                             torchvision 0.29.1), in a venv it makes once under
 #                                             ~/.cache/layoutprof/ (LAYOUTPROF_CACHE)
-# BUILD_DIR overrides the build folder.
+# BUILD_DIR overrides the build folder. LAYOUTPROF_SANITIZE=address,undefined builds with those
+# sanitizers (layoutprof's code; LibTorch is used as it is), reusing build/'s samples.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/torch-env.sh
@@ -36,9 +37,15 @@ fi
 
 torch_env_resolve  # TORCH_PY, TORCH_VERSION, BUILD_DIR, TORCH_CMAKE_ARGS (scripts/torch-env.sh)
 export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}
+sanitize_args=()
+if [ -n "${LAYOUTPROF_SANITIZE:-}" ]; then
+  flags="-fsanitize=$LAYOUTPROF_SANITIZE -fno-omit-frame-pointer -fno-sanitize-recover=all"
+  sanitize_args=(-DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=$LAYOUTPROF_SANITIZE")
+fi
 if [ ! -f "$BUILD_DIR/build.ninja" ]; then
-  echo "setup: configuring $BUILD_DIR against LibTorch $TORCH_VERSION" >&2
-  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${TORCH_CMAKE_ARGS[@]}" >&2
+  echo "setup: configuring $BUILD_DIR against LibTorch $TORCH_VERSION${LAYOUTPROF_SANITIZE:+ with -fsanitize=$LAYOUTPROF_SANITIZE}" >&2
+  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${TORCH_CMAKE_ARGS[@]}" \
+    ${sanitize_args[@]+"${sanitize_args[@]}"} >&2
 fi
 cmake --build "$BUILD_DIR" -j "$(nproc)" >&2
 
@@ -46,7 +53,11 @@ cmake --build "$BUILD_DIR" -j "$(nproc)" >&2
 # on archives its own torch scripted (the committed ones are 1.13's, the 2.x-only ones 2.x's).
 # Made again whenever make_samples.py changes.
 stamp=$(sha256sum samples/make_samples.py | cut -d' ' -f1)
-if [ "$(cat "$BUILD_DIR/samples/.done" 2>/dev/null)" != "$stamp" ]; then
+if [ -n "${LAYOUTPROF_SANITIZE:-}" ] && [ -z "${TORCH_PYTHON:-}" ]; then
+  # The same torch makes the same samples: build/'s (made first if missing).
+  [ "$(cat build/samples/.done 2>/dev/null)" = "$stamp" ] || BUILD_DIR=build LAYOUTPROF_SANITIZE= scripts/setup.sh >/dev/null
+  ln -sfn "$PWD/build/samples" "$BUILD_DIR/samples"
+elif [ "$(cat "$BUILD_DIR/samples/.done" 2>/dev/null)" != "$stamp" ]; then
   echo "setup: making samples in $BUILD_DIR/samples with $TORCH_PY (torch $TORCH_VERSION)" >&2
   mkdir -p "$BUILD_DIR/samples"
   "$TORCH_PY" samples/make_samples.py --out "$BUILD_DIR/samples" --large >&2

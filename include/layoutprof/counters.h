@@ -68,6 +68,10 @@ class PerfCounters {
   std::unique_ptr<Impl> impl_;
 };
 
+// --events' comma-separated list; empty items are skipped. Throws UsageError for a list of
+// nothing but commas.
+std::vector<std::string> split_event_list(const std::string& list);
+
 // The counts between two snapshots, per event: raw sums over groups (threads, sockets), and scaled by
 // time_enabled / time_running where the kernel multiplexed a group.
 std::vector<CounterValue> counter_delta(const uint64_t* begin, const uint64_t* end,

@@ -19,6 +19,11 @@ struct InputSpec {
 // Throws UsageError naming the argument and the reason.
 InputSpec parse_input_spec(const std::string& text);
 
+constexpr size_t kMaxInputDims = 64;
+
+// Bytes of the input's tensor (its elements times their size); -1 past int64.
+int64_t input_bytes(const InputSpec& spec);
+
 // Element size in bytes of a dtype name accepted by --input; 0 for unknown names.
 int dtype_size(const std::string& dtype);
 bool is_floating_dtype(const std::string& dtype);

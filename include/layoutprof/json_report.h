@@ -33,5 +33,7 @@ enum class OpTensors { kept, dropped };
 // Reads and parses a report file, schema 2 or 1, converting the op list as it streams by;
 // errors name the file.
 Report load_report_file(const std::string& path, OpTensors op_tensors = OpTensors::kept);
+// The same from an open regular file (read from its current offset); `path` names it in errors.
+Report read_report_fd(int fd, const std::string& path, OpTensors op_tensors = OpTensors::kept);
 
 }  // namespace layoutprof

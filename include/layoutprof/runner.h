@@ -30,6 +30,8 @@ struct ProfileConfig {
 // (what a recorded op event costs in memory, analysis and reports included, measured by
 // scripts/bench-scale.sh, with room to spare).
 int64_t default_max_ops();
+// Bytes a new allocation can have (MemAvailable, else free pages); -1 when unknown.
+int64_t available_memory();
 
 using ProgressFn = std::function<void(const std::string&)>;
 

@@ -137,6 +137,7 @@ struct Call {
   std::shared_ptr<TensorStore> tensors = std::make_shared<TensorStore>();  // the events' tensors
   bool figures_only = false;
   bool tensors_recorded = true;      // false: recorded in Recorder::Mode::figures
+  bool sites_recorded = false;       // its ops' modules and source lines were taken as it ran
   bool same_ops_as_first = true;     // figures_only: ran the first call's op sequence
   PackedInts duration_ns;  // figures_only: per op event
   PackedInts gpu_ns;       // figures_only: per op event, when the call traced a GPU

@@ -14,7 +14,18 @@ std::string first_line(const std::string& message) {
   auto end = message.find('\n');
   std::string line = message.substr(0, end);
   while (!line.empty() && (line.back() == ' ' || line.back() == '\r')) line.pop_back();
-  return line;
+  return bounded(line, 400);
+}
+
+std::string bounded(const std::string& text, size_t most) {
+  size_t cut = std::min(most, text.size());
+  while (cut > 0 && cut < text.size() && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80)
+    --cut;  // not inside a UTF-8 sequence
+  std::string out = text.substr(0, cut);
+  for (char& c : out)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';  // one line, nothing a terminal obeys
+  if (cut < text.size()) out += "... (" + std::to_string(text.size()) + " bytes)";
+  return out;
 }
 
 namespace {
@@ -37,15 +48,15 @@ std::vector<std::string> split(const std::string& text, char sep) {
 }
 
 [[noreturn]] void fail(const std::string& text, const std::string& why) {
-  throw UsageError("--input '" + text + "': " + why);
+  throw UsageError("--input '" + bounded(text) + "': " + why);
 }
 
 int64_t parse_positive(const std::string& text, const std::string& item, const char* what) {
   if (item.empty() || !std::all_of(item.begin(), item.end(), ::isdigit))
-    fail(text, std::string("'") + item + "' is not a " + what);
+    fail(text, "'" + bounded(item) + "' is not a " + what);
   errno = 0;
   long long v = std::strtoll(item.c_str(), nullptr, 10);
-  if (errno == ERANGE || v > (1LL << 40)) fail(text, std::string("'") + item + "' is too large");
+  if (errno == ERANGE || v > (1LL << 40)) fail(text, "'" + bounded(item) + "' is too large");
   return v;
 }
 
@@ -65,6 +76,13 @@ std::vector<int> parse_perm(const std::string& text, const std::string& list, si
 }
 
 }  // namespace
+
+int64_t input_bytes(const InputSpec& spec) {
+  int64_t bytes = dtype_size(spec.dtype);
+  for (int64_t d : spec.sizes)
+    if (__builtin_mul_overflow(bytes, d, &bytes)) return -1;
+  return bytes;
+}
 
 int dtype_size(const std::string& dtype) {
   auto it = dtype_sizes().find(dtype);
@@ -87,7 +105,10 @@ InputSpec parse_input_spec(const std::string& text) {
   }
   if (fields.size() > 3) fail(text, "too many ':' fields (expected shape[:dtype][:format][:grad])");
 
-  for (const auto& item : split(fields[0], 'x')) spec.sizes.push_back(parse_positive(text, item, "dimension"));
+  for (const auto& item : split(fields[0], 'x')) {
+    spec.sizes.push_back(parse_positive(text, item, "dimension"));
+    if (spec.sizes.size() > kMaxInputDims) fail(text, "more than " + std::to_string(kMaxInputDims) + " dimensions");
+  }
 
   for (size_t i = 1; i < fields.size(); ++i) {
     const std::string& f = fields[i];
@@ -99,11 +120,11 @@ InputSpec parse_input_spec(const std::string& text) {
       spec.format = "perm";
       spec.perm = parse_perm(text, f.substr(5), spec.sizes.size());
     } else if (i == 1) {
-      fail(text, "unknown dtype or format '" + f +
+      fail(text, "unknown dtype or format '" + bounded(f) +
                      "' (dtypes: f32 f64 f16 bf16 i64 i32 i8 u8 bool; formats: contiguous "
                      "channels_last channels_last_3d perm=...)");
     } else {
-      fail(text, "unknown format '" + f + "' (contiguous, channels_last, channels_last_3d, perm=...)");
+      fail(text, "unknown format '" + bounded(f) + "' (contiguous, channels_last, channels_last_3d, perm=...)");
     }
   }
   if (spec.format == "channels_last" && spec.sizes.size() != 4)
@@ -112,6 +133,7 @@ InputSpec parse_input_spec(const std::string& text) {
     fail(text, "channels_last_3d needs a 5-D shape");
   if (spec.requires_grad && !is_floating_dtype(spec.dtype))
     fail(text, ":grad needs a floating-point dtype (f32, f64, f16, bf16), not " + spec.dtype);
+  if (input_bytes(spec) < 0) fail(text, "its tensor would take more than 2^63 bytes");
   return spec;
 }
 

@@ -37,7 +37,10 @@ int main(int argc, char** argv) {
     std::cerr << "layoutprof: " << e.what() << "\n";
     return e.code();
   } catch (const std::exception& e) {
-    std::cerr << "layoutprof: internal error: " << first_line(e.what()) << "\n";
-    return 70;
+    // Every error of the input, the model or the machine has its own type and code above:
+    // what reaches here is layoutprof's own fault.
+    std::cerr << "layoutprof: internal error (a bug in layoutprof; please report it): " << first_line(e.what())
+              << "\n";
+    return kExitInternal;
   }
 }

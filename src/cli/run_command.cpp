@@ -17,6 +17,7 @@
 #include "layoutprof/counters.h"
 #include "layoutprof/dtlb_model.h"
 #include "layoutprof/errors.h"
+#include "layoutprof/interrupt.h"
 #include "layoutprof/json_report.h"
 #include "layoutprof/runner.h"
 #include "layoutprof/text_report.h"
@@ -74,16 +75,6 @@ void setup_run(CLI::App& app, RunOptions& o) {
   add_gate_options(app, o.gate, false);
 }
 
-std::vector<std::string> split_events(const std::string& list) {
-  std::vector<std::string> events;
-  std::string item;
-  std::stringstream s(list);
-  while (std::getline(s, item, ','))
-    if (!item.empty()) events.push_back(item);
-  if (!list.empty() && events.empty()) throw UsageError("--events '" + list + "' names no event");
-  return events;
-}
-
 namespace {
 
 // "RSS N MB (peak M MB)" of this process, from /proc/self/status (measured).
@@ -118,7 +109,7 @@ int run_run(const RunOptions& o) {
   config.threads = o.threads;
   config.device = o.device;
   config.counters = !o.no_counters;
-  config.events = split_events(o.events);
+  config.events = split_event_list(o.events);
   config.tlb = o.tlb;
   config.max_ops = o.max_ops;
   if (!o.loss.empty() && !o.backward) throw UsageError("--loss needs --backward");
@@ -154,6 +145,8 @@ int run_run(const RunOptions& o) {
     }
   }
 
+  // Ctrl-C or SIGTERM from here on: the calls recorded so far are reported (interrupt.h).
+  install_interrupt_handlers();
   Trace trace = run_profile(config, progress);
   const double calls_done = seconds();
   progress("analysis");
@@ -180,6 +173,11 @@ int run_run(const RunOptions& o) {
     progress("reports done: " + fixed(seconds() - calls_done, 3) +
              " s after the recorded calls (analysis and reports)");
 
+  if (report.run.status == "interrupted") {
+    std::cerr << "layoutprof: " << report.run.error << ": the reports hold those calls"
+              << (o.baseline.empty() ? "" : "; not compared with the baseline, which is kept") << "\n";
+    return 128 + interrupt_signal();
+  }
   bool regressed = false;
   if (!o.baseline.empty()) {
     std::ostream& verdict = json_to_stdout ? std::cerr : std::cout;

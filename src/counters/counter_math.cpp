@@ -4,8 +4,22 @@
 #include <cstdlib>
 
 #include "layoutprof/counters.h"
+#include "layoutprof/errors.h"
 
 namespace layoutprof {
+
+std::vector<std::string> split_event_list(const std::string& list) {
+  std::vector<std::string> events;
+  size_t at = 0;
+  while (at <= list.size()) {
+    size_t comma = list.find(',', at);
+    if (comma == std::string::npos) comma = list.size();
+    if (comma > at) events.push_back(list.substr(at, comma - at));
+    at = comma + 1;
+  }
+  if (!list.empty() && events.empty()) throw UsageError("--events '" + bounded(list) + "' names no event");
+  return events;
+}
 
 std::vector<CounterValue> counter_delta(const uint64_t* begin, const uint64_t* end,
                                         const std::vector<CounterGroupLayout>& groups,

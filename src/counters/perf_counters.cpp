@@ -75,7 +75,7 @@ Encoded encode_event(const std::string& event) {
   int status = pfm_get_os_event_encoding(event.c_str(), PFM_PLM0 | PFM_PLM3,
                                          PFM_OS_PERF_EVENT_EXT, &arg);
   if (status != PFM_SUCCESS)
-    throw std::runtime_error("libpfm4 does not know '" + event + "': " + pfm_strerror(status));
+    throw std::runtime_error("libpfm4 does not know '" + bounded(event) + "': " + pfm_strerror(status));
   e.name = fstr ? fstr : event;
   free(fstr);
   e.attr.size = sizeof(perf_event_attr);

@@ -23,7 +23,7 @@ double parse_fraction(const std::string& option, const std::string& text) {
     if (used != number.size() || v < 0 || !std::isfinite(v)) throw std::invalid_argument(text);
     return percent ? v / 100.0 : v;
   } catch (const std::logic_error&) {
-    throw UsageError(option + " '" + text + "': expected a percentage like 5% or a fraction like 0.05");
+    throw UsageError(option + " '" + bounded(text) + "': expected a percentage like 5% or a fraction like 0.05");
   }
 }
 
@@ -55,18 +55,23 @@ std::string inputs_text(const RunInfo& run) {
 }  // namespace
 
 void check_comparable(const Report& base, const Report& now) {
-  // The gate compares whole calls: a report cut short by --max-ops would gate on a part.
-  for (const auto& [r, which] : {std::pair{&base, "baseline"}, std::pair{&now, "new report"}})
+  // The gate compares whole runs: a report cut short by --max-ops, or by an interrupt, would
+  // gate on a part.
+  for (const auto& [r, which] : {std::pair{&base, "baseline"}, std::pair{&now, "new report"}}) {
+    if (r->run.status == "interrupted")
+      throw UsageError("the " + std::string(which) + " is of an interrupted run (" + bounded(r->run.error) +
+                       "): the gate compares whole runs; run it again");
     if (r->run.ops_not_recorded > 0)
       throw UsageError("the " + std::string(which) + " stopped recording at --max-ops " +
                        std::to_string(r->run.max_ops) + " (" + std::to_string(r->run.ops_not_recorded) +
                        " op events not recorded): the gate compares whole calls; raise --max-ops");
+  }
   if (input_signature(base.run) != input_signature(now.run))
-    throw UsageError("the reports were made with other inputs (baseline: " + inputs_text(base.run) +
-                     "; new: " + inputs_text(now.run) + "): make a baseline with the same --input");
+    throw UsageError("the reports were made with other inputs (baseline: " + bounded(inputs_text(base.run)) +
+                     "; new: " + bounded(inputs_text(now.run)) + "): make a baseline with the same --input");
   if (base.run.device != now.run.device)
-    throw UsageError("the reports ran on other devices (baseline: " + base.run.device +
-                     ", new: " + now.run.device + ")");
+    throw UsageError("the reports ran on other devices (baseline: " + bounded(base.run.device) +
+                     ", new: " + bounded(now.run.device) + ")");
 }
 
 namespace {

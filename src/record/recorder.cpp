@@ -1,5 +1,6 @@
 #include "record/recorder.h"
 
+#include <ATen/Parallel.h>
 #include <ATen/record_function.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -17,6 +18,7 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <set>
 #include <stdexcept>
 #include <thread>
 
@@ -160,6 +162,10 @@ struct RawEvent {  // 32 bytes: a call's array of them is walked once per op
   bool failed;
   uint8_t gpu_pushed : 1;  // pushed a CUPTI external correlation id (its index + 1)
   uint8_t counted : 1;     // read the counters: its snapshots are the buffer's next `counted` pair
+  // A task's own top-level op on another thread (torch.jit.fork's branch, or forward() going
+  // on after a wait), not a chunk of an intra-op parallel region: it has no parent.
+  uint8_t forked : 1;
+  uint8_t sited : 1;  // its module and source line were taken: the buffer's next site
 };
 static_assert(sizeof(RawEvent) == 32, "RawEvent is packed by hand");
 
@@ -223,6 +229,10 @@ struct ThreadBuffer {
   size_t site_events = 0;   // every op of the sites call, nested included
   size_t site_tensors = 0;  // and their tensors, inputs and outputs
   bool main = false;
+  // Another thread's callbacks against stop() reading this buffer (InFlight): the callbacks
+  // in it now, and whether it has been taken, after which none may touch it.
+  std::atomic<int> active{0};
+  std::atomic<bool> closed{false};
   // Training steps: (event index, autograd sequence number) of the events that have one
   // (forward ops run with grad mode on, backward functions), to link the two.
   std::vector<std::pair<int32_t, int64_t>> seqs;
@@ -233,8 +243,9 @@ struct ThreadBuffer {
 std::mutex g_mutex;
 std::vector<std::unique_ptr<ThreadBuffer>> g_buffers;
 // Buffers of finished sessions. A RecordFunction keeps the callbacks it started with, so an
-// op still running on another thread when recording stops may end later, into its old
-// buffer: those are kept, not freed, for the life of the process.
+// op still running on another thread when recording stops may end later: its callback may
+// hold its old buffer, which says it is closed (InFlight). The objects are kept for the life
+// of the process, their arrays freed (retire()).
 std::vector<std::unique_ptr<ThreadBuffer>> g_retired;
 // Every thread's name table; events of retired buffers point into them, so they are never freed.
 std::vector<std::unique_ptr<NameTable>> g_name_tables;
@@ -248,6 +259,13 @@ size_t g_reserve_tensors = 0;    // the sites call's tensors (0: not known, 3 pe
 size_t g_max_events = std::numeric_limits<size_t>::max();  // per thread and call (--max-ops)
 bool g_tensors = true;  // Mode::timed records tensors; Mode::figures does not
 bool g_training = false;  // Recorder::set_training: backward functions and sequence numbers too
+// Recorder::set_capture_sites: a timed call takes each top-level op's module and source line
+// itself, on whatever thread (models that fork: their op order varies between calls).
+bool g_capture_sites = false;
+std::atomic<bool> g_forks_seen{false};  // the sites call saw a task's op on another thread
+// Recorder::set_module_types: a submodule's class name -> its path, for the classes that one
+// submodule alone has; read by the callbacks, written before recording starts.
+std::map<std::string, std::string> g_module_types;
 const PerfCounters* g_counters = nullptr;  // read by the main thread only
 GpuTracer* g_gpu = nullptr;                // pushed to by the main thread only
 // The main thread's event array of the last call, cleared and still resident: the next call
@@ -312,6 +330,33 @@ ThreadBuffer& thread_buffer() {
   return *t_buffer;
 }
 
+// A callback on a thread other than the one that starts and stops recording may run while
+// stop() takes the buffers: it counts itself in, and leaves without touching the buffer once
+// stop() has closed it; stop() waits for those counted in (seq_cst on both sides: each sees
+// the other's store). The main thread's callbacks cannot overlap stop(), which it runs itself.
+class InFlight {
+ public:
+  explicit InFlight(ThreadBuffer& b) : b_(b.main ? nullptr : &b) {
+    if (!b_) return;
+    b_->active.fetch_add(1);
+    if (b_->closed.load()) {
+      b_->active.fetch_sub(1);
+      b_ = nullptr;
+      open_ = false;
+    }
+  }
+  ~InFlight() {
+    if (b_) b_->active.fetch_sub(1);
+  }
+  InFlight(const InFlight&) = delete;
+  InFlight& operator=(const InFlight&) = delete;
+  explicit operator bool() const { return open_; }
+
+ private:
+  ThreadBuffer* b_;
+  bool open_ = true;
+};
+
 // Reads every thread's counter group into the buffer; returns the snapshot's index.
 int32_t snapshot(ThreadBuffer& b) {
   size_t size = g_counters->snapshot_size();
@@ -373,9 +418,25 @@ Values own_values(Values values, size_t declared) {
   return values.size() > declared ? values.slice(values.size() - declared) : values;
 }
 
+// An op that starts a task's own work on a thread other than forward()'s caller: a forked
+// branch, or the rest of forward() after a wait. Intra-op parallel regions run chunks of the
+// op that started them, nested under it.
+bool task_top_level(const ThreadBuffer& b) { return !b.main && b.stack.empty() && !at::in_parallel_region(); }
+
+std::string module_path(const std::vector<std::string>& hierarchy);
+
+// The interpreter's view of where the op starting now comes from: module path and source range.
+void take_site(ThreadBuffer& b, const at::RecordFunction& fn) {
+  auto callstack = torch::jit::currentCallstack();
+  b.site_ranges.emplace_back(fn.name(), callstack.empty() ? torch::jit::SourceRange() : callstack.front().range);
+  b.site_modules.push_back(module_path(torch::jit::currentModuleHierarchy()));
+}
+
 template <bool kTensors>
 std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction& fn) {
   ThreadBuffer& b = thread_buffer();
+  InFlight in_flight(b);
+  if (!in_flight) return nullptr;
   if (C10_UNLIKELY(b.events.size() >= g_max_events)) {
     ++b.not_recorded;
     b.stack.push_back(-1);  // popped by on_op_end; ops nested in it are past the limit too
@@ -396,6 +457,12 @@ std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction& fn) {
   e.failed = false;
   e.counted = false;
   e.gpu_pushed = false;
+  e.forked = top && task_top_level(b);
+  e.sited = false;
+  if (C10_UNLIKELY(g_capture_sites) && top && (b.main || e.forked)) {
+    take_site(b, fn);  // before the op's time starts
+    e.sited = true;
+  }
   const auto index = static_cast<int32_t>(b.events.size());
   if (b.main && (top || e.name->is_copy)) {
     if (g_counters) {
@@ -416,7 +483,8 @@ template <bool kTensors>
 void on_op_end(const at::RecordFunction& fn, at::ObserverContext*) {
   int64_t end = now_ns();
   ThreadBuffer& b = thread_buffer();
-  if (b.stack.empty()) return;  // the op began before this session
+  InFlight in_flight(b);
+  if (!in_flight || b.stack.empty()) return;  // stopped, or the op began before this session
   const int32_t index = b.stack.back();
   b.stack.pop_back();
   if (index < 0) return;  // not recorded: past --max-ops
@@ -443,10 +511,20 @@ void on_op_end(const at::RecordFunction& fn, at::ObserverContext*) {
 // "::batch_norm" (a free function). Only the named submodule entries make the path: "layer1.0".
 std::string module_path(const std::vector<std::string>& hierarchy) {
   std::string path;
-  for (const std::string& entry : hierarchy) {
+  for (size_t i = 0; i < hierarchy.size(); ++i) {
+    const std::string& entry = hierarchy[i];
     auto paren = entry.find('(');
     if (paren == std::string::npos || paren == 0) continue;
     std::string name = entry.substr(0, paren);
+    if (i == 0 && name == "TOP" && entry.find("::<forked function>") != std::string::npos) {
+      // A forked task's frames start at the module it forked, named by its type alone
+      // ("TOP(ForkBranch)::<forked function>"): its path in the model, where the type is one
+      // submodule's (Recorder::set_module_types), else the type in angle brackets.
+      const std::string type = entry.substr(paren + 1, entry.find(')', paren) - paren - 1);
+      auto it = g_module_types.find(type);
+      path = it != g_module_types.end() ? it->second : "<" + type + ">";
+      continue;
+    }
     if (name == "TOP" || name == "SELF") continue;
     path += (path.empty() ? "" : ".") + name;
   }
@@ -462,21 +540,21 @@ size_t count_tensors(Values values) {
 
 std::unique_ptr<at::ObserverContext> on_site_start(const at::RecordFunction& fn) {
   ThreadBuffer& b = thread_buffer();
+  InFlight in_flight(b);
+  if (!in_flight) return nullptr;
   b.intern(fn.name());
   ++b.site_events;
   b.site_tensors += count_tensors(own_values(fn.inputs(), fn.num_inputs()));
-  if (b.stack.empty() && b.main && b.site_ranges.size() < g_max_events) {
-    auto callstack = torch::jit::currentCallstack();
-    b.site_ranges.emplace_back(fn.name(), callstack.empty() ? torch::jit::SourceRange()
-                                                            : callstack.front().range);
-    b.site_modules.push_back(module_path(torch::jit::currentModuleHierarchy()));
-  }
+  if (b.stack.empty() && b.main && b.site_ranges.size() < g_max_events) take_site(b, fn);
+  if (task_top_level(b)) g_forks_seen.store(true, std::memory_order_relaxed);
   b.stack.push_back(0);
   return nullptr;
 }
 
 void on_site_end(const at::RecordFunction& fn, at::ObserverContext*) {
   ThreadBuffer& b = thread_buffer();
+  InFlight in_flight(b);
+  if (!in_flight) return;
   c10::ArrayRef<c10::IValue> all(fn.outputs());
   b.site_tensors += count_tensors(own_values(all, fn.num_outputs()));
   if (!b.stack.empty()) b.stack.pop_back();
@@ -544,6 +622,7 @@ void Recorder::start(Mode mode, const PerfCounters* counters, GpuTracer* gpu) {
     g_session.fetch_add(1, std::memory_order_acq_rel);
   }
   state_->mode = mode;
+  if (mode == Mode::sites) g_forks_seen.store(false);
   // Mode::figures leaves the inputs and outputs unboxed: RecordFunction packs them into
   // IValues only for a callback that needs them, and that is most of what it costs.
   auto callback = mode == Mode::timed
@@ -565,6 +644,18 @@ void Recorder::start(Mode mode, const PerfCounters* counters, GpuTracer* gpu) {
     state_->handle = at::addGlobalCallback(callback.scopes({at::RecordScope::FUNCTION}));
 }
 
+void Recorder::set_capture_sites(bool capture) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  g_capture_sites = capture;
+}
+
+bool Recorder::saw_forks() const { return g_forks_seen.load(); }
+
+void Recorder::set_module_types(std::map<std::string, std::string> types) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  g_module_types = std::move(types);
+}
+
 void Recorder::set_training(bool training) {
   std::lock_guard<std::mutex> lock(g_mutex);
   g_training = training;
@@ -582,6 +673,17 @@ void retire(std::vector<std::unique_ptr<ThreadBuffer>>& buffers) {
   std::lock_guard<std::mutex> lock(g_mutex);
   for (auto& b : buffers) {
     if (!b->main) {
+      // Closed, and no callback is in it (take_buffers): none will touch its arrays again, so
+      // they go; the object stays, for a callback that fetched it and has yet to see it closed.
+      MappedVector<RawEvent>().swap(b->events);
+      MappedVector<RawTensors>().swap(b->ranges);
+      MappedVector<TensorInfo>().swap(b->tensors);
+      std::vector<uint64_t>().swap(b->snapshots);
+      std::vector<std::pair<int32_t, int32_t>>().swap(b->counted);
+      std::vector<std::pair<int32_t, int64_t>>().swap(b->seqs);
+      b->site_ranges.clear();
+      b->site_ranges.shrink_to_fit();
+      std::vector<std::string>().swap(b->site_modules);
       g_retired.push_back(std::move(b));
     } else if (b->events.capacity() > g_spare_events.capacity()) {
       b->events.clear();
@@ -594,11 +696,19 @@ void retire(std::vector<std::unique_ptr<ThreadBuffer>>& buffers) {
 std::vector<std::unique_ptr<ThreadBuffer>> take_buffers(at::CallbackHandle handle) {
   at::removeCallback(handle);
   std::vector<std::unique_ptr<ThreadBuffer>> buffers;
-  std::lock_guard<std::mutex> lock(g_mutex);
-  buffers.swap(g_buffers);
-  g_counters = nullptr;
-  g_gpu = nullptr;
-  g_session.fetch_add(1, std::memory_order_acq_rel);  // stale thread_local pointers re-register
+  {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    buffers.swap(g_buffers);
+    g_counters = nullptr;
+    g_gpu = nullptr;
+    g_session.fetch_add(1, std::memory_order_acq_rel);  // stale thread_local pointers re-register
+  }
+  // Callbacks still in another thread's buffer finish before anything reads it (InFlight);
+  // outside the lock, which a callback may take.
+  for (auto& b : buffers)
+    if (!b->main) b->closed.store(true);
+  for (auto& b : buffers)
+    while (!b->main && b->active.load() != 0) std::this_thread::yield();
   return buffers;
 }
 
@@ -727,6 +837,110 @@ std::vector<CounterValue> event_counters(const ThreadBuffer& b, const RawEvent& 
 }
 }  // namespace
 
+namespace {
+
+// Whether this call's event `i` is the first call's op `id`: the same name, and the same parent
+// where the recorder knows it (an intra-op thread's outermost op gets its parent from timing,
+// in stop()). `parent` is the parent's op id in the first call, or -1.
+bool same_op(const OpEvent& e, const RawEvent& raw, bool main, int64_t parent) {
+  return e.name == raw.name->str && (parent == e.parent || (parent < 0 && !main && !raw.forked));
+}
+
+// Each event's op id in the first call, matched thread by thread: a forked task's ops
+// interleave with the main thread's differently on every call, and may run on another pool
+// thread, but each thread runs its ops in the same order. Empty when a thread ran other ops.
+std::vector<int32_t> match_by_thread(const Collected& c, const Call& first) {
+  std::map<uint32_t, std::vector<int32_t>> first_threads;  // the first call's op ids per thread
+  for (const OpEvent& e : first.events) first_threads[e.thread].push_back(e.id);
+  std::vector<std::vector<int32_t>> mine(c.buffers.size());  // this call's indexes per buffer
+  for (size_t i = 0; i < c.events; ++i) mine[c.ref(i).buffer].push_back(static_cast<int32_t>(i));
+  std::vector<int32_t> to_first(c.events, -1);
+  std::set<uint32_t> used;
+  for (size_t bi = 0; bi < c.buffers.size(); ++bi) {
+    const ThreadBuffer& b = *c.buffers[bi];
+    const std::vector<int32_t>& list = mine[bi];  // in the buffer's own (local) order
+    bool matched = false;
+    for (const auto& [thread, ids] : first_threads) {
+      if ((thread == 0) != b.main || used.count(thread) || ids.size() != list.size()) continue;
+      bool same = true;
+      for (size_t k = 0; k < ids.size() && same; ++k) {
+        const RawEvent& raw = b.events[k];
+        same = same_op(first.events[ids[k]], raw, b.main, raw.parent >= 0 ? ids[raw.parent] : -1);
+      }
+      if (!same) continue;
+      for (size_t k = 0; k < ids.size(); ++k) to_first[list[k]] = ids[k];
+      used.insert(thread);
+      matched = true;
+      break;
+    }
+    if (!matched) return {};
+  }
+  if (used.size() != first_threads.size()) return {};
+  return to_first;
+}
+
+// Each event's op id in the first call, for a model that forks (the first call took its sites,
+// Call::sites_recorded, and so did this one): a forked branch, and the rest of forward() after
+// a wait, run on whichever thread is free, and the split of the ops over threads changes from
+// call to call. A top-level op is the first call's k-th op of the same name, module and source
+// line where it is this call's k-th; a nested op, the k-th child of that name of its parent;
+// an intra-op thread's chunk, as stop() does, is nested in the main-thread op around it. Empty
+// when any op has no counterpart.
+std::vector<int32_t> match_by_site(const Collected& c, const Call& first) {
+  using Key = std::tuple<const void*, const void*, const void*, int32_t>;  // name, module, source, parent
+  struct KeyHash {
+    size_t operator()(const Key& k) const {
+      size_t h = std::hash<const void*>()(std::get<0>(k));
+      h = h * 31 + std::hash<const void*>()(std::get<1>(k));
+      h = h * 31 + std::hash<const void*>()(std::get<2>(k));
+      return h * 31 + std::hash<int32_t>()(std::get<3>(k));
+    }
+  };
+  std::unordered_map<Key, std::pair<std::vector<int32_t>, size_t>, KeyHash> ids;  // ids, next
+  const Str none;
+  for (const OpEvent& e : first.events) {
+    const Key key = e.parent < 0 ? Key{e.name.id(), e.module.id(), e.source.id(), -1}
+                                 : Key{e.name.id(), none.id(), none.id(), e.parent};
+    ids[key].first.push_back(e.id);
+  }
+  std::vector<int32_t> to_first(c.events, -1);
+  std::vector<size_t> next_site(c.buffers.size(), 0);
+  std::map<std::pair<const void*, size_t>, Str> resolved;
+  for (size_t i = 0; i < c.events; ++i) {
+    const Collected::Ref at = c.ref(i);
+    const ThreadBuffer& b = *c.buffers[at.buffer];
+    const RawEvent& raw = b.events[at.local];
+    Key key{Str(raw.name->str).id(), none.id(), none.id(), -1};
+    if (raw.parent >= 0) {
+      std::get<3>(key) = to_first[c.id(at.buffer, raw.parent)];
+    } else if (raw.sited && next_site[at.buffer] < b.site_ranges.size()) {
+      const size_t k = next_site[at.buffer]++;
+      const auto& range = b.site_ranges[k].second;
+      auto where = std::make_pair(static_cast<const void*>(range.source().get()), range.start());
+      auto it = resolved.find(where);
+      if (it == resolved.end()) it = resolved.emplace(where, Str(resolve_source(range).first)).first;
+      std::get<1>(key) = Str(b.site_modules[k]).id();
+      std::get<2>(key) = it->second.id();
+    } else if (!b.main && !raw.forked) {
+      const int64_t end = raw.end_ns ? raw.end_ns : std::numeric_limits<int64_t>::max();
+      for (size_t j = i; j-- > 0;) {
+        const Collected::Ref p = c.ref(j);
+        const RawEvent& outer = c.buffers[p.buffer]->events[p.local];
+        if (c.buffers[p.buffer]->main && (outer.end_ns == 0 || outer.end_ns >= end)) {
+          std::get<3>(key) = to_first[j];
+          break;
+        }
+      }
+    }
+    auto it = ids.find(key);
+    if (it == ids.end() || it->second.second == it->second.first.size()) return {};
+    to_first[i] = it->second.first[it->second.second++];
+  }
+  return to_first;  // as many events as the first call's, each matched once: a permutation
+}
+
+}  // namespace
+
 Call Recorder::stop_figures(const Call& first) {
   if (!state_->handle || state_->mode == Mode::sites) throw std::logic_error("no timed call");
   const int64_t stop_ns = now_ns();
@@ -735,27 +949,47 @@ Call Recorder::stop_figures(const Call& first) {
   Call call;
   c.fill_call_figures(call);
   call.figures_only = true;
-  call.same_ops_as_first = c.events == first.events.size();
+  // The figures go in the first call's op order: this call's, where it ran the same sequence.
+  bool in_order = c.events == first.events.size();
+  for (size_t i = 0; i < c.events && in_order; ++i) {
+    const Collected::Ref at = c.ref(i);
+    const RawEvent& raw = c.buffers[at.buffer]->events[at.local];
+    in_order = same_op(first.events[i], raw, c.buffers[at.buffer]->main,
+                       raw.parent >= 0 ? c.id(at.buffer, raw.parent) : -1);
+  }
+  std::vector<int32_t> to_first;
+  if (!in_order && c.events == first.events.size())
+    to_first = first.sites_recorded ? match_by_site(c, first) : match_by_thread(c, first);
+  call.same_ops_as_first = in_order || !to_first.empty();
+  std::vector<int64_t> durations, gpu_times;  // reordered into the first call's op order
+  if (!to_first.empty()) {
+    durations.resize(c.events);
+    if (c.gpu_traced) gpu_times.resize(c.events);
+  }
   std::vector<size_t> next_counted(c.buffers.size(), 0);
   for (size_t i = 0; i < c.events; ++i) {
     const Collected::Ref at = c.ref(i);
     const ThreadBuffer& b = *c.buffers[at.buffer];
     const RawEvent& raw = b.events[at.local];
-    call.duration_ns.push_back((raw.end_ns ? raw.end_ns : stop_ns) - raw.start_ns);
+    const int64_t duration = (raw.end_ns ? raw.end_ns : stop_ns) - raw.start_ns;
+    int64_t gpu_ns = 0;
     if (c.gpu_traced) {
       const GpuOpTime* launched = c.launched(b, at.local);
-      call.gpu_ns.push_back(launched ? launched->gpu_ns : 0);
+      gpu_ns = launched ? launched->gpu_ns : 0;
     }
+    if (!to_first.empty()) {
+      durations[to_first[i]] = duration;
+      if (c.gpu_traced) gpu_times[to_first[i]] = gpu_ns;
+    } else {
+      call.duration_ns.push_back(duration);
+      if (c.gpu_traced) call.gpu_ns.push_back(gpu_ns);
+    }
+    // Counters are the main thread's, whose ops keep their order either way.
     for (const CounterValue& v : event_counters(b, raw, next_counted[at.buffer], state_->counters))
       call.counters.push_counter(v);
-    // The same op sequence as the first call: names, and parents where the recorder knows
-    // them (an intra-op thread's outermost op gets its parent from timing, in stop()).
-    if (call.same_ops_as_first) {
-      const OpEvent& e = first.events[i];
-      const int64_t parent = raw.parent >= 0 ? c.id(at.buffer, raw.parent) : -1;
-      call.same_ops_as_first = e.name == raw.name->str && (parent == e.parent || (parent < 0 && !b.main));
-    }
   }
+  for (int64_t d : durations) call.duration_ns.push_back(d);
+  for (int64_t g : gpu_times) call.gpu_ns.push_back(g);
   call.duration_ns.shrink_to_fit();
   call.gpu_ns.shrink_to_fit();
   call.counters.shrink_to_fit();
@@ -806,7 +1040,9 @@ Call Recorder::stop() {
   // more); other threads' buffers may still be appended to by a late op, so theirs are copied.
   std::vector<const TensorInfo*> base(buffers.size(), nullptr);
   size_t released = 0;  // raw events of the one buffer whose pages were released
-  std::vector<size_t> next_counted(buffers.size(), 0);
+  std::vector<size_t> next_counted(buffers.size(), 0), next_site(buffers.size(), 0);
+  std::map<std::pair<const void*, size_t>, std::pair<std::string, std::string>> resolved;
+  call.sites_recorded = g_capture_sites && state_->mode == Mode::timed;
   for (size_t bi = 0; bi < buffers.size(); ++bi)
     if (buffers[bi]->main) base[bi] = call.tensors->adopt(std::move(buffers[bi]->tensors));
   for (size_t i = 0; i < c.events; ++i) {
@@ -841,7 +1077,17 @@ Call Recorder::stop() {
         e.outputs = call.tensors->add(b.tensors.data() + r.first_output, r.outputs);
       }
     }
-    if (e.thread != 0 && e.parent < 0) {
+    if (raw.sited && next_site[at.buffer] < b.site_ranges.size()) {
+      const size_t k = next_site[at.buffer]++;
+      const auto& range = b.site_ranges[k].second;
+      auto key = std::make_pair(static_cast<const void*>(range.source().get()), range.start());
+      auto it = resolved.find(key);
+      if (it == resolved.end()) it = resolved.emplace(key, resolve_source(range)).first;
+      e.module = b.site_modules[k];
+      e.source = it->second.first;
+      e.source_text = it->second.second;
+    }
+    if (e.thread != 0 && e.parent < 0 && !raw.forked) {
       // An op on an intra-op pool thread: its parent is the innermost main-thread op that
       // was running around it.
       for (size_t j = i; j-- > 0;) {
@@ -852,7 +1098,15 @@ Call Recorder::stop() {
         }
       }
     }
-    if (e.parent >= 0) e.depth = call.events[e.parent].depth + 1;
+    if (e.parent >= 0) {
+      const OpEvent& p = call.events[e.parent];
+      e.depth = p.depth + 1;
+      if (call.sites_recorded) {  // nested ops belong where their top-level op does
+        e.module = p.module;
+        e.source = p.source;
+        e.source_text = p.source_text;
+      }
+    }
     if (state_->backward_ns >= 0 && call.backward_from < 0 && raw.start_ns >= state_->backward_ns)
       call.backward_from = static_cast<int64_t>(i);
     // One buffer, the main thread's (nothing appends to it any more), is converted in its own

@@ -1,6 +1,7 @@
 // The RecordFunction observer. Torch-free interface; recorder.cpp holds the LibTorch code.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -56,6 +57,17 @@ class Recorder {
   // After a `sites` call: the top-level ops in execution order.
   std::vector<OpSite> stop_sites();
 
+  // After a `sites` call: whether it saw a task's ops on another thread (torch.jit.fork, or
+  // forward() going on after a wait), whose order across threads varies between calls.
+  bool saw_forks() const;
+  // Timed calls from the next start() take each top-level op's module path and source line
+  // themselves, on every thread (Call::sites_recorded), instead of apply_sites(): about a
+  // microsecond per top-level op, for models that fork. A figures call's sites match its ops
+  // to the first call's (stop_figures) and are not kept.
+  void set_capture_sites(bool capture);
+  // The model's submodules by class name (those whose class one submodule alone has): the
+  // interpreter names a forked task's module by its class only, and its ops get this path.
+  void set_module_types(std::map<std::string, std::string> types);
   // Training steps: record the autograd engine's backward functions and the sequence
   // numbers that link them to forward ops (from the next start()).
   void set_training(bool training);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "layoutprof/errors.h"
+#include "layoutprof/interrupt.h"
 
 namespace layoutprof {
 
@@ -102,6 +103,11 @@ void write_file_atomically(const std::string& path, const std::function<void(std
   Fd fd(::mkstemp(name.data()));
   if (fd.get() < 0) fail("create a temporary file for", path, errno);
   tmp.assign(name.data());
+  // A second Ctrl-C removes it (interrupt.h); cleared on every way out of here.
+  set_pending_output(tmp.c_str());
+  struct Clear {
+    ~Clear() { set_pending_output(nullptr); }
+  } clear;
   auto failed = [&](int err) {
     ::unlink(tmp.c_str());
     fail("write", path, err);

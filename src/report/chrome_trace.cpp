@@ -78,12 +78,15 @@ void write_chrome_trace(std::ostream& out, const Report& r) {
     o.begin('{').key("args").begin('{').key("name").str("layoutprof: " + r.run.model).end('}');
     o.key("name").str("process_name").key("ph").str("M").key("pid").num(pid).end('}');
   }
+  // Per thread: whether it ran top-level ops of its own (a forked task, or forward() going on
+  // after a wait: an inter-op pool thread) or only chunks of the caller's ops (intra-op).
   std::map<uint32_t, bool> threads;
-  for (const OpEvent& op : r.ops) threads[op.thread] = true;
-  for (const auto& [tid, unused] : threads) {
+  for (const OpEvent& op : r.ops) threads[op.thread] = threads[op.thread] || op.parent < 0;
+  for (const auto& [tid, tasks] : threads) {
     JsonOut o = w.next();
     o.begin('{').key("args").begin('{').key("name");
-    o.str(tid == 0 ? std::string("forward() caller") : "intra-op thread " + std::to_string(tid)).end('}');
+    o.str(tid == 0 ? std::string("forward() caller")
+                   : (tasks ? "inter-op thread " : "intra-op thread ") + std::to_string(tid)).end('}');
     o.key("name").str("thread_name").key("ph").str("M").key("pid").num(pid).key("tid").num(tid).end('}');
   }
 

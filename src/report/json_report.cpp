@@ -1388,6 +1388,10 @@ Report load_report_file(const std::string& path, OpTensors op_tensors) {
     int fd;
     ~Closer() { ::close(fd); }
   } closer{fd};
+  return read_report_fd(fd, path, op_tensors);
+}
+
+Report read_report_fd(int fd, const std::string& path, OpTensors op_tensors) {
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
     throw UsageError("cannot read report '" + path + "': not a regular file");

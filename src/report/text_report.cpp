@@ -229,6 +229,7 @@ void write_split_points(std::ostream& out, const Report& r, int top) {
     const OpEvent& op = r.ops[sp.op];
     out << "  " << (i + 1) << ". " << op.name << " in " << (op.module.empty() ? "(top)" : op.module);
     if (!op.source.empty()) out << " at " << op.source;
+    if (op.thread != 0) out << " (thread " << op.thread << ")";  // a forked task's, or a pool thread's
     out << "\n";
     if (!op.source_text.empty()) out << "       " << op.source_text << "\n";
     out << "       " << sp.before << " → " << sp.after << "  [";

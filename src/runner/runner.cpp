@@ -8,9 +8,12 @@
 #include <torch/version.h>
 
 #include <algorithm>
+#include <csignal>
 #include <functional>
 #include <chrono>
+#include <map>
 #include <optional>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 
@@ -18,6 +21,7 @@
 #include "layoutprof/dtlb_model.h"
 #include "layoutprof/errors.h"
 #include "layoutprof/gpu.h"
+#include "layoutprof/interrupt.h"
 #include "record/recorder.h"
 #include "record/tensor_info.h"
 #include "runner/inputs.h"
@@ -197,13 +201,58 @@ void synchronize(const at::Device& device) {
 
 }  // namespace
 
-int64_t default_max_ops() {
+int64_t available_memory() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  int64_t kb = 0;
+  std::string unit;
+  while (meminfo >> key >> kb >> unit)
+    if (key == "MemAvailable:") return kb * 1024;
   const long pages = ::sysconf(_SC_AVPHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
-  // A run holds about 380 bytes per op event and `check` about 840 (two reports, measured by
+  return pages > 0 && page > 0 ? static_cast<int64_t>(pages) * page : -1;
+}
+
+namespace {
+
+std::string human_bytes(int64_t b) {
+  const char* units[] = {"B", "KB", "MB", "GB", "TB", "PB", "EB"};
+  double v = static_cast<double>(b);
+  int u = 0;
+  while (v >= 1000 && u < 6) v /= 1000, ++u;
+  char text[32];
+  std::snprintf(text, sizeof text, u ? "%.1f %s" : "%.0f %s", v, units[u]);
+  return text;
+}
+
+// The inputs' tensors, built before anything is allocated: refused with the bytes they need
+// when the machine cannot hold them (a permuted or channels_last input is built through a
+// contiguous one: twice its bytes for a moment).
+void check_inputs_fit(const std::vector<InputSpec>& specs) {
+  const int64_t available = available_memory();
+  int64_t total = 0;
+  for (const InputSpec& spec : specs) {
+    int64_t bytes = input_bytes(spec);
+    int64_t peak = 0;
+    if (bytes < 0 || __builtin_mul_overflow(bytes, spec.format == "contiguous" ? 1 : 2, &peak) ||
+        __builtin_add_overflow(total, peak, &total))
+      throw UsageError("--input '" + bounded(spec.text) + "': its tensor would take more than 2^63 bytes");
+    if (available >= 0 && total > available)
+      throw UsageError("--input '" + bounded(spec.text) + "': its tensor needs " + std::to_string(bytes) +
+                       " bytes (" + human_bytes(bytes) + ")" + (peak > bytes ? ", twice that while it is built" : "") +
+                       (total > peak ? ", on top of the inputs before it" : "") + "; this machine has " +
+                       std::to_string(available) + " bytes (" + human_bytes(available) + ") available");
+  }
+}
+
+}  // namespace
+
+int64_t default_max_ops() {
+  // A run holds about 260 bytes per op event and `check` about 390 (two reports, measured by
   // scripts/bench-scale.sh on a loop of small ops): 1 KB leaves room for both.
   constexpr int64_t kBytesPerOp = 1024;
-  if (pages <= 0 || page <= 0) return 1'000'000;  // unknown: a million op events
-  return std::max<int64_t>(static_cast<int64_t>(pages) * page / kBytesPerOp, 100'000);
+  const int64_t available = available_memory();
+  if (available <= 0) return 1'000'000;  // unknown: a million op events
+  return std::max<int64_t>(available / kBytesPerOp, 100'000);
 }
 
 namespace {
@@ -324,8 +373,16 @@ Trace run_profile(const ProfileConfig& config, const ProgressFn& progress) {
   // A training step runs the module in training mode (dropout, batch statistics).
   if (config.backward) module.train();
   else module.eval();
-  if (device.is_cuda()) module.to(device);
-
+  if (device.is_cuda()) {
+    try {
+      module.to(device);
+    } catch (const c10::Error& e) {
+      throw ModelLoadError("model '" + config.model + "' could not be moved to " + config.device + ": " +
+                           first_line(e.what_without_backtrace()));
+    }
+  }
+  if (!module.find_method("forward"))
+    throw ModelLoadError("model '" + config.model + "' has no forward() method to run");
   const auto& schema = module.get_method("forward").function().getSchema();
   size_t expected = schema.arguments().size() - 1;  // minus self
   if (config.inputs.size() != expected)
@@ -334,11 +391,18 @@ Trace run_profile(const ProfileConfig& config, const ProgressFn& progress) {
                      "), got " + std::to_string(config.inputs.size()) + " --input");
 
   torch::manual_seed(0);  // identical inputs on every run
+  check_inputs_fit(config.inputs);
   std::vector<c10::IValue> inputs;
   for (const InputSpec& spec : config.inputs) {
     // Built on the CPU from the seed, then moved: .to() keeps the layout (preserve format).
-    at::Tensor t = make_input(spec);
-    if (device.is_cuda()) t = t.to(device);
+    at::Tensor t;
+    try {
+      t = make_input(spec);
+      if (device.is_cuda()) t = t.to(device);
+    } catch (const c10::Error& e) {  // out of memory after all (the device's, or overcommitted)
+      throw UsageError("--input '" + bounded(spec.text) + "': its tensor could not be made: " +
+                       first_line(e.what_without_backtrace()));
+    }
     if (spec.requires_grad) {
       if (!config.backward) throw UsageError("--input '" + spec.text + "': :grad needs --backward");
       t.requires_grad_(true);  // a leaf: its gradient is computed, not recorded as a parameter's
@@ -352,6 +416,17 @@ Trace run_profile(const ProfileConfig& config, const ProgressFn& progress) {
   if (!config.backward) no_grad.emplace();
   Recorder recorder;
   recorder.set_training(config.backward);
+  {
+    std::map<std::string, std::string> types;  // class name -> path, "" once two share it
+    std::map<std::string, int> seen;
+    for (const auto& m : module.named_modules()) {
+      if (m.name.empty()) continue;  // the model itself
+      const std::string type = m.value.type()->name() ? m.value.type()->name()->name() : "";
+      if (++seen[type] == 1) types[type] = m.name;
+      else types.erase(type);
+    }
+    recorder.set_module_types(std::move(types));
+  }
   auto step = [&](bool mark) {
     c10::IValue out = module.forward(inputs);
     if (!config.backward) return;
@@ -361,7 +436,7 @@ Trace run_profile(const ProfileConfig& config, const ProgressFn& progress) {
     clear_grads(module);
   };
   bool warmup_failed = false;
-  for (int i = 0; i < config.warmup && !warmup_failed; ++i) {
+  for (int i = 0; i < config.warmup && !warmup_failed && !interrupt_signal(); ++i) {
     progress("warm-up " + std::to_string(i + 1) + "/" + std::to_string(config.warmup));
     try {
       step(false);
@@ -376,16 +451,22 @@ Trace run_profile(const ProfileConfig& config, const ProgressFn& progress) {
   // calls then record without asking the interpreter (see Recorder).
   run.max_ops = config.max_ops > 0 ? config.max_ops : default_max_ops();
   recorder.set_max_ops(run.max_ops);
-  progress("locating ops in the model's code");
-  recorder.start(Recorder::Mode::sites);
-  try {
-    step(false);
-  } catch (const UsageError&) {
-    throw;
-  } catch (const std::exception&) {
-    // The timed call below fails the same way; the sites up to the failing op are kept.
+  std::vector<OpSite> sites;
+  if (!interrupt_signal()) {
+    progress("locating ops in the model's code");
+    recorder.start(Recorder::Mode::sites);
+    try {
+      step(false);
+    } catch (const UsageError&) {
+      throw;
+    } catch (const std::exception&) {
+      // The timed call below fails the same way; the sites up to the failing op are kept.
+    }
+    sites = recorder.stop_sites();
+    // A model that forks runs its tasks' ops in an order, and on threads, that vary between
+    // calls: each timed call takes each top-level op's module and source line itself.
+    recorder.set_capture_sites(recorder.saw_forks());
   }
-  std::vector<OpSite> sites = recorder.stop_sites();
 
   // Counters open after warm-up, once LibTorch's intra-op threads exist: one group each.
   std::optional<PerfCounters> counters;
@@ -418,7 +499,7 @@ Trace run_profile(const ProfileConfig& config, const ProgressFn& progress) {
 
   int iters = warmup_failed ? 1 : std::max(1, config.iters);
   bool sites_applied = true;
-  for (int i = 0; i < iters; ++i) {
+  for (int i = 0; i < iters && !interrupt_signal(); ++i) {
     progress("recorded call " + std::to_string(i + 1) + "/" + std::to_string(iters));
     // The first call records every op's tensors; the others only what the medians need.
     recorder.start(trace.calls.empty() ? Recorder::Mode::timed : Recorder::Mode::figures,
@@ -453,7 +534,10 @@ Trace run_profile(const ProfileConfig& config, const ProgressFn& progress) {
       call.parameters = grads->take();
       grads.reset();
     }
-    if (whole) sites_applied = apply_sites(call, sites) && sites_applied;
+    if (whole && !call.sites_recorded) sites_applied = apply_sites(call, sites) && sites_applied;
+    // The calls after the first keep no sites, except where the model forks: there each
+    // call's ops are matched to the first call's by their sites (Recorder::stop_figures).
+    recorder.set_capture_sites(recorder.saw_forks());
     if (!call.tensors_recorded)
       run.not_measured.push_back("tensors of the failing call " + std::to_string(i + 1) +
                                  ": calls after the first record op names and times only, so "
@@ -463,6 +547,12 @@ Trace run_profile(const ProfileConfig& config, const ProgressFn& progress) {
   }
   progress("recorded calls done");
   run.calls_recorded = static_cast<int>(trace.calls.size());
+  if (const int sig = interrupt_signal(); sig && run.status == "ok") {
+    // Stopped between calls: the calls recorded are whole; the report says how many of how many.
+    run.status = "interrupted";
+    run.error = std::string(sig == SIGTERM ? "SIGTERM" : "SIGINT") + " after " +
+                std::to_string(trace.calls.size()) + " of " + std::to_string(iters) + " recorded calls";
+  }
   run.measured = {config.backward
                       ? "op times and training step wall time (forward and backward): steady clock, "
                         "median over recorded calls"

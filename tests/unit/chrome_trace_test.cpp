@@ -82,7 +82,8 @@ TEST(ChromeTrace, GpuRunsCarryEachOpsKernelsAndTimes) {
     if (e["name"] == "aten::reshape") { EXPECT_EQ(e["args"]["copy_gpu_ns"], 4000); }
   }
   EXPECT_TRUE(seen);
-  for (const json& e : chrome_trace(sample())["traceEvents"])
+  const json cpu = chrome_trace(sample());  // kept: a range-for over a temporary's member dangles
+  for (const json& e : cpu["traceEvents"])
     if (e["ph"] == "X") { EXPECT_FALSE(e["args"].contains("gpu_ns")) << "CPU runs have no GPU args"; }
 }
 

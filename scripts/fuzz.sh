@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Fuzzes a reader of outside text with libFuzzer (Debian's clang 14, with ASan and UBSan):
+#
+#   scripts/fuzz.sh TARGET SECONDS     TARGET: input_spec, tlb, events, fraction, report, or all
+#
+# Builds the targets (tests/fuzz, without LibTorch) into build-fuzz/, seeds each from
+# tests/fuzz/corpus/TARGET (specs, and reports layoutprof wrote for the samples), runs it for
+# SECONDS (each, for all), and prints the executions and what it found. A finding (crash,
+# sanitizer report, leak, timeout) is kept in build-fuzz/findings/TARGET/ and the script exits
+# 1; add it to tests/fuzz/regressions/TARGET/ once fixed, where every test run replays it.
+# FUZZ_JOBS=N runs N processes of a target at once (libFuzzer -fork).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+TARGETS=(input_spec tlb events fraction report)
+target=${1:?usage: scripts/fuzz.sh TARGET SECONDS (TARGET: ${TARGETS[*]} all)}
+seconds=${2:?usage: scripts/fuzz.sh TARGET SECONDS}
+if [ "$target" = all ]; then list=("${TARGETS[@]}"); else list=("$target"); fi
+for t in "${list[@]}"; do
+  [[ " ${TARGETS[*]} " == *" $t "* ]] || { echo "fuzz: no target '$t' (${TARGETS[*]})" >&2; exit 2; }
+done
+
+PACKAGES=(clang-14 libclang-rt-14-dev cmake ninja-build libpfm4-dev nlohmann-json3-dev libsimdjson-dev libcli11-dev)
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "fuzz: installing ${missing[*]}" >&2
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -q >&2
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
+fi
+
+B=${FUZZ_BUILD_DIR:-build-fuzz}
+export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}
+if [ ! -f "$B/build.ninja" ]; then
+  CC=clang-14 CXX=clang++-14 cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLAYOUTPROF_FUZZ=ON >&2
+fi
+cmake --build "$B" -j "$(nproc)" --target "${list[@]/#/fuzz_}" >&2
+
+status=0
+for t in "${list[@]}"; do
+  corpus="$B/corpus/$t" findings="$B/findings/$t"
+  mkdir -p "$corpus" "$findings"
+  seeds=(tests/fuzz/corpus/"$t")
+  [ -d "tests/fuzz/regressions/$t" ] && seeds+=("tests/fuzz/regressions/$t")
+  log="$B/fuzz-$t.log"
+  # -timeout: an input that takes longer is a hang; -rss_limit_mb: memory a reader must not need.
+  set +e
+  "$B/fuzz_$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+    ${FUZZ_JOBS:+-fork=$FUZZ_JOBS} -artifact_prefix="$findings/" "$corpus" "${seeds[@]}" >"$log" 2>&1
+  rc=$?
+  set -e
+  execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | tail -1 | grep -o '[0-9]*$' || true)
+  found=$(find "$findings" -type f | wc -l)
+  echo "fuzz: $t: ${execs:-?} executions in ${seconds} s, corpus $(find "$corpus" -type f | wc -l) inputs, findings: $found (exit $rc)"
+  if [ "$rc" -ne 0 ] || [ "$found" -ne 0 ]; then
+    status=1
+    grep -m3 -E 'ERROR|SUMMARY|runtime error|terminate' "$log" >&2 || tail -5 "$log" >&2
+  fi
+done
+exit $status
