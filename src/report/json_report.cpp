@@ -30,10 +30,45 @@ using nlohmann::json;
 
 namespace {
 
-// A value of either parser as T: nlohmann's get<T>, or SjValue's (sj_value.h).
+template <typename T>
+struct is_integer_vector : std::false_type {};
+template <typename U>
+struct is_integer_vector<std::vector<U>> : std::bool_constant<std::is_integral_v<U>> {};
+
+// A JSON integer as T, or an error: nlohmann's get<int> converts a real or an out-of-range
+// integer without a check (a real past int's range is undefined behaviour).
+template <typename T>
+T integer_of(const json& v) {
+  if (v.is_number_unsigned()) {
+    const auto u = v.get<uint64_t>();
+    if (u > static_cast<uint64_t>(std::numeric_limits<T>::max())) throw std::out_of_range("an integer is out of range");
+    return static_cast<T>(u);
+  }
+  if (v.is_number_integer()) {
+    const auto i = v.get<int64_t>();
+    if (i < static_cast<int64_t>(std::numeric_limits<T>::min()) ||
+        (i > 0 && static_cast<uint64_t>(i) > static_cast<uint64_t>(std::numeric_limits<T>::max())))
+      throw std::out_of_range("an integer is out of range");
+    return static_cast<T>(i);
+  }
+  throw std::invalid_argument(std::string("a value is not an integer where one belongs (") + v.type_name() + ")");
+}
+
+// A value of either parser as T: nlohmann's get<T> (integers checked), or SjValue's
+// (sj_value.h, which checks them too).
 template <typename T, typename J>
 T as(const J& v) {
-  return v.template get<T>();
+  if constexpr (std::is_same_v<J, json> && std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    return integer_of<T>(v);
+  } else if constexpr (std::is_same_v<J, json> && is_integer_vector<T>::value) {
+    if (!v.is_array()) throw std::invalid_argument(std::string("a value is not an array where one belongs (") + v.type_name() + ")");
+    T out;
+    out.reserve(v.size());
+    for (const json& e : v) out.push_back(integer_of<typename T::value_type>(e));
+    return out;
+  } else {
+    return v.template get<T>();
+  }
 }
 
 // The one definition of a tensor's JSON (copies, the op list's tensor table, run inputs).
@@ -106,7 +141,7 @@ json per_class_json(const PerCopyClass& v) {
 PerCopyClass per_class_from(const json& j) {
   PerCopyClass v{};
   for (int i = 0; i < kCopyClassCount; ++i)
-    v[i] = j.at(copy_class_name(static_cast<CopyClass>(i))).get<int64_t>();
+    v[i] = as<int64_t>(j.at(copy_class_name(static_cast<CopyClass>(i))));
   return v;
 }
 
@@ -213,17 +248,17 @@ RunInfo run_from(const json& j) {
   for (const json& in : j.at("inputs")) {
     ModelInput m;
     m.spec.text = in.at("spec").get<std::string>();
-    m.spec.sizes = in.at("sizes").get<std::vector<int64_t>>();
+    m.spec.sizes = as<std::vector<int64_t>>(in.at("sizes"));
     m.spec.dtype = in.at("dtype").get<std::string>();
     m.spec.format = in.at("format").get<std::string>();
-    m.spec.perm = in.at("perm").get<std::vector<int>>();
+    m.spec.perm = as<std::vector<int>>(in.at("perm"));
     m.tensor = tensor_from(in.at("tensor"));
     r.inputs.push_back(std::move(m));
   }
-  r.threads = j.at("threads").get<int>();
-  r.warmup = j.at("warmup").get<int>();
-  r.iters = j.at("iters").get<int>();
-  r.calls_recorded = j.at("calls_recorded").get<int>();
+  r.threads = as<int>(j.at("threads"));
+  r.warmup = as<int>(j.at("warmup"));
+  r.iters = as<int>(j.at("iters"));
+  r.calls_recorded = as<int>(j.at("calls_recorded"));
   r.calls_identical = j.at("calls_identical").get<bool>();
   // Added with schema 2's writers; earlier reports recorded every op event.
   r.max_ops = j.value("max_ops", int64_t{0});
@@ -289,16 +324,16 @@ int32_t op_index(int64_t v) {
 
 OpEvent op_from(const json& j, const std::vector<std::string>& names, TensorStore& store) {
   OpEvent op;
-  op.id = op_index(j.at("id").get<int64_t>());
+  op.id = op_index(as<int64_t>(j.at("id")));
   op.parent = op_index(id_from(j.at("parent")));
-  op.depth = j.at("depth").get<int>();
+  op.depth = as<int>(j.at("depth"));
   op.name = j.at("name").get<std::string>();
   op.module = j.at("module").get<std::string>();
   op.source = j.at("source").get<std::string>();
   op.source_text = j.at("source_text").get<std::string>();
-  op.start_ns = j.at("start_ns").get<int64_t>();
-  op.duration_ns = j.at("duration_ns").get<int64_t>();
-  op.thread = j.at("thread").get<uint32_t>();
+  op.start_ns = as<int64_t>(j.at("start_ns"));
+  op.duration_ns = as<int64_t>(j.at("duration_ns"));
+  op.thread = as<uint32_t>(j.at("thread"));
   op.failed = j.at("failed").get<bool>();
   std::vector<TensorInfo> tensors;
   for (const json& t : j.at("inputs")) tensors.push_back(tensor_from(t));
@@ -310,7 +345,7 @@ OpEvent op_from(const json& j, const std::vector<std::string>& names, TensorStor
   op.gpu_ns = id_from(j.at("gpu_ns"));
   op.kernels = j.at("kernels").get<std::vector<Str>>();
   // Added within schema version 1: reports from before them read as "not given".
-  if (j.contains("gpu_launches") && !j.at("gpu_launches").is_null()) op.gpu_launches = j.at("gpu_launches").get<int64_t>();
+  if (j.contains("gpu_launches") && !j.at("gpu_launches").is_null()) op.gpu_launches = as<int64_t>(j.at("gpu_launches"));
   if (j.contains("copy_gpu_ns")) op.copy_gpu_ns = id_from(j.at("copy_gpu_ns"));
   return op;
 }
@@ -406,19 +441,19 @@ json module_json(const ModuleStats& m, const std::vector<std::string>& names) {
 ModuleStats module_from(const json& j, const std::vector<std::string>& names) {
   ModuleStats m;
   m.module = j.at("module").get<std::string>();
-  m.ops = j.at("ops").get<int64_t>();
-  m.top_level_ops = j.at("top_level_ops").get<int64_t>();
-  m.noncontiguous_inputs = j.at("noncontiguous_inputs").get<int64_t>();
+  m.ops = as<int64_t>(j.at("ops"));
+  m.top_level_ops = as<int64_t>(j.at("top_level_ops"));
+  m.noncontiguous_inputs = as<int64_t>(j.at("noncontiguous_inputs"));
   m.copies = per_class_from(j.at("copies"));
   m.copy_bytes = per_class_from(j.at("copy_bytes"));
-  m.time_ns = j.at("time_ns").get<int64_t>();
-  m.split_points = j.at("split_points").get<int64_t>();
+  m.time_ns = as<int64_t>(j.at("time_ns"));
+  m.split_points = as<int64_t>(j.at("split_points"));
   m.transitions = j.at("transitions").get<std::vector<std::string>>();
-  m.dtlb_walks = j.at("dtlb_walks").get<int64_t>();
-  m.tensor_bytes = j.at("tensor_bytes").get<int64_t>();
+  m.dtlb_walks = as<int64_t>(j.at("dtlb_walks"));
+  m.tensor_bytes = as<int64_t>(j.at("tensor_bytes"));
   m.counters = counters_from(j.at("counters"), names);
-  m.gpu_ns = j.at("gpu_ns").get<int64_t>();
-  m.copy_gpu_ns = j.at("copy_gpu_ns").get<int64_t>();
+  m.gpu_ns = as<int64_t>(j.at("gpu_ns"));
+  m.copy_gpu_ns = as<int64_t>(j.at("copy_gpu_ns"));
   return m;
 }
 
@@ -525,14 +560,14 @@ json parameter_json(const ParamGrad& p, const Report& r) {
 ParamGrad parameter_from(const json& j) {
   ParamGrad p;
   p.name = j.at("name").get<std::string>();
-  p.sizes = j.at("sizes").get<std::vector<int64_t>>();
-  p.strides = j.at("strides").get<std::vector<int64_t>>();
+  p.sizes = as<std::vector<int64_t>>(j.at("sizes"));
+  p.strides = as<std::vector<int64_t>>(j.at("strides"));
   p.requires_grad = j.at("requires_grad").get<bool>();
-  p.elem_size = j.at("elem_size").get<int>();
+  p.elem_size = as<int>(j.at("elem_size"));
   p.has_grad = !j.at("grad_sizes").is_null();
   if (p.has_grad) {
-    p.grad_sizes = j.at("grad_sizes").get<std::vector<int64_t>>();
-    p.grad_strides = j.at("grad_strides").get<std::vector<int64_t>>();
+    p.grad_sizes = as<std::vector<int64_t>>(j.at("grad_sizes"));
+    p.grad_strides = as<std::vector<int64_t>>(j.at("grad_strides"));
     p.grad_dense = j.at("grad_dense").get<bool>();
   }
   p.verdict = j.at("grad_verdict").is_null() ? GradVerdict::frozen
@@ -827,8 +862,8 @@ TensorList tensors_from_row(const json& flat, const OpTablesIn& t, TensorStore& 
   thread_local std::vector<TensorInfo> out;
   out.clear();
   for (size_t i = 0; i < flat.size(); i += 2) {
-    out.push_back(t.tensors.at(flat.at(i).get<size_t>()));
-    out.back().storage = flat.at(i + 1).get<uint64_t>();
+    out.push_back(t.tensors.at(as<size_t>(flat.at(i))));
+    out.back().storage = as<uint64_t>(flat.at(i + 1));
   }
   return store.add(out);
 }
@@ -844,15 +879,15 @@ OpEvent op_from_row(const json& row, const OpTablesIn& t, const OpList& ops,
     throw std::out_of_range("ops[" + std::to_string(op.id) + "] has a bad id or parent");
   op.parent = static_cast<int32_t>(parent);
   op.depth = op.parent >= 0 ? ops[op.parent].depth + 1 : 0;
-  op.name = t.names.at(row.at(1).get<size_t>());
-  op.module = t.modules.at(row.at(2).get<size_t>());
-  const auto& source = t.sources.at(row.at(3).get<size_t>());
+  op.name = t.names.at(as<size_t>(row.at(1)));
+  op.module = t.modules.at(as<size_t>(row.at(2)));
+  const auto& source = t.sources.at(as<size_t>(row.at(3)));
   op.source = source.first;
   op.source_text = source.second;
-  op.start_ns = row.at(4).get<int64_t>();
-  op.duration_ns = row.at(5).get<int64_t>();
-  op.thread = row.at(6).get<uint32_t>();
-  op.failed = row.at(7).get<int>() != 0;
+  op.start_ns = as<int64_t>(row.at(4));
+  op.duration_ns = as<int64_t>(row.at(5));
+  op.thread = as<uint32_t>(row.at(6));
+  op.failed = as<int>(row.at(7)) != 0;
   op.inputs = tensors_from_row(row.at(8), t, store);
   op.outputs = tensors_from_row(row.at(9), t, store);
   if (row.size() > 10) {
@@ -861,26 +896,26 @@ OpEvent op_from_row(const json& row, const OpTablesIn& t, const OpList& ops,
       throw std::out_of_range("an op's counters do not match run.counters");
     for (size_t k = 0; k < c.size(); k += 3) {
       CounterValue v;
-      v.raw = c.at(k).get<uint64_t>();
+      v.raw = as<uint64_t>(c.at(k));
       v.scaled = c.at(k + 1).get<double>();
       if (!std::isfinite(v.scaled) || v.scaled < 0 || v.scaled > 1e300)
         throw std::out_of_range("counter '" + t.counter_names[k / 3] + "' has an impossible value");
-      v.multiplexed = c.at(k + 2).get<int>() != 0;
+      v.multiplexed = as<int>(c.at(k + 2)) != 0;
       op.counters.push_back(v);
     }
   }
   if (row.size() > 11) {
     const json& g = row.at(11);
-    op.gpu_ns = g.at(0).get<int64_t>();
-    op.gpu_launches = g.at(1).get<int64_t>();
-    op.copy_gpu_ns = g.at(2).get<int64_t>();
-    for (const json& k : g.at(3)) op.kernels.push_back(t.kernels.at(k.get<size_t>()));
+    op.gpu_ns = as<int64_t>(g.at(0));
+    op.gpu_launches = as<int64_t>(g.at(1));
+    op.copy_gpu_ns = as<int64_t>(g.at(2));
+    for (const json& k : g.at(3)) op.kernels.push_back(t.kernels.at(as<size_t>(k)));
   }
   return op;
 }
 
 void check_version(const json& v) {
-  if (!v.is_number_integer() || (v.get<int64_t>() != kSchemaVersion && v.get<int64_t>() != 1))
+  if (!v.is_number_integer() || (as<int64_t>(v) != kSchemaVersion && as<int64_t>(v) != 1))
     throw UsageError("report schema_version " + v.dump() + " is not supported (this layoutprof reads " +
                      std::to_string(kSchemaVersion) + ", and 1)");
 }
@@ -900,32 +935,32 @@ Report report_from_doc(const json& doc, Streamed* streamed) {
   if (!doc.contains("schema_version"))
     throw UsageError("not a layoutprof report: no schema_version");
   check_version(doc["schema_version"]);
-  const bool v1 = doc["schema_version"].get<int64_t>() == 1;
+  const bool v1 = as<int64_t>(doc["schema_version"]) == 1;
   try {
     Report r;
     r.run = run_from(doc.at("run"));
     const json& s = doc.at("summary");
-    r.summary.ops = s.at("ops").get<int64_t>();
-    r.summary.top_level_ops = s.at("top_level_ops").get<int64_t>();
+    r.summary.ops = as<int64_t>(s.at("ops"));
+    r.summary.top_level_ops = as<int64_t>(s.at("top_level_ops"));
     r.summary.copies = per_class_from(s.at("copies"));
     r.summary.copy_bytes = per_class_from(s.at("copy_bytes"));
-    r.summary.split_points = s.at("split_points").get<int64_t>();
-    r.summary.wall_ns = s.at("wall_ns").get<int64_t>();
+    r.summary.split_points = as<int64_t>(s.at("split_points"));
+    r.summary.wall_ns = as<int64_t>(s.at("wall_ns"));
     r.summary.dtlb = dtlb_from(s.at("dtlb"));
-    r.summary.tensor_bytes = s.at("tensor_bytes").get<int64_t>();
+    r.summary.tensor_bytes = as<int64_t>(s.at("tensor_bytes"));
     const std::vector<std::string> names = measured_names(r.run);
     r.summary.counters = counters_from(s.at("counters"), names);
     const json& g = s.at("gpu");
     r.summary.gpu.traced = g.at("traced").get<bool>();
-    r.summary.gpu.gpu_ns = g.at("gpu_ns").get<int64_t>();
-    r.summary.gpu.copy_gpu_ns = g.at("copy_gpu_ns").get<int64_t>();
-    r.summary.gpu.kernels = g.at("kernels").get<int64_t>();
-    r.summary.gpu.unattributed = g.at("unattributed").get<int64_t>();
-    r.summary.gpu.unattributed_ns = g.at("unattributed_ns").get<int64_t>();
-    r.summary.gpu.dropped = g.at("dropped").get<uint64_t>();
+    r.summary.gpu.gpu_ns = as<int64_t>(g.at("gpu_ns"));
+    r.summary.gpu.copy_gpu_ns = as<int64_t>(g.at("copy_gpu_ns"));
+    r.summary.gpu.kernels = as<int64_t>(g.at("kernels"));
+    r.summary.gpu.unattributed = as<int64_t>(g.at("unattributed"));
+    r.summary.gpu.unattributed_ns = as<int64_t>(g.at("unattributed_ns"));
+    r.summary.gpu.dropped = as<uint64_t>(g.at("dropped"));
     if (s.contains("grad_layout"))
       for (int v = 0; v < 4; ++v)
-        r.summary.grad_layout[v] = s.at("grad_layout").at(grad_verdict_name(static_cast<GradVerdict>(v))).get<int64_t>();
+        r.summary.grad_layout[v] = as<int64_t>(s.at("grad_layout").at(grad_verdict_name(static_cast<GradVerdict>(v))));
     if (streamed && streamed->ops) {
       r.ops = std::move(streamed->report.ops);
       r.tensors = streamed->report.tensors;
@@ -953,7 +988,7 @@ Report report_from_doc(const json& doc, Streamed* streamed) {
       const json& pairs = ops.at("forward_ops");
       if (!pairs.is_array() || pairs.size() % 2) throw std::out_of_range("ops.forward_ops is malformed");
       for (size_t i = 0; i < pairs.size(); i += 2) {
-        const int64_t op = pairs[i].get<int64_t>(), fwd = pairs[i + 1].get<int64_t>();
+        const int64_t op = as<int64_t>(pairs[i]), fwd = as<int64_t>(pairs[i + 1]);
         if (op < 0 || op >= static_cast<int64_t>(r.ops.size()) || fwd < 0 || fwd >= op)
           throw std::out_of_range("ops.forward_ops names an op out of range");
         r.ops[op].forward_op = static_cast<int32_t>(fwd);
@@ -1285,7 +1320,7 @@ Report parse_report_streaming(int fd, std::streamoff size, OpTensors op_tensors)
         parsed["ops"].is_number_unsigned()) {
       // The op list is sized once (growing it by doubling would hold up to twice its size):
       // to the summary's count, bounded by what the file can hold (a row is over 20 bytes).
-      ops.reserve(std::min<uint64_t>(parsed["ops"].get<uint64_t>(), static_cast<uint64_t>(size / 20)));
+      ops.reserve(std::min<uint64_t>(as<uint64_t>(parsed["ops"]), static_cast<uint64_t>(size / 20)));
     }
     if (depth == 1 && top == Top::run && event == E::object_end) {
       tables.counter_names = measured_names(run_from(parsed));

@@ -128,6 +128,39 @@ TEST(JsonReport, MalformedRowsInAFileAreRefusedWithOneLine) {
   }
 }
 
+// A real, or an integer past the field's range, where an integer belongs: refused with one
+// line by both readers, never converted (a real past int's range converted to int is undefined
+// behaviour: the report fuzz target's finding, tests/fuzz/regressions/report/).
+TEST(JsonReport, RealsAndOutOfRangeIntegersWhereIntegersBelongAreRefused) {
+  const nlohmann::ordered_json written = nlohmann::ordered_json::parse(report_json_text(sample_report()));
+  using Mutate = std::function<void(nlohmann::ordered_json&)>;
+  const std::vector<std::pair<std::string, Mutate>> cases = {
+      {"a huge real for a tensor's arg", [](auto& d) { d["ops"]["tensors"][0]["arg"] = 6.66667e105; }},
+      {"a real for elem_size", [](auto& d) { d["ops"]["tensors"][0]["elem_size"] = 4.5; }},
+      {"an int64 for elem_size", [](auto& d) { d["ops"]["tensors"][0]["elem_size"] = 1ll << 40; }},
+      {"a real in a tensor's sizes", [](auto& d) { d["ops"]["tensors"][0]["sizes"][0] = 1e300; }},
+      {"a real for run.threads", [](auto& d) { d["run"]["threads"] = 1e20; }},
+      {"past int for run.iters", [](auto& d) { d["run"]["iters"] = 1ll << 33; }},
+      {"a real for summary.ops", [](auto& d) { d["summary"]["ops"] = 2.5; }},
+      {"a real for a module's ops", [](auto& d) { d["modules"][0]["ops"] = -1e30; }},
+  };
+  for (const auto& [what, mutate] : cases) {
+    nlohmann::ordered_json doc = written;
+    mutate(doc);
+    for (const std::string& text : {doc.dump(), doc.dump(1)}) {
+      std::string path = ::testing::TempDir() + "/bad_int.json";
+      std::ofstream(path) << text;
+      try {
+        load_report_file(path);
+        ADD_FAILURE() << what << ": read without an error";
+      } catch (const UsageError& e) {
+        EXPECT_THAT(e.what(), HasSubstr("not a valid layoutprof report")) << what;
+        EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << what;
+      }
+    }
+  }
+}
+
 // A report read from a file is the same report whatever the file's layout: as written (its
 // op rows, tensors, copies and split points one per line, each parsed alone), re-indented by
 // a JSON tool, on one line, or with one entry spread over lines in the middle of its array.
