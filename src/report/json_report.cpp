@@ -1011,6 +1011,12 @@ Report report_from_doc(const json& doc, Streamed* streamed) {
   }
 }
 
+// An index into one of the op list's tables, as both row readers take it.
+size_t row_index(int64_t v) {
+  if (v < 0) throw std::out_of_range("an op row has a negative index");
+  return static_cast<size_t>(v);
+}
+
 // One op row (schema 2) as the SAX parser saw it: scalars and brackets, with no JSON tree.
 struct RowToken {
   enum Kind : uint8_t { integer, real, open, close } kind;
@@ -1033,11 +1039,7 @@ class RowReader {
     if (at_ < t_.size() && t_[at_].kind == RowToken::real) return t_[at_++].d;
     return static_cast<double>(integer());
   }
-  size_t index() {
-    const int64_t v = integer();
-    if (v < 0) throw std::out_of_range("an op row has a negative index");
-    return static_cast<size_t>(v);
-  }
+  size_t index() { return row_index(integer()); }
   void open() {
     if (at_ >= t_.size() || t_[at_].kind != RowToken::open) throw std::out_of_range("an op row is malformed");
     ++at_;
@@ -1082,11 +1084,7 @@ class DomRowReader {
     }
     return static_cast<double>(integer());
   }
-  size_t index() {
-    const int64_t v = integer();
-    if (v < 0) throw std::out_of_range("an op row has a negative index");
-    return static_cast<size_t>(v);
-  }
+  size_t index() { return row_index(integer()); }
   void open() {
     Level& l = stack_.back();
     simdjson::dom::array inner;

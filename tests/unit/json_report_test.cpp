@@ -85,6 +85,19 @@ TEST(JsonReport, ReadsSchemaOneReports) {
 
 // Rows read from a file in the written key order go through the SAX path (no JSON tree per
 // row): every malformed row is refused with the reader's one line, never a crash.
+// A report file with this text is refused as not a report, in one line.
+void expect_refused(const std::string& text, const std::string& what) {
+  std::string path = ::testing::TempDir() + "/refused.json";
+  std::ofstream(path) << text;
+  try {
+    load_report_file(path);
+    ADD_FAILURE() << what << ": read without an error";
+  } catch (const UsageError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("not a valid layoutprof report")) << what;
+    EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << what;
+  }
+}
+
 TEST(JsonReport, MalformedRowsInAFileAreRefusedWithOneLine) {
   const nlohmann::ordered_json written = nlohmann::ordered_json::parse(report_json_text(sample_report()));
   ASSERT_EQ(written.begin().key(), "schema_version") << "the written order, rows after their tables";
@@ -114,17 +127,7 @@ TEST(JsonReport, MalformedRowsInAFileAreRefusedWithOneLine) {
     doc["ops"]["rows"][1] = row;
     const std::string one_line = doc.dump();
     const std::string line_per_row = with_line(report_json_text(sample_report()), "\"rows\": [", 2, row.dump() + ",");
-    for (const std::string* text : {&one_line, &line_per_row}) {
-      std::string path = ::testing::TempDir() + "/bad_row.json";
-      std::ofstream(path) << *text;
-      try {
-        load_report_file(path);
-        ADD_FAILURE() << what << ": read without an error";
-      } catch (const UsageError& e) {
-        EXPECT_THAT(e.what(), HasSubstr("not a valid layoutprof report")) << what;
-        EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << what;
-      }
-    }
+    for (const std::string* text : {&one_line, &line_per_row}) expect_refused(*text, what);
   }
 }
 
@@ -147,17 +150,7 @@ TEST(JsonReport, RealsAndOutOfRangeIntegersWhereIntegersBelongAreRefused) {
   for (const auto& [what, mutate] : cases) {
     nlohmann::ordered_json doc = written;
     mutate(doc);
-    for (const std::string& text : {doc.dump(), doc.dump(1)}) {
-      std::string path = ::testing::TempDir() + "/bad_int.json";
-      std::ofstream(path) << text;
-      try {
-        load_report_file(path);
-        ADD_FAILURE() << what << ": read without an error";
-      } catch (const UsageError& e) {
-        EXPECT_THAT(e.what(), HasSubstr("not a valid layoutprof report")) << what;
-        EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << what;
-      }
-    }
+    for (const std::string& text : {doc.dump(), doc.dump(1)}) expect_refused(text, what);
   }
 }
 
