@@ -476,6 +476,25 @@ void check_ids(const Report& r) {
   for (const CopyRecord& c : r.copies)
     if (c.origin_input < -1 || c.origin_input >= static_cast<int>(r.run.inputs.size()))
       throw std::out_of_range("a copy names a model input that is not in the report");
+  // The summary's totals are what its op list and copies add up to (the gate compares totals;
+  // a report edited or cut by hand is refused, not trusted).
+  int64_t top_level = 0;
+  for (const OpEvent& op : r.ops) top_level += op.parent < 0;
+  if (r.summary.ops != n || r.summary.top_level_ops != top_level)
+    throw std::out_of_range("summary.ops and summary.top_level_ops (" + std::to_string(r.summary.ops) + ", " +
+                            std::to_string(r.summary.top_level_ops) + ") are not the op list's (" +
+                            std::to_string(n) + ", " + std::to_string(top_level) + ")");
+  PerCopyClass count{}, bytes{};
+  for (const CopyRecord& c : r.copies) {
+    const auto k = static_cast<size_t>(c.cls);
+    ++count[k];
+    if (c.bytes < 0 || __builtin_add_overflow(bytes[k], c.bytes, &bytes[k]))
+      throw std::out_of_range("a copy's bytes are negative, or the copies' bytes add up past int64");
+  }
+  if (count != r.summary.copies || bytes != r.summary.copy_bytes)
+    throw std::out_of_range("summary.copies and summary.copy_bytes are not what the copies add up to");
+  if (r.summary.split_points != static_cast<int64_t>(r.split_points.size()))
+    throw std::out_of_range("summary.split_points is not the number of split points");
   // Tensors: strides and order describe the sizes, and the class is what they say.
   auto check_tensor = [](const TensorInfo& t) {
     if (t.sizes().size() > 64 || (!t.strides().empty() && t.strides().size() != t.sizes().size()) ||

@@ -154,6 +154,27 @@ TEST(JsonReport, RealsAndOutOfRangeIntegersWhereIntegersBelongAreRefused) {
   }
 }
 
+// The summary's totals must be what the op list and copies add up to: a report whose totals
+// were edited (to pass a gate, say) is refused before the gate reads them.
+TEST(JsonReport, TotalsThatAreNotWhatTheOpsAndCopiesAddUpToAreRefused) {
+  const nlohmann::ordered_json written = nlohmann::ordered_json::parse(report_json_text(sample_report()));
+  ASSERT_FALSE(written["copies"].empty()) << "the sample report has copies";
+  using Mutate = std::function<void(nlohmann::ordered_json&)>;
+  const std::vector<std::pair<std::string, Mutate>> cases = {
+      {"one op more", [](auto& d) { d["summary"]["ops"] = d["summary"]["ops"].template get<int64_t>() + 1; }},
+      {"one top-level op less", [](auto& d) { d["summary"]["top_level_ops"] = d["summary"]["top_level_ops"].template get<int64_t>() - 1; }},
+      {"no implicit copies", [](auto& d) { for (auto& [k, v] : d["summary"]["copies"].items()) v = 0; }},
+      {"fewer bytes copied", [](auto& d) { for (auto& [k, v] : d["summary"]["copy_bytes"].items()) v = 0; }},
+      {"a copy of negative bytes", [](auto& d) { d["copies"][0]["bytes"] = -1; }},
+      {"another split point count", [](auto& d) { d["summary"]["split_points"] = d["split_points"].size() + 1; }},
+  };
+  for (const auto& [what, mutate] : cases) {
+    nlohmann::ordered_json doc = written;
+    mutate(doc);
+    for (const std::string& text : {doc.dump(), doc.dump(1)}) expect_refused(text, what);
+  }
+}
+
 // A report read from a file is the same report whatever the file's layout: as written (its
 // op rows, tensors, copies and split points one per line, each parsed alone), re-indented by
 // a JSON tool, on one line, or with one entry spread over lines in the middle of its array.
