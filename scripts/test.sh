@@ -11,9 +11,11 @@
 #   scripts/test.sh --torch sanitize    the whole suite built with AddressSanitizer and
 #                                       UndefinedBehaviorSanitizer (build-asan/, Debian's 1.13:
 #                                       layoutprof's code instrumented, LibTorch as it is)
+#   scripts/test.sh --torch tsan        ThreadSanitizer (build-tsan/, Debian's 1.13): the recorder's
+#                                       tests, and every sample run with --threads 2 (see README)
 #   scripts/test.sh --torch fuzz        every libFuzzer target for FUZZ_SECONDS (default 30)
 #
-# `all` (the default, and CI) runs wheel, debian, sanitize and fuzz.
+# `all` (the default, and CI) runs wheel, debian, sanitize, tsan and fuzz.
 # Other arguments go to ctest (e.g. -R Gate). Exits non-zero if any suite fails; a summary line
 # per LibTorch comes last.
 set -euo pipefail
@@ -25,8 +27,8 @@ if [[ "${1:-}" == "--torch" ]]; then
   shift 2
 fi
 case "$which" in
-  all) suites=(wheel debian sanitize fuzz) ;;  # the 2.x build first: the 1.13 suite loads its archives
-  debian | wheel | sanitize | fuzz) suites=("$which") ;;
+  all) suites=(wheel debian sanitize tsan fuzz) ;;  # the 2.x build first: the 1.13 suite loads its archives
+  debian | wheel | sanitize | tsan | fuzz) suites=("$which") ;;
   python) [ -n "${TORCH_PYTHON:-}" ] || { echo "test: --torch python needs TORCH_PYTHON" >&2; exit 2; }
           suites=(python) ;;
   *) echo "test: --torch $which: expected debian, wheel, python or all" >&2; exit 2 ;;
@@ -40,6 +42,13 @@ for suite in "${suites[@]}"; do
     mkdir -p build-fuzz
     if scripts/fuzz.sh all "${FUZZ_SECONDS:-30}" | tee build-fuzz/fuzz.log; then result=passed; else result=FAILED; failed=1; fi
     summary+=("fuzz: $result: $(grep -c 'findings: 0 (exit 0)' build-fuzz/fuzz.log || true) of 5 targets without a finding; $((SECONDS - start)) s")
+    continue
+  fi
+  if [[ "$suite" == tsan ]]; then
+    echo "=== ThreadSanitizer: the recorder's tests and every sample at --threads 2 ===" >&2
+    build=$(env TORCH_PYTHON= BUILD_DIR=build-tsan LAYOUTPROF_SANITIZE=thread scripts/setup.sh)
+    if scripts/tsan-runs.sh "$build" | tee "$build/tsan.log"; then result=passed; else result=FAILED; failed=1; fi
+    summary+=("tsan: $result: $(tail -n 1 "$build/tsan.log"); $((SECONDS - start)) s")
     continue
   fi
   sanitize=()
