@@ -34,6 +34,9 @@ fi
 
 B=${FUZZ_BUILD_DIR:-build-fuzz}
 export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}
+# Paths relative to the checkout, and no working directory in the hash: another clone (CI's)
+# reuses what this one compiled.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD} CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
 if [ ! -f "$B/build.ninja" ]; then
   CC=clang-14 CXX=clang++-14 cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLAYOUTPROF_FUZZ=ON >&2
 fi

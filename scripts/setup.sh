@@ -37,6 +37,9 @@ fi
 
 torch_env_resolve  # TORCH_PY, TORCH_VERSION, BUILD_DIR, TORCH_CMAKE_ARGS (scripts/torch-env.sh)
 export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}
+# Paths relative to the checkout, and no working directory in the hash: another clone (CI's)
+# reuses what this one compiled.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD} CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
 sanitize_args=()
 if [ -n "${LAYOUTPROF_SANITIZE:-}" ]; then
   flags="-fsanitize=$LAYOUTPROF_SANITIZE -fno-omit-frame-pointer -fno-sanitize-recover=all"
