@@ -87,7 +87,9 @@ TEST(JsonReport, ReadsSchemaOneReports) {
 // row): every malformed row is refused with the reader's one line, never a crash.
 // A report file with this text is refused as not a report, in one line.
 void expect_refused(const std::string& text, const std::string& what) {
-  std::string path = ::testing::TempDir() + "/refused.json";
+  // One file per test: CTest runs tests in parallel.
+  std::string path = ::testing::TempDir() + "/refused_" +
+                     ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".json";
   std::ofstream(path) << text;
   try {
     load_report_file(path);
