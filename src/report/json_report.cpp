@@ -468,8 +468,16 @@ void check_ids(const Report& r) {
   for (const CopyRecord& c : r.copies)
     if (c.op < 0 || !valid(c.op) || c.culprit < 0 || !valid(c.culprit) || !valid(c.origin))
       throw std::out_of_range("a copy names an op that is not in the report");
+  // A copy's culprit is the top-level op around it, and a split point is at a top-level op,
+  // as analyze() makes them (the gate aligns top-level ops).
+  std::vector<int32_t> top(r.ops.size());
+  for (size_t i = 0; i < r.ops.size(); ++i)
+    top[i] = r.ops[i].parent < 0 ? static_cast<int32_t>(i) : top[r.ops[i].parent];
+  for (const CopyRecord& c : r.copies)
+    if (top[c.op] != c.culprit) throw std::out_of_range("a copy's culprit is not the top-level op around it");
   for (const SplitPoint& sp : r.split_points) {
     if (sp.op < 0 || !valid(sp.op)) throw std::out_of_range("a split point names a missing op");
+    if (r.ops[sp.op].parent >= 0) throw std::out_of_range("a split point names an op that is not top-level");
     for (int64_t id : sp.copy_ops)
       if (id < 0 || !valid(id)) throw std::out_of_range("a split point names a missing copy");
   }

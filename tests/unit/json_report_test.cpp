@@ -177,6 +177,25 @@ TEST(JsonReport, TotalsThatAreNotWhatTheOpsAndCopiesAddUpToAreRefused) {
   }
 }
 
+// Copies and split points belong to top-level ops, as analyze() makes them: the gate aligns
+// top-level ops, and a split point at a nested op "regressed" against its own report (the
+// report fuzz target's third finding).
+TEST(JsonReport, CulpritsAndSplitPointsThatAreNotTopLevelOpsAreRefused) {
+  const nlohmann::ordered_json written = nlohmann::ordered_json::parse(report_json_text(sample_report()));
+  int64_t nested = -1;
+  for (size_t i = 0; i < written["ops"]["rows"].size() && nested < 0; ++i)
+    if (!written["ops"]["rows"][i][0].is_null()) nested = static_cast<int64_t>(i);
+  ASSERT_GE(nested, 0) << "the sample report has a nested op";
+  ASSERT_FALSE(written["copies"].empty());
+  nlohmann::ordered_json split = written;
+  ASSERT_FALSE(split["split_points"].empty());
+  split["split_points"][0]["op"] = nested;
+  expect_refused(split.dump(), "a split point at a nested op");
+  nlohmann::ordered_json culprit = written;
+  culprit["copies"][0]["culprit"] = culprit["copies"][0]["op"];  // the aten::copy_ itself, nested
+  expect_refused(culprit.dump(), "a culprit that is not the copy's top-level op");
+}
+
 // A report read from a file is the same report whatever the file's layout: as written (its
 // op rows, tensors, copies and split points one per line, each parsed alone), re-indented by
 // a JSON tool, on one line, or with one entry spread over lines in the middle of its array.
