@@ -100,6 +100,18 @@ void expect_refused(const std::string& text, const std::string& what) {
   }
 }
 
+using Mutate = std::function<void(nlohmann::ordered_json&)>;
+
+// Each mutation of the written report is refused, on one line and indented.
+void expect_each_refused(const nlohmann::ordered_json& written,
+                         const std::vector<std::pair<std::string, Mutate>>& cases) {
+  for (const auto& [what, mutate] : cases) {
+    nlohmann::ordered_json doc = written;
+    mutate(doc);
+    for (const std::string& text : {doc.dump(), doc.dump(1)}) expect_refused(text, what);
+  }
+}
+
 TEST(JsonReport, MalformedRowsInAFileAreRefusedWithOneLine) {
   const nlohmann::ordered_json written = nlohmann::ordered_json::parse(report_json_text(sample_report()));
   ASSERT_EQ(written.begin().key(), "schema_version") << "the written order, rows after their tables";
@@ -149,11 +161,7 @@ TEST(JsonReport, RealsAndOutOfRangeIntegersWhereIntegersBelongAreRefused) {
       {"a real for summary.ops", [](auto& d) { d["summary"]["ops"] = 2.5; }},
       {"a real for a module's ops", [](auto& d) { d["modules"][0]["ops"] = -1e30; }},
   };
-  for (const auto& [what, mutate] : cases) {
-    nlohmann::ordered_json doc = written;
-    mutate(doc);
-    for (const std::string& text : {doc.dump(), doc.dump(1)}) expect_refused(text, what);
-  }
+  expect_each_refused(written, cases);
 }
 
 // The summary's totals must be what the op list and copies add up to: a report whose totals
@@ -170,11 +178,7 @@ TEST(JsonReport, TotalsThatAreNotWhatTheOpsAndCopiesAddUpToAreRefused) {
       {"a copy of negative bytes", [](auto& d) { d["copies"][0]["bytes"] = -1; }},
       {"another split point count", [](auto& d) { d["summary"]["split_points"] = d["split_points"].size() + 1; }},
   };
-  for (const auto& [what, mutate] : cases) {
-    nlohmann::ordered_json doc = written;
-    mutate(doc);
-    for (const std::string& text : {doc.dump(), doc.dump(1)}) expect_refused(text, what);
-  }
+  expect_each_refused(written, cases);
 }
 
 // Copies and split points belong to top-level ops, as analyze() makes them: the gate aligns
