@@ -39,13 +39,29 @@ class TlbSim {
 
  private:
   struct Level {
+    // sets x ways entries, a set's ways side by side; tag 0 = empty (tags are stored + 1).
+    struct Entry {
+      uint64_t tag = 0;
+      uint64_t stamp = 0;  // last use, for LRU
+    };
     int sets = 1;
     int ways = 1;
-    std::vector<uint64_t> tags;   // sets x ways; 0 = empty (tags are stored + 1)
-    std::vector<uint64_t> stamp;  // last use, for LRU
-    bool lookup(uint64_t tag, uint64_t now);
+    uint64_t set_mask = 0;  // sets - 1 where sets is a power of two, else 0 (tag % sets)
+    std::vector<Entry> entries;
+    // Looks `tag` up; a hit refreshes its stamp, a miss replaces the set's least recently
+    // used entry. Returns the entry's index and whether it hit.
+    size_t lookup(uint64_t tag, uint64_t now, bool* hit);
+  };
+  // The first-level entries of the last two pages looked up (a copy's source and
+  // destination streams): a page touched again while still in its entry is a first-level hit
+  // without searching its set, with the same stamps as the search.
+  struct Recent {
+    uint64_t tag = 0;  // stored + 1; 0 = none
+    size_t entry = 0;
   };
   Level l1_, l2_;
+  Recent recent_[2];
+  int next_recent_ = 0;
   uint64_t clock_ = 0;
 };
 

@@ -71,30 +71,48 @@ TlbSim::TlbSim(const TlbConfig& c) {
   l2_.ways = c.l2_ways;
   l2_.sets = c.l2_entries / c.l2_ways;
   for (Level* l : {&l1_, &l2_}) {
-    l->tags.assign(static_cast<size_t>(l->sets) * l->ways, 0);
-    l->stamp.assign(l->tags.size(), 0);
+    l->entries.assign(static_cast<size_t>(l->sets) * l->ways, Level::Entry{});
+    const auto sets = static_cast<uint64_t>(l->sets);
+    l->set_mask = (sets & (sets - 1)) == 0 ? sets - 1 : 0;
   }
 }
 
-bool TlbSim::Level::lookup(uint64_t tag, uint64_t now) {
-  size_t set = static_cast<size_t>(tag % static_cast<uint64_t>(sets)) * ways;
-  size_t victim = set;
-  for (size_t w = set; w < set + ways; ++w) {
-    if (tags[w] == tag + 1) {
-      stamp[w] = now;
-      return true;
+size_t TlbSim::Level::lookup(uint64_t tag, uint64_t now, bool* hit) {
+  const uint64_t set_index = set_mask || sets == 1 ? tag & set_mask : tag % static_cast<uint64_t>(sets);
+  Entry* set = entries.data() + static_cast<size_t>(set_index) * ways;
+  const uint64_t stored = tag + 1;
+  size_t victim = 0;
+  for (size_t w = 0; w < static_cast<size_t>(ways); ++w) {
+    if (set[w].tag == stored) {
+      set[w].stamp = now;
+      *hit = true;
+      return static_cast<size_t>(set - entries.data()) + w;
     }
-    if (stamp[w] < stamp[victim]) victim = w;
+    if (set[w].stamp < set[victim].stamp) victim = w;
   }
-  tags[victim] = tag + 1;
-  stamp[victim] = now;
-  return false;
+  set[victim].tag = stored;
+  set[victim].stamp = now;
+  *hit = false;
+  return static_cast<size_t>(set - entries.data()) + victim;
 }
 
 int TlbSim::access(uint64_t page_tag) {
   ++clock_;
-  if (l1_.lookup(page_tag, clock_)) return 0;
-  return l2_.lookup(page_tag, clock_) ? 1 : 2;
+  const uint64_t stored = page_tag + 1;
+  for (Recent& r : recent_)
+    if (r.tag == stored && l1_.entries[r.entry].tag == stored) {
+      l1_.entries[r.entry].stamp = clock_;
+      return 0;
+    }
+  bool hit = false;
+  const size_t entry = l1_.lookup(page_tag, clock_, &hit);
+  Recent& r = recent_[next_recent_];
+  next_recent_ ^= 1;
+  r.tag = stored;
+  r.entry = entry;
+  if (hit) return 0;
+  l2_.lookup(page_tag, clock_, &hit);
+  return hit ? 1 : 2;
 }
 
 namespace {
@@ -112,6 +130,7 @@ struct Walker {
   std::vector<int64_t> size, sstride, dstride;
   int64_t inner = 1;  // elements in a row: the innermost merged dim
   int64_t rows = 1;
+  int page_shift = -1;  // log2(page_bytes) where it is a power of two (parse_tlb_config's), else -1
   TlbSim sim;
   int64_t accesses = 0, l1 = 0, walks = 0;
 
@@ -137,6 +156,18 @@ struct Walker {
     }
     if (!size.empty()) inner = size.back();
     rows = inner == 0 ? 0 : d.numel() / inner;
+    if (c.page_bytes > 0 && (c.page_bytes & (c.page_bytes - 1)) == 0)
+      while ((int64_t{1} << ++page_shift) < c.page_bytes) {
+      }
+  }
+
+  // The page of a byte offset, and the offset within it (offsets below a buffer's start,
+  // from negative strides, as C++ division makes them).
+  int64_t page_of(int64_t at) const {
+    return at >= 0 && page_shift >= 0 ? at >> page_shift : at / config.page_bytes;
+  }
+  int64_t in_page(int64_t at) const {
+    return at >= 0 && page_shift >= 0 ? at & (config.page_bytes - 1) : at % config.page_bytes;
   }
 
   void touch(uint64_t tag) {
@@ -162,7 +193,7 @@ struct Walker {
   // Elements from byte offset `at` (stride `step` bytes) that stay on the current page.
   int64_t run(int64_t at, int64_t step, int64_t left) const {
     if (step == 0) return left;
-    int64_t room = config.page_bytes - at % config.page_bytes;
+    int64_t room = config.page_bytes - in_page(at);
     return std::min(left, (room + step - 1) / step);
   }
 
@@ -178,8 +209,8 @@ struct Walker {
     for (int64_t i = 0; i < inner;) {
       int64_t s = sb + i * sstep, d = db + i * dstep;
       int64_t len = compress ? std::min(run(s, sstep, inner - i), run(d, dstep, inner - i)) : 1;
-      touch(static_cast<uint64_t>(s / config.page_bytes));
-      touch(kDstBase + static_cast<uint64_t>(d / config.page_bytes));
+      touch(static_cast<uint64_t>(page_of(s)));
+      touch(kDstBase + static_cast<uint64_t>(page_of(d)));
       accesses += 2 * len;
       i += len;
     }

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <numeric>
 #include <random>
 
@@ -197,6 +198,56 @@ TEST(TlbSim, LruEvictsTheLeastRecentlyUsed) {
   EXPECT_EQ(sim.access(1), 0);
   EXPECT_EQ(sim.access(2), 1);  // still in the second level
   EXPECT_EQ(sim.access(4), 2);
+}
+
+// A plain two-level LRU, one list per set, most recent first: what TlbSim's shortcuts (set
+// masks, the last pages' entries) must reproduce access by access.
+class ListTlb {
+ public:
+  explicit ListTlb(const TlbConfig& c)
+      : l1_(static_cast<size_t>(c.l1_entries / c.l1_ways)), l2_(static_cast<size_t>(c.l2_entries / c.l2_ways)),
+        ways1_(c.l1_ways), ways2_(c.l2_ways) {}
+  int access(uint64_t tag) {
+    if (touch(l1_, ways1_, tag)) return 0;
+    return touch(l2_, ways2_, tag) ? 1 : 2;
+  }
+
+ private:
+  static bool touch(std::vector<std::vector<uint64_t>>& sets, int ways, uint64_t tag) {
+    auto& set = sets[tag % sets.size()];
+    auto it = std::find(set.begin(), set.end(), tag);
+    const bool hit = it != set.end();
+    if (hit) set.erase(it);
+    else if (static_cast<int>(set.size()) == ways) set.pop_back();
+    set.insert(set.begin(), tag);
+    return hit;
+  }
+  std::vector<std::vector<uint64_t>> l1_, l2_;
+  int ways1_, ways2_;
+};
+
+TEST(TlbSim, MatchesAPlainLruOnRandomStreams) {
+  // Power-of-two and other set counts, one set, one way; streams that revisit a few pages
+  // (as a copy's two streams do) and that wander over many.
+  for (const char* config : {"l1=64:4,l2=1536:12", "l1=48:4,l2=1536:16", "l1=2:2,l2=8:8", "l1=4:1,l2=6:3",
+                             "l1=64:64,l2=96:2"}) {
+    TlbConfig c = parse_tlb_config(config);
+    for (uint64_t spread : {3u, 40u, 5000u}) {
+      TlbSim sim(c);
+      ListTlb ref(c);
+      std::mt19937_64 rng(spread);
+      uint64_t streams[2] = {0, uint64_t{1} << 40};
+      int differ = 0;
+      for (int i = 0; i < 200000; ++i) {
+        uint64_t& page = streams[i & 1];
+        const uint64_t r = rng() % 16;
+        if (r < 3) page += 1;                                   // the next page
+        else if (r == 3) page = (page & (uint64_t{1} << 40)) + rng() % spread;  // a jump
+        differ += sim.access(page) != ref.access(page);
+      }
+      EXPECT_EQ(differ, 0) << config << " spread " << spread;
+    }
+  }
 }
 
 TEST(TlbSim, SecondLevelSeesOnlyFirstLevelMisses) {
