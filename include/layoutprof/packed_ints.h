@@ -28,6 +28,13 @@ class SpillFile {
   int64_t append(const uint8_t* data, size_t n);
   // Reads up to n bytes at `offset`; returns how many.
   size_t read(int64_t offset, uint8_t* into, size_t n) const;
+  // Parks the pages [at, at + bytes) (page-aligned; bytes rounded up to whole pages): appends
+  // them to the file and hands the memory behind them back to the kernel (MADV_DONTNEED); the
+  // addresses stay mapped, reading zeros, until unpark() puts the bytes back. Returns the
+  // offset, or -1 where the file could not take them (then the pages stay as they are).
+  int64_t park(void* at, size_t bytes);
+  // Puts parked pages back where they were; false where the file could not give them back.
+  bool unpark(int64_t offset, void* at, size_t bytes) const;
 
  private:
   explicit SpillFile(int fd) : fd_(fd) {}

@@ -49,6 +49,13 @@ class __attribute__((packed, aligned(4))) TensorList {
   uint32_t size_ = 0;
 };
 
+// A large array's pages parked in the spill file (SpillFile::park) while nothing reads them.
+struct ParkedPages {
+  void* at = nullptr;
+  size_t bytes = 0;
+  int64_t offset = -1;
+};
+
 // Owns the tensors that the TensorLists of a call's op events point to: append-only blocks
 // that never move, shared (std::shared_ptr) by every Call and Report holding those events.
 // An op event costs its TensorInfos (32 bytes each) and a 16-byte view per list, with no
@@ -59,6 +66,8 @@ class TensorStore {
   TensorList add(const std::vector<TensorInfo>& tensors) { return add(tensors.data(), tensors.size()); }
   // Takes `block` whole, without copying; returns where its first tensor now lives.
   const TensorInfo* adopt(MappedVector<TensorInfo> block);
+  // Parks the blocks' pages in `file` (Call::park); nothing may read them until unparked.
+  void park(SpillFile& file, std::vector<ParkedPages>& parked);
 
  private:
   std::vector<MappedVector<TensorInfo>> blocks_;
@@ -129,6 +138,23 @@ struct ParamGrad {
   int64_t producer = -1;  // the backward op whose output it is
 };
 
+// Parks `v`'s elements where its storage is mapped whole pages (MappedAllocator's large blocks).
+template <typename T>
+void park_pages(MappedVector<T>& v, SpillFile& file, std::vector<ParkedPages>& parked) {
+  if (v.empty() || v.capacity() * sizeof(T) < MappedAllocator<T>::kMapFrom) return;
+  ParkedPages p{v.data(), v.size() * sizeof(T), -1};
+  p.offset = file.park(p.at, p.bytes);
+  if (p.offset >= 0) parked.push_back(p);
+}
+
+// What Recorder::stop_figures compares a later call's ops with: the shown call's op names,
+// parents and threads.
+struct OpKey {
+  Str name;
+  int32_t parent = -1;
+  uint32_t thread = 0;
+};
+
 struct Call {
   // Every op event of the call: the call shown (the first, or the one that failed). Other
   // calls keep only the figures the medians over calls need (figures_only, made by
@@ -151,6 +177,20 @@ struct Call {
     gpu_ns.spill();
     counters.spill();
   }
+  // The shown call while later calls run (--iters > 1): its tensors, and its events unless it
+  // took its own sites (a forking model's later calls are matched to its modules and sources),
+  // move to the spill file, so that they are not in memory beside the later calls' forward()
+  // and recording; stop_figures() compares with key(). unpark() puts them back before anything
+  // else reads them (throws std::runtime_error where the file cannot give them back).
+  void park();
+  void unpark();
+  bool events_parked() const { return !keys_.empty(); }
+  size_t op_count() const { return events.size(); }
+  OpKey key(size_t i) const {
+    if (events_parked()) return keys_[i];
+    const OpEvent& e = events[i];
+    return {e.name, e.parent, e.thread};
+  }
   int64_t wall_ns = 0;  // measured: the whole forward() call
   // GPU records that matched no op, and records CUPTI dropped (its buffer pool ran out).
   int64_t gpu_unattributed = 0;
@@ -164,6 +204,11 @@ struct Call {
   // gradients (the first recorded call only).
   int64_t backward_from = -1;
   std::vector<ParamGrad> parameters;
+
+ private:
+  std::vector<ParkedPages> parked_;
+  std::shared_ptr<SpillFile> parked_in_;
+  MappedVector<OpKey> keys_;  // while the events are parked
 };
 
 // A model input as built from its --input spec.

@@ -270,6 +270,10 @@ TensorList TensorStore::add(const TensorInfo* first, size_t n) {
   return {at, n};
 }
 
+void TensorStore::park(SpillFile& file, std::vector<ParkedPages>& parked) {
+  for (MappedVector<TensorInfo>& block : blocks_) park_pages(block, file, parked);
+}
+
 const TensorInfo* TensorStore::adopt(MappedVector<TensorInfo> block) {
   blocks_.push_back(std::move(block));
   open_ = false;

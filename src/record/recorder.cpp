@@ -842,7 +842,7 @@ namespace {
 // Whether this call's event `i` is the first call's op `id`: the same name, and the same parent
 // where the recorder knows it (an intra-op thread's outermost op gets its parent from timing,
 // in stop()). `parent` is the parent's op id in the first call, or -1.
-bool same_op(const OpEvent& e, const RawEvent& raw, bool main, int64_t parent) {
+bool same_op(const OpKey& e, const RawEvent& raw, bool main, int64_t parent) {
   return e.name == raw.name->str && (parent == e.parent || (parent < 0 && !main && !raw.forked));
 }
 
@@ -851,7 +851,7 @@ bool same_op(const OpEvent& e, const RawEvent& raw, bool main, int64_t parent) {
 // thread, but each thread runs its ops in the same order. Empty when a thread ran other ops.
 std::vector<int32_t> match_by_thread(const Collected& c, const Call& first) {
   std::map<uint32_t, std::vector<int32_t>> first_threads;  // the first call's op ids per thread
-  for (const OpEvent& e : first.events) first_threads[e.thread].push_back(e.id);
+  for (size_t i = 0; i < first.op_count(); ++i) first_threads[first.key(i).thread].push_back(static_cast<int32_t>(i));
   std::vector<std::vector<int32_t>> mine(c.buffers.size());  // this call's indexes per buffer
   for (size_t i = 0; i < c.events; ++i) mine[c.ref(i).buffer].push_back(static_cast<int32_t>(i));
   std::vector<int32_t> to_first(c.events, -1);
@@ -865,7 +865,7 @@ std::vector<int32_t> match_by_thread(const Collected& c, const Call& first) {
       bool same = true;
       for (size_t k = 0; k < ids.size() && same; ++k) {
         const RawEvent& raw = b.events[k];
-        same = same_op(first.events[ids[k]], raw, b.main, raw.parent >= 0 ? ids[raw.parent] : -1);
+        same = same_op(first.key(ids[k]), raw, b.main, raw.parent >= 0 ? ids[raw.parent] : -1);
       }
       if (!same) continue;
       for (size_t k = 0; k < ids.size(); ++k) to_first[list[k]] = ids[k];
@@ -887,6 +887,7 @@ std::vector<int32_t> match_by_thread(const Collected& c, const Call& first) {
 // an intra-op thread's chunk, as stop() does, is nested in the main-thread op around it. Empty
 // when any op has no counterpart.
 std::vector<int32_t> match_by_site(const Collected& c, const Call& first) {
+  if (first.events_parked()) throw std::logic_error("match_by_site: the first call's events are parked");
   using Key = std::tuple<const void*, const void*, const void*, int32_t>;  // name, module, source, parent
   struct KeyHash {
     size_t operator()(const Key& k) const {
@@ -950,15 +951,15 @@ Call Recorder::stop_figures(const Call& first) {
   c.fill_call_figures(call);
   call.figures_only = true;
   // The figures go in the first call's op order: this call's, where it ran the same sequence.
-  bool in_order = c.events == first.events.size();
+  bool in_order = c.events == first.op_count();
   for (size_t i = 0; i < c.events && in_order; ++i) {
     const Collected::Ref at = c.ref(i);
     const RawEvent& raw = c.buffers[at.buffer]->events[at.local];
-    in_order = same_op(first.events[i], raw, c.buffers[at.buffer]->main,
+    in_order = same_op(first.key(i), raw, c.buffers[at.buffer]->main,
                        raw.parent >= 0 ? c.id(at.buffer, raw.parent) : -1);
   }
   std::vector<int32_t> to_first;
-  if (!in_order && c.events == first.events.size())
+  if (!in_order && c.events == first.op_count())
     to_first = first.sites_recorded ? match_by_site(c, first) : match_by_thread(c, first);
   call.same_ops_as_first = in_order || !to_first.empty();
   std::vector<int64_t> durations, gpu_times;  // reordered into the first call's op order

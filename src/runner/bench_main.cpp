@@ -124,6 +124,7 @@ int main(int argc, char** argv) {
     recorded.push_back(std::chrono::duration<double, std::milli>(clock::now() - t0).count());
     kept.push_back(first ? recorder.stop() : recorder.stop_figures(kept.front()));
     kept.back().spill();  // as a run keeps them
+    if (first) kept.back().park();
     call.push_back(std::chrono::duration<double, std::milli>(clock::now() - begin).count());
     if (first) events = kept.back().events.size();
   };
@@ -155,6 +156,7 @@ int main(int argc, char** argv) {
       plain_call();
     }
   }
+  if (!kept.empty()) kept.front().unpark();
   double p = median(plain), q = median(recorded), c = median(call);
   std::cout << "{\"model\": \"" << model_path << "\", \"plain_ms\": " << p
             << ", \"recorded_ms\": " << q << ", \"ratio\": " << q / p
