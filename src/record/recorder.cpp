@@ -4,6 +4,9 @@
 #include <ATen/record_function.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
 #include <torch/csrc/jit/frontend/source_range.h>
 #include <torch/csrc/jit/runtime/interpreter.h>
 
@@ -11,10 +14,12 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <deque>
 #include <unordered_map>
 #include <exception>
+#include <fstream>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -53,6 +58,55 @@ int64_t now_ns() {
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
+
+// The op events' clock. Where the kernel keeps time with the CPU's time-stamp counter itself
+// (clocksource "tsc": invariant and synchronised across CPUs, or the kernel would not use it),
+// the counter read directly (rdtsc, about 10 ns here, against 25 for the steady clock's vDSO
+// call: two reads per op event); else the steady clock. Ticks are scaled to the steady clock's
+// nanoseconds at stop() (TickScale), from pairs of readings of both clocks.
+bool tsc_is_the_clock() {
+#if defined(__x86_64__)
+  std::ifstream in("/sys/devices/system/clocksource/clocksource0/current_clocksource");
+  std::string source;
+  return in >> source && source == "tsc";
+#else
+  return false;
+#endif
+}
+const bool g_tsc = tsc_is_the_clock();
+
+inline int64_t ticks() {
+#if defined(__x86_64__)
+  if (C10_LIKELY(g_tsc)) return static_cast<int64_t>(__rdtsc());
+#endif
+  return now_ns();
+}
+
+// Ticks to steady-clock nanoseconds: a linear map through the first pair of readings the
+// process took and the latest (the longer apart, the finer the rate).
+class TickScale {
+ public:
+  static TickScale now() {
+    static const std::pair<int64_t, int64_t> first{ticks(), now_ns()};
+    TickScale s;
+    s.tick0_ = first.first;
+    s.ns0_ = first.second;
+    if (g_tsc) {
+      const int64_t t = ticks(), n = now_ns();
+      if (t > s.tick0_ && n > s.ns0_) s.rate_ = static_cast<double>(n - s.ns0_) / static_cast<double>(t - s.tick0_);
+    }
+    return s;
+  }
+  // Steady-clock nanoseconds of a tick reading.
+  int64_t ns(int64_t tick) const {
+    if (!g_tsc) return tick;
+    return ns0_ + static_cast<int64_t>(std::llround(static_cast<double>(tick - tick0_) * rate_));
+  }
+
+ private:
+  int64_t tick0_ = 0, ns0_ = 0;
+  double rate_ = 1.0;
+};
 
 }  // namespace
 
@@ -154,8 +208,8 @@ struct Name {
 
 struct RawEvent {  // 32 bytes: a call's array of them is walked once per op
   const Name* name;  // into ThreadBuffer::names
-  int64_t start_ns;
-  int64_t end_ns;
+  int64_t start;     // ticks(); 0 = not ended (end)
+  int64_t end;
   int32_t parent;  // index in the same thread's buffer, -1 at the top
   // std::uncaught_exceptions() at the start (saturated): more at the end means it threw.
   uint16_t uncaught;
@@ -453,7 +507,7 @@ std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction& fn) {
     for (size_t i = 0; i < inputs.size(); ++i) append_value(b, inputs[i], static_cast<int>(i));
     b.ranges.push_back({first, static_cast<uint32_t>(b.tensors.size()) - first, 0, 0});
   }
-  e.end_ns = 0;
+  e.end = 0;
   e.failed = false;
   e.counted = false;
   e.gpu_pushed = false;
@@ -473,7 +527,7 @@ std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction& fn) {
     if (g_gpu) e.gpu_pushed = g_gpu->push(static_cast<uint64_t>(index) + 1);
   }
   if (g_training && fn.seqNr() >= 0) b.seqs.emplace_back(index, fn.seqNr());
-  e.start_ns = now_ns();  // last, so that recording the inputs stays outside the op's time
+  e.start = ticks();  // last, so that recording the inputs stays outside the op's time
   b.events.push_back(e);
   b.stack.push_back(index);  // only once the event exists: on_op_end pops what is there
   return nullptr;
@@ -481,7 +535,7 @@ std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction& fn) {
 
 template <bool kTensors>
 void on_op_end(const at::RecordFunction& fn, at::ObserverContext*) {
-  int64_t end = now_ns();
+  const int64_t end = ticks();
   ThreadBuffer& b = thread_buffer();
   InFlight in_flight(b);
   if (!in_flight || b.stack.empty()) return;  // stopped, or the op began before this session
@@ -489,7 +543,7 @@ void on_op_end(const at::RecordFunction& fn, at::ObserverContext*) {
   b.stack.pop_back();
   if (index < 0) return;  // not recorded: past --max-ops
   RawEvent& e = b.events[index];
-  e.end_ns = end;
+  e.end = end;
   if (e.counted) {
     b.counted[b.counted_open.back()].second = snapshot(b);
     b.counted_open.pop_back();
@@ -588,7 +642,8 @@ struct Recorder::State {
   GpuTracer* gpu = nullptr;
   Mode mode = Mode::timed;
   int64_t start_ns = 0;
-  int64_t backward_ns = -1;  // mark_backward(); -1: forward only
+  int64_t start_tick = 0;     // ticks() at start_ns
+  int64_t backward_tick = -1;  // mark_backward(); -1: forward only
 };
 
 Recorder::Recorder() : state_(std::make_unique<State>()) {}
@@ -633,8 +688,10 @@ void Recorder::start(Mode mode, const PerfCounters* counters, GpuTracer* gpu) {
                                           : at::RecordFunctionCallback(on_site_start, on_site_end)
                                                 .needsInputs(true)
                                                 .needsOutputs(true);
+  TickScale::now();  // the process's first pair of readings, the earlier the better
+  state_->start_tick = ticks();
   state_->start_ns = now_ns();
-  state_->backward_ns = -1;
+  state_->backward_tick = -1;
   // Training steps: the autograd engine's backward functions too (the ops they run are
   // FUNCTION ops nested in them).
   if (g_training)
@@ -661,7 +718,12 @@ void Recorder::set_training(bool training) {
   g_training = training;
 }
 
-void Recorder::mark_backward() { state_->backward_ns = now_ns(); }
+std::string Recorder::op_clock() {
+  return g_tsc ? "the CPU's time-stamp counter (rdtsc; the kernel's clocksource is tsc), scaled to the steady clock"
+               : "steady clock";
+}
+
+void Recorder::mark_backward() { state_->backward_tick = ticks(); }
 
 int64_t Recorder::elapsed_ns() const { return now_ns() - state_->start_ns; }
 
@@ -797,7 +859,7 @@ Collected collect(at::CallbackHandle handle, GpuTracer* gpu_tracer) {
     c.order.reserve(c.events);
     for (uint32_t bi = 0; bi < buffers.size(); ++bi)
       for (int32_t li = 0; li < static_cast<int32_t>(buffers[bi]->events.size()); ++li)
-        c.order.push_back({buffers[bi]->events[li].start_ns, bi, li});
+        c.order.push_back({buffers[bi]->events[li].start, bi, li});
     std::sort(c.order.begin(), c.order.end(), [](const Collected::Ref& a, const Collected::Ref& b) {
       return std::tie(a.start, a.buffer, a.local) < std::tie(b.start, b.buffer, b.local);
     });
@@ -923,11 +985,11 @@ std::vector<int32_t> match_by_site(const Collected& c, const Call& first) {
       std::get<1>(key) = Str(b.site_modules[k]).id();
       std::get<2>(key) = it->second.id();
     } else if (!b.main && !raw.forked) {
-      const int64_t end = raw.end_ns ? raw.end_ns : std::numeric_limits<int64_t>::max();
+      const int64_t end = raw.end ? raw.end : std::numeric_limits<int64_t>::max();
       for (size_t j = i; j-- > 0;) {
         const Collected::Ref p = c.ref(j);
         const RawEvent& outer = c.buffers[p.buffer]->events[p.local];
-        if (c.buffers[p.buffer]->main && (outer.end_ns == 0 || outer.end_ns >= end)) {
+        if (c.buffers[p.buffer]->main && (outer.end == 0 || outer.end >= end)) {
           std::get<3>(key) = to_first[j];
           break;
         }
@@ -944,7 +1006,8 @@ std::vector<int32_t> match_by_site(const Collected& c, const Call& first) {
 
 Call Recorder::stop_figures(const Call& first) {
   if (!state_->handle || state_->mode == Mode::sites) throw std::logic_error("no timed call");
-  const int64_t stop_ns = now_ns();
+  const int64_t stop_tick = ticks();
+  const TickScale scale = TickScale::now();
   Collected c = collect(state_->handle, state_->gpu);
   state_->handle = 0;
   Call call;
@@ -972,7 +1035,7 @@ Call Recorder::stop_figures(const Call& first) {
     const Collected::Ref at = c.ref(i);
     const ThreadBuffer& b = *c.buffers[at.buffer];
     const RawEvent& raw = b.events[at.local];
-    const int64_t duration = (raw.end_ns ? raw.end_ns : stop_ns) - raw.start_ns;
+    const int64_t duration = scale.ns(raw.end ? raw.end : stop_tick) - scale.ns(raw.start);
     int64_t gpu_ns = 0;
     if (c.gpu_traced) {
       const GpuOpTime* launched = c.launched(b, at.local);
@@ -1024,7 +1087,8 @@ void link_backward(const Collected& c, Call& call) {
 
 Call Recorder::stop() {
   if (!state_->handle || state_->mode == Mode::sites) throw std::logic_error("no timed call");
-  const int64_t stop_ns = now_ns();
+  const int64_t stop_tick = ticks();
+  const TickScale scale = TickScale::now();
   Collected c = collect(state_->handle, state_->gpu);
   state_->handle = 0;
   const auto& buffers = c.buffers;
@@ -1055,9 +1119,10 @@ Call Recorder::stop() {
     e.parent = raw.parent >= 0 ? c.id(at.buffer, raw.parent) : -1;
     e.name = raw.name->str;
     e.counters = event_counters(b, raw, next_counted[at.buffer], state_->counters);
-    e.start_ns = raw.start_ns - state_->start_ns;
+    // Both ends through the one map, so that nesting survives the scaling.
+    e.start_ns = scale.ns(raw.start) - scale.ns(state_->start_tick);
     // An op still open at stop() (the model raised past it) ends when recording stopped.
-    e.duration_ns = (raw.end_ns ? raw.end_ns : stop_ns) - raw.start_ns;
+    e.duration_ns = scale.ns(raw.end ? raw.end : stop_tick) - scale.ns(raw.start);
     e.thread = at.buffer;
     e.failed = raw.failed;
     if (c.gpu_traced) {
@@ -1108,7 +1173,7 @@ Call Recorder::stop() {
         e.source_text = p.source_text;
       }
     }
-    if (state_->backward_ns >= 0 && call.backward_from < 0 && raw.start_ns >= state_->backward_ns)
+    if (state_->backward_tick >= 0 && call.backward_from < 0 && raw.start >= state_->backward_tick)
       call.backward_from = static_cast<int64_t>(i);
     // One buffer, the main thread's (nothing appends to it any more), is converted in its own
     // order: what is behind us goes back to the kernel.

@@ -73,6 +73,8 @@ class Recorder {
   void set_training(bool training);
   // The backward pass begins now: the ops that start from here are its (Call::backward_from).
   void mark_backward();
+  // What op events are timed with: "steady clock", or the time-stamp counter scaled to it.
+  static std::string op_clock();
   // Nanoseconds since start(), on the clock of the op events.
   int64_t elapsed_ns() const;
 

@@ -157,12 +157,44 @@ int main(int argc, char** argv) {
     }
   }
   if (!kept.empty()) kept.front().unpark();
+  // The callbacks alone, without any op's work: RecordFunction objects made and ended in a
+  // loop with no callback, under the empty one, and under the recorder (Mode::figures, as
+  // every call after the first), in ns per op event; the recorder's includes stop_figures().
+  auto per_event_ns = [&](int n) {
+    auto t0 = clock::now();
+    for (int i = 0; i < n; ++i) {
+      at::RecordFunction guard(at::RecordScope::FUNCTION);
+      if (guard.isActive()) guard.before("aten::add");
+    }
+    return std::chrono::duration<double, std::nano>(clock::now() - t0).count() / n;
+  };
+  const int loop = 200000;
+  std::vector<double> bare_ns, empty_ns, observer_ns;
+  for (int r = 0; r < 5 && !kept.empty() && !backward; ++r) {
+    bare_ns.push_back(per_event_ns(loop));
+    auto handle = at::addGlobalCallback(
+        at::RecordFunctionCallback(
+            [](const at::RecordFunction&) -> std::unique_ptr<at::ObserverContext> { return nullptr; },
+            [](const at::RecordFunction&, at::ObserverContext*) {})
+            .scopes({at::RecordScope::FUNCTION}));
+    empty_ns.push_back(per_event_ns(loop));
+    at::removeCallback(handle);
+    auto t0 = clock::now();
+    recorder.start(layoutprof::Recorder::Mode::figures, counters ? &*counters : nullptr);
+    per_event_ns(loop);
+    layoutprof::Call figures = recorder.stop_figures(kept.front());
+    figures.spill();
+    observer_ns.push_back(std::chrono::duration<double, std::nano>(clock::now() - t0).count() / loop);
+  }
   double p = median(plain), q = median(recorded), c = median(call);
   std::cout << "{\"model\": \"" << model_path << "\", \"plain_ms\": " << p
             << ", \"recorded_ms\": " << q << ", \"ratio\": " << q / p
             << ", \"call_ms\": " << c << ", \"call_ratio\": " << c / p
             << ", \"first_call_ms\": " << call.front() << ", \"first_call_ratio\": " << call.front() / p
             << ", \"empty_observer_ratio\": " << median(empty) / p << ", \"ops\": " << events
+            << ", \"rf_bare_ns\": " << (bare_ns.empty() ? 0 : median(bare_ns))
+            << ", \"rf_empty_ns\": " << (empty_ns.empty() ? 0 : median(empty_ns))
+            << ", \"rf_observer_ns\": " << (observer_ns.empty() ? 0 : median(observer_ns))
             << ", \"reps\": " << reps << ", \"counters\": " << measured
             << ", \"counter_read_ns\": " << read_ns << "}\n";
   return 0;

@@ -561,7 +561,8 @@ Trace run_profile(const ProfileConfig& config, const ProgressFn& progress) {
                         "median over recorded calls"
                       : "op times and forward() wall time: steady clock, median over recorded calls",
                   "shapes, strides and layout classes of every op's tensors (recorded in the first "
-                  "recorded call; the others record op names, times and counters only)"};
+                  "recorded call; the others record op names, times and counters only)",
+                  "op times read with " + Recorder::op_clock()};
   if (trace.calls.size() > 1) run.measured.push_back(SpillFile::note());
   if (counters && counters->events() > 0)
     run.measured.push_back("performance counters: " + run.counter_read);

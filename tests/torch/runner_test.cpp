@@ -1,14 +1,18 @@
 // run_profile() on models built here with TorchScript, for paths no committed sample takes.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <ATen/record_function.h>
 #include <torch/script.h>
 
 #include <algorithm>
+#include <chrono>
 #include <string>
+#include <thread>
 
 #include "layoutprof/analysis.h"
 #include "layoutprof/input_spec.h"
 #include "layoutprof/runner.h"
+#include "record/recorder.h"
 
 namespace layoutprof {
 namespace {
@@ -56,6 +60,35 @@ TEST(Runner, ALaterCallThatFailsIsShownWithoutTensorsAndSaysSo) {
   for (const OpEvent& e : trace.calls[0].events)
     copy_with_tensors = copy_with_tensors || (e.name == "aten::copy_" && e.inputs.size() == 2);
   EXPECT_TRUE(copy_with_tensors);
+}
+
+// Op times are steady-clock nanoseconds whichever clock the recorder reads (Recorder::op_clock:
+// the time-stamp counter where it is the kernel's clocksource, scaled): an op's duration lies
+// between the steady clock's readings just inside it and just outside it.
+TEST(Recorder, OpTimesAreSteadyClockNanoseconds) {
+  using clock = std::chrono::steady_clock;
+  Recorder recorder;
+  for (int ms : {30, 3}) {
+    recorder.start(Recorder::Mode::figures);
+    const auto outer0 = clock::now();
+    clock::time_point inner0, inner1;
+    {
+      RECORD_FUNCTION("layoutprof_test::sleep", std::vector<c10::IValue>());
+      inner0 = clock::now();
+      std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+      inner1 = clock::now();
+    }
+    const auto outer1 = clock::now();
+    Call call = recorder.stop();
+    ASSERT_EQ(call.events.size(), 1u) << Recorder::op_clock();
+    const OpEvent& e = call.events[0];
+    EXPECT_EQ(e.name, "layoutprof_test::sleep");
+    auto ns = [](clock::duration d) { return std::chrono::duration_cast<std::chrono::nanoseconds>(d).count(); };
+    EXPECT_GE(e.duration_ns, ns(inner1 - inner0)) << Recorder::op_clock();
+    EXPECT_LE(e.duration_ns, ns(outer1 - outer0)) << Recorder::op_clock();
+    EXPECT_GE(e.start_ns, 0);
+    EXPECT_LE(e.start_ns + e.duration_ns, ns(outer1 - outer0) + 100000);  // start() precedes outer0
+  }
 }
 
 }  // namespace
