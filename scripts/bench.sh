@@ -31,20 +31,35 @@ import json, sys
 name, shape, lp, tp = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), json.loads(sys.argv[4])
 counters = f" + {lp['counters']} counters" if lp["counters"] else ""
 read = f"{lp['counter_read_ns']:.0f}" if lp["counters"] else "-"
+callbacks = f"{lp['rf_empty_ns'] - lp['rf_bare_ns']:.0f} / {lp['rf_observer_ns'] - lp['rf_bare_ns']:.0f}" if lp.get("rf_observer_ns") else "-"
 print(f"| {name}{counters} | {shape} | {lp['plain_ms']:.2f} | {lp['ratio']:.3f} | {lp['call_ratio']:.3f} | {lp['first_call_ratio']:.3f} | {lp['empty_observer_ratio']:.3f} "
-      f"| {tp['plain_ms']:.2f} | {tp['ratio']:.3f} | {tp['call_ratio']:.3f} | {lp['ops']} | {tp['ops']} | {read} |")
+      f"| {tp['plain_ms']:.2f} | {tp['ratio']:.3f} | {tp['call_ratio']:.3f} | {lp['ops']} | {tp['ops']} | {read} | {callbacks} |")
 PY
 }
 echo "LibTorch $TORCH_VERSION ($B), torch.profiler from $TORCH_PY; $(nproc) cores; reps: $REPS;"
-echo "plain times are medians in ms, ratios are medians of recorded over plain (measured)"
-echo "| model | input | plain | layoutprof fwd | layoutprof call | layoutprof first call | empty observer | plain (py) | torch.profiler fwd | torch.profiler call | op events | profiler events | ns per counter read |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+echo "plain times are medians in ms, ratios are medians of recorded over plain (measured);"
+echo "callbacks: ns per op event of RecordFunction made and ended in a loop with no op, over a bare one,"
+echo "under the empty callback / under layoutprof's (its stop() included)"
+echo "| model | input | plain | layoutprof fwd | layoutprof call | layoutprof first call | empty observer | plain (py) | torch.profiler fwd | torch.profiler call | op events | profiler events | ns per counter read | callbacks ns per op event |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 row resnet18 "$B/samples/resnet18.pt" 8x3x224x224
 row small_transformer "$B/samples/small_transformer.pt" 1x16x256
 row small_transformer "$B/samples/small_transformer.pt" 1x4x256
 # A scripted loop of tiny ops (17 op events per row, under a microsecond each): the most
 # op-heavy case there is, where RecordFunction itself (the empty-observer column) is the floor.
 row op_loop "$B/samples/op_loop.pt" 600x8x8
+# A CNN of many tiny ops: torchvision's mobilenet_v2 at 32x32 (about 1,200 op events, a plain
+# forward about 12 ms), scripted once into the cache.
+MODELS="${LAYOUTPROF_CACHE:-$HOME/.cache/layoutprof}/bench-models/torch-$TORCH_VERSION"
+mkdir -p "$MODELS"
+if [ ! -f "$MODELS/mobilenet_v2.pt" ]; then
+  "$TORCH_PY" - "$MODELS/mobilenet_v2.pt" <<'PY'
+import sys, os, torch, torchvision
+torch.jit.script(torchvision.models.mobilenet_v2().eval()).save(sys.argv[1] + ".tmp")
+os.replace(sys.argv[1] + ".tmp", sys.argv[1])
+PY
+fi
+row mobilenet_v2 "$MODELS/mobilenet_v2.pt" 1x3x32x32
 # With the default counters on (what a plain `layoutprof` run does): every top-level op and
 # every copy reads each thread's groups at its start and end.
 row resnet18 "$B/samples/resnet18.pt" 8x3x224x224 --counters

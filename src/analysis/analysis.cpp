@@ -5,6 +5,9 @@
 #include "analysis/format.h"
 
 #include <algorithm>
+#include <system_error>
+#include <thread>
+#include <atomic>
 #include <map>
 #include <unordered_map>
 #include <sstream>
@@ -212,14 +215,37 @@ std::vector<CopyRecord> find_copies(const OpList& ops,
     c.src = *src;
     c.dst = *dst;
     if (is_layout_copy(c.cls)) c.origin = provenance.origin(*src, op.id, &c.origin_input);
-    const DtlbKey key{src->shape, dst->shape, src->storage_offset, dst->storage_offset};
-    auto known = dtlb_of.find(key);
-    if (known == dtlb_of.end()) known = dtlb_of.emplace(key, model_copy_dtlb(*src, *dst, tlb)).first;
-    c.dtlb = known->second;
+    dtlb_of.emplace(DtlbKey{src->shape, dst->shape, src->storage_offset, dst->storage_offset}, DtlbEstimate{});
     c.counters = op.counters;
     c.gpu_ns = op.gpu_ns;
     copies.push_back(std::move(c));
   }
+  // Each distinct copy geometry is modelled once, by as many threads as the machine has (up
+  // to 4): the calls are over, and the model of a large copy is most of the analysis's time.
+  std::vector<std::pair<const DtlbKey*, DtlbEstimate*>> todo;
+  todo.reserve(dtlb_of.size());
+  for (auto& [key, est] : dtlb_of) todo.emplace_back(&key, &est);
+  std::map<DtlbKey, const CopyRecord*> first_of;
+  for (const CopyRecord& c : copies)
+    first_of.emplace(DtlbKey{c.src.shape, c.dst.shape, c.src.storage_offset, c.dst.storage_offset}, &c);
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < todo.size(); i = next++) {
+      const CopyRecord* c = first_of.at(*todo[i].first);
+      *todo[i].second = model_copy_dtlb(c->src, c->dst, tlb);
+    }
+  };
+  const size_t threads = std::min<size_t>({4, std::max(1u, std::thread::hardware_concurrency()), todo.size()});
+  std::vector<std::thread> helpers;
+  try {
+    for (size_t t = 1; t < threads; ++t) helpers.emplace_back(work);
+  } catch (const std::system_error&) {
+    // No more threads to be had: the ones there are, this one included, do it all.
+  }
+  work();
+  for (std::thread& t : helpers) t.join();
+  for (CopyRecord& c : copies)
+    c.dtlb = dtlb_of.at(DtlbKey{c.src.shape, c.dst.shape, c.src.storage_offset, c.dst.storage_offset});
   return copies;
 }
 
