@@ -185,7 +185,6 @@ struct Call {
   void park();
   void unpark();
   bool events_parked() const { return !keys_.empty(); }
-  size_t op_count() const { return events.size(); }
   OpKey key(size_t i) const {
     if (events_parked()) return keys_[i];
     const OpEvent& e = events[i];

@@ -5,9 +5,9 @@
 #include "analysis/format.h"
 
 #include <algorithm>
+#include <atomic>
 #include <system_error>
 #include <thread>
-#include <atomic>
 #include <map>
 #include <unordered_map>
 #include <sstream>
@@ -196,7 +196,14 @@ std::vector<CopyRecord> find_copies(const OpList& ops,
   // The model's estimate depends only on the two tensors' shapes and offsets: a copy a loop
   // repeats is modelled once (each model builds TLB arrays of a few thousand entries).
   using DtlbKey = std::tuple<const TensorShape*, const TensorShape*, int64_t, int64_t>;
-  std::map<DtlbKey, DtlbEstimate> dtlb_of;
+  // Each distinct copy geometry is modelled once: its job, and each copy's job.
+  struct DtlbJob {
+    size_t example;  // the first copy of that geometry
+    DtlbEstimate estimate;
+  };
+  std::map<DtlbKey, size_t> job_of;
+  std::vector<DtlbJob> jobs;
+  std::vector<size_t> copy_job;
   const Str copy_name("aten::copy_");
   for (const OpEvent& op : ops) {
     if (op.name != copy_name) continue;
@@ -215,27 +222,22 @@ std::vector<CopyRecord> find_copies(const OpList& ops,
     c.src = *src;
     c.dst = *dst;
     if (is_layout_copy(c.cls)) c.origin = provenance.origin(*src, op.id, &c.origin_input);
-    dtlb_of.emplace(DtlbKey{src->shape, dst->shape, src->storage_offset, dst->storage_offset}, DtlbEstimate{});
+    const auto job = job_of.emplace(DtlbKey{src->shape, dst->shape, src->storage_offset, dst->storage_offset},
+                                    jobs.size());
+    if (job.second) jobs.push_back({copies.size(), {}});
+    copy_job.push_back(job.first->second);
     c.counters = op.counters;
     c.gpu_ns = op.gpu_ns;
     copies.push_back(std::move(c));
   }
-  // Each distinct copy geometry is modelled once, by as many threads as the machine has (up
-  // to 4): the calls are over, and the model of a large copy is most of the analysis's time.
-  std::vector<std::pair<const DtlbKey*, DtlbEstimate*>> todo;
-  todo.reserve(dtlb_of.size());
-  for (auto& [key, est] : dtlb_of) todo.emplace_back(&key, &est);
-  std::map<DtlbKey, const CopyRecord*> first_of;
-  for (const CopyRecord& c : copies)
-    first_of.emplace(DtlbKey{c.src.shape, c.dst.shape, c.src.storage_offset, c.dst.storage_offset}, &c);
+  // The jobs run on as many threads as the machine has (up to 4): the calls are over, and the
+  // model of a large copy is most of the analysis's time.
   std::atomic<size_t> next{0};
   auto work = [&] {
-    for (size_t i = next++; i < todo.size(); i = next++) {
-      const CopyRecord* c = first_of.at(*todo[i].first);
-      *todo[i].second = model_copy_dtlb(c->src, c->dst, tlb);
-    }
+    for (size_t i = next++; i < jobs.size(); i = next++)
+      jobs[i].estimate = model_copy_dtlb(copies[jobs[i].example].src, copies[jobs[i].example].dst, tlb);
   };
-  const size_t threads = std::min<size_t>({4, std::max(1u, std::thread::hardware_concurrency()), todo.size()});
+  const size_t threads = std::min<size_t>({4, std::max(1u, std::thread::hardware_concurrency()), jobs.size()});
   std::vector<std::thread> helpers;
   try {
     for (size_t t = 1; t < threads; ++t) helpers.emplace_back(work);
@@ -244,8 +246,7 @@ std::vector<CopyRecord> find_copies(const OpList& ops,
   }
   work();
   for (std::thread& t : helpers) t.join();
-  for (CopyRecord& c : copies)
-    c.dtlb = dtlb_of.at(DtlbKey{c.src.shape, c.dst.shape, c.src.storage_offset, c.dst.storage_offset});
+  for (size_t i = 0; i < copies.size(); ++i) copies[i].dtlb = jobs[copy_job[i]].estimate;
   return copies;
 }
 

@@ -913,7 +913,7 @@ bool same_op(const OpKey& e, const RawEvent& raw, bool main, int64_t parent) {
 // thread, but each thread runs its ops in the same order. Empty when a thread ran other ops.
 std::vector<int32_t> match_by_thread(const Collected& c, const Call& first) {
   std::map<uint32_t, std::vector<int32_t>> first_threads;  // the first call's op ids per thread
-  for (size_t i = 0; i < first.op_count(); ++i) first_threads[first.key(i).thread].push_back(static_cast<int32_t>(i));
+  for (size_t i = 0; i < first.events.size(); ++i) first_threads[first.key(i).thread].push_back(static_cast<int32_t>(i));
   std::vector<std::vector<int32_t>> mine(c.buffers.size());  // this call's indexes per buffer
   for (size_t i = 0; i < c.events; ++i) mine[c.ref(i).buffer].push_back(static_cast<int32_t>(i));
   std::vector<int32_t> to_first(c.events, -1);
@@ -1014,7 +1014,7 @@ Call Recorder::stop_figures(const Call& first) {
   c.fill_call_figures(call);
   call.figures_only = true;
   // The figures go in the first call's op order: this call's, where it ran the same sequence.
-  bool in_order = c.events == first.op_count();
+  bool in_order = c.events == first.events.size();
   for (size_t i = 0; i < c.events && in_order; ++i) {
     const Collected::Ref at = c.ref(i);
     const RawEvent& raw = c.buffers[at.buffer]->events[at.local];
@@ -1022,7 +1022,7 @@ Call Recorder::stop_figures(const Call& first) {
                        raw.parent >= 0 ? c.id(at.buffer, raw.parent) : -1);
   }
   std::vector<int32_t> to_first;
-  if (!in_order && c.events == first.op_count())
+  if (!in_order && c.events == first.events.size())
     to_first = first.sites_recorded ? match_by_site(c, first) : match_by_thread(c, first);
   call.same_ops_as_first = in_order || !to_first.empty();
   std::vector<int64_t> durations, gpu_times;  // reordered into the first call's op order
