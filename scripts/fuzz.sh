@@ -19,18 +19,9 @@ for t in "${list[@]}"; do
   [[ " ${TARGETS[*]} " == *" $t "* ]] || { echo "fuzz: no target '$t' (${TARGETS[*]})" >&2; exit 2; }
 done
 
+source scripts/torch-env.sh  # install_missing
 PACKAGES=(clang-14 libclang-rt-14-dev cmake ninja-build libpfm4-dev nlohmann-json3-dev libsimdjson-dev libcli11-dev)
-missing=()
-for p in "${PACKAGES[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  echo "fuzz: installing ${missing[*]}" >&2
-  SUDO=""
-  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-  $SUDO apt-get update -q >&2
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
-fi
+install_missing fuzz "${PACKAGES[@]}"
 
 B=${FUZZ_BUILD_DIR:-build-fuzz}
 export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}

@@ -23,17 +23,7 @@ PACKAGES=(g++ cmake ninja-build ccache pkg-config libpfm4-dev
 # Debian's LibTorch and its Python (for the samples), unless another torch is asked for.
 [ -n "${TORCH_PYTHON:-}" ] || PACKAGES+=(libtorch-dev python3-torch python3-torchvision)
 
-missing=()
-for p in "${PACKAGES[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  echo "setup: installing ${missing[*]}" >&2
-  SUDO=""
-  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-  $SUDO apt-get update -q >&2
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
-fi
+install_missing setup "${PACKAGES[@]}"
 
 torch_env_resolve  # TORCH_PY, TORCH_VERSION, BUILD_DIR, TORCH_CMAKE_ARGS (scripts/torch-env.sh)
 export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}

@@ -12,6 +12,23 @@
 LAYOUTPROF_WHEEL=${LAYOUTPROF_WHEEL:-"torch==2.14.1 torchvision==0.29.1"}
 LAYOUTPROF_CACHE=${LAYOUTPROF_CACHE:-$HOME/.cache/layoutprof}
 
+# install_missing WHO PACKAGE...: installs from Debian's archive those not installed yet
+# (sudo when not root); WHO prefixes the line saying so.
+install_missing() {
+  local who=$1 p
+  shift
+  local missing=()
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  ((${#missing[@]})) || return 0
+  echo "$who: installing ${missing[*]}" >&2
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -q >&2
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
+}
+
 # The venv for LAYOUTPROF_WHEEL, made (or finished) if needed; prints its python.
 wheel_python() {
   local name venv
