@@ -570,7 +570,7 @@ SAMPLES = [
            copies(explicit_layout=64, dtype_device=64),
            "Per row of the input: '* 0.5' casts its 0-dim double to float (dtype_device) and "
            "t().contiguous() copies the transposed 8x8 (explicit). The scale benchmark runs it "
-           "with 28000 and 100000 rows (about 280,000 and 1,000,000 op events per call)."),
+           "with 16500 and 60000 rows (about 280,000 and 1,000,000 op events per call)."),
     Sample("fork_wait", ForkWait, ["2x8x16"],
            copies(implicit_layout=1, explicit_layout=1, broadcast=1),
            "The forked branch's reshape of the transposed [2, 16, 8] view into [2, 128] cannot be "
