@@ -274,6 +274,30 @@ void TensorStore::park(SpillFile& file, std::vector<ParkedPages>& parked) {
   for (MappedVector<TensorInfo>& block : blocks_) park_pages(block, file, parked);
 }
 
+void Call::park() {
+  if (parked_in_) return;
+  std::shared_ptr<SpillFile> file = SpillFile::get();
+  if (!file) return;  // no spill file: everything stays in memory (SpillFile::note says so)
+  parked_in_ = file;
+  tensors->park(*file, parked_);
+  if (sites_recorded || events.empty()) return;  // match_by_site reads the events' sites
+  keys_.reserve(events.size());
+  for (const OpEvent& e : events) keys_.push_back({e.name, e.parent, e.thread});
+  const size_t before = parked_.size();
+  park_pages(events, *file, parked_);
+  if (parked_.size() == before) MappedVector<OpKey>().swap(keys_);  // small, or the file is full
+}
+
+void Call::unpark() {
+  for (const ParkedPages& p : parked_)
+    if (!parked_in_->unpark(p.offset, p.at, p.bytes))
+      throw std::runtime_error("the shown call's events could not be read back from the spill file (" +
+                               SpillFile::note() + ")");
+  parked_.clear();
+  parked_in_.reset();
+  MappedVector<OpKey>().swap(keys_);
+}
+
 const TensorInfo* TensorStore::adopt(MappedVector<TensorInfo> block) {
   blocks_.push_back(std::move(block));
   open_ = false;

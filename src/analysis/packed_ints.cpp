@@ -6,7 +6,6 @@
 #include <cerrno>
 #include <cstdlib>
 #include <mutex>
-#include <stdexcept>
 
 #include "layoutprof/trace.h"
 
@@ -88,30 +87,6 @@ int64_t SpillFile::park(void* at, size_t bytes) {
 bool SpillFile::unpark(int64_t offset, void* at, size_t bytes) const {
   bytes = whole_pages(bytes);
   return read(offset, static_cast<uint8_t*>(at), bytes) == bytes;
-}
-
-void Call::park() {
-  if (parked_in_) return;
-  std::shared_ptr<SpillFile> file = SpillFile::get();
-  if (!file) return;  // no spill file: everything stays in memory (SpillFile::note says so)
-  parked_in_ = file;
-  tensors->park(*file, parked_);
-  if (sites_recorded || events.empty()) return;  // match_by_site reads the events' sites
-  keys_.reserve(events.size());
-  for (const OpEvent& e : events) keys_.push_back({e.name, e.parent, e.thread});
-  const size_t before = parked_.size();
-  park_pages(events, *file, parked_);
-  if (parked_.size() == before) MappedVector<OpKey>().swap(keys_);  // small, or the file is full
-}
-
-void Call::unpark() {
-  for (const ParkedPages& p : parked_)
-    if (!parked_in_->unpark(p.offset, p.at, p.bytes))
-      throw std::runtime_error("the shown call's events could not be read back from the spill file (" +
-                               SpillFile::note() + ")");
-  parked_.clear();
-  parked_in_.reset();
-  MappedVector<OpKey>().swap(keys_);
 }
 
 void PackedInts::push_counter(const CounterValue& v) {

@@ -208,8 +208,8 @@ struct Name {
 
 struct RawEvent {  // 32 bytes: a call's array of them is walked once per op
   const Name* name;  // into ThreadBuffer::names
-  int64_t start;     // ticks(); 0 = not ended (end)
-  int64_t end;
+  int64_t start;     // ticks() as the op started
+  int64_t end;       // and as it ended; 0 while it runs
   int32_t parent;  // index in the same thread's buffer, -1 at the top
   // std::uncaught_exceptions() at the start (saturated): more at the end means it threw.
   uint16_t uncaught;
