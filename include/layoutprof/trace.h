@@ -181,7 +181,7 @@ struct Call {
   // took its own sites (a forking model's later calls are matched to its modules and sources),
   // move to the spill file, so that they are not in memory beside the later calls' forward()
   // and recording; stop_figures() compares with key(). unpark() puts them back before anything
-  // else reads them (throws std::runtime_error where the file cannot give them back).
+  // else reads them (throws OutputError, exit 5, where the file cannot give them back).
   void park();
   void unpark();
   bool events_parked() const { return !keys_.empty(); }

@@ -1,5 +1,6 @@
 #include "layoutprof/layout.h"
 #include "layoutprof/trace.h"
+#include "layoutprof/errors.h"
 
 #include <algorithm>
 #include <deque>
@@ -291,8 +292,8 @@ void Call::park() {
 void Call::unpark() {
   for (const ParkedPages& p : parked_)
     if (!parked_in_->unpark(p.offset, p.at, p.bytes))
-      throw std::runtime_error("the shown call's events could not be read back from the spill file (" +
-                               SpillFile::note() + ")");
+      throw OutputError("the first recorded call's events could not be read back from the spill file (" +
+                        SpillFile::note() + ")");
   parked_.clear();
   parked_in_.reset();
   MappedVector<OpKey>().swap(keys_);
