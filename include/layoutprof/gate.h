@@ -66,7 +66,8 @@ Comparison compare_reports(const Report& base, const Report& now, const GateOpti
 
 // Pairs the top-level ops of two reports: by module path, then by op sequence within each
 // module (longest common subsequence), so that an inserted op does not shift the rest.
-// Returns, per top-level op of `now` (by id), the matching op id in `base` or -1.
+// Returns, per op of now.ops (by position), the position of its match in base.ops, or -1
+// (positions are ids in a report read whole).
 std::vector<int64_t> align_top_level_ops(const Report& base, const Report& now);
 
 // Reporters over a Comparison.

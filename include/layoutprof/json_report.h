@@ -25,15 +25,17 @@ Report report_from_json(const nlohmann::json& doc);
 // than failing the whole report.
 std::string dump_json(const nlohmann::json& doc, int indent = 2);
 
-// Whether a report read keeps its op events' tensors: the text report shows them; the gate
-// (check, diff, --baseline) compares copies, split points and modules, which carry their own,
-// and leaves them (a schema 2 report written as layoutprof writes it; others keep them).
-enum class OpTensors { kept, dropped };
+// What a report read keeps of the op list. The text report, JSON and trace need it whole
+// (full). The gate (check, diff, --baseline) aligns and names top-level ops only and compares
+// copies, split points and modules, which carry their own tensors: top_level keeps the
+// top-level op events, ids as in the file, without tensors (Report::top_level_only), and
+// checks every op event as a full read does.
+enum class OpDetail { full, top_level };
 
 // Reads and parses a report file, schema 2 or 1, converting the op list as it streams by;
 // errors name the file.
-Report load_report_file(const std::string& path, OpTensors op_tensors = OpTensors::kept);
+Report load_report_file(const std::string& path, OpDetail detail = OpDetail::full);
 // The same from an open regular file (read from its current offset); `path` names it in errors.
-Report read_report_fd(int fd, const std::string& path, OpTensors op_tensors = OpTensors::kept);
+Report read_report_fd(int fd, const std::string& path, OpDetail detail = OpDetail::full);
 
 }  // namespace layoutprof

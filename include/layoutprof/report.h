@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -100,6 +101,9 @@ struct Report {
   RunInfo run;
   Summary summary;
   OpList ops;  // one recorded call
+  // Read for the gate (OpDetail::top_level): `ops` holds the top-level op events only, at
+  // positions that are not their ids, without tensors; nothing renders such a report.
+  bool top_level_only = false;
   std::shared_ptr<TensorStore> tensors = std::make_shared<TensorStore>();  // the ops' tensors
   std::vector<CopyRecord> copies;
   std::vector<SplitPoint> split_points;  // ranked: most bytes first
@@ -109,6 +113,11 @@ struct Report {
   int64_t backward_from = -1;
   std::vector<ParamGrad> parameters;
 };
+
+// The writers' guard: a report read for the gate only (top_level_only) cannot be rendered.
+inline void require_whole_report(const Report& r) {
+  if (r.top_level_only) throw std::logic_error("a report read for the gate (top-level ops only) was rendered");
+}
 
 // What a parameter's gradient verdict means for the user, in one line, and (size1_only: the
 // case DDP warns about) the two lines DDP's reducer prints for it; empty otherwise.

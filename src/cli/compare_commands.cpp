@@ -72,13 +72,14 @@ int compare(const CompareOptions& o, bool with_table) {
   const GateOptions options = gate_options(o.gate);  // bad thresholds: usage errors before any file is read
   // The two reports are read side by side (reading is most of a large comparison's time);
   // errors are reported as before: the baseline's first.
-  // The gate reads no op event's tensors: copies and split points carry their own.
+  // The gate reads the top-level op events only, without tensors: copies and split points
+  // carry their own.
   std::future<Report> base_read =
-      std::async(std::launch::async, [&o] { return load_report_file(o.base, OpTensors::dropped); });
+      std::async(std::launch::async, [&o] { return load_report_file(o.base, OpDetail::top_level); });
   Report now;
   std::exception_ptr now_error;
   try {
-    now = load_report_file(o.now, OpTensors::dropped);
+    now = load_report_file(o.now, OpDetail::top_level);
   } catch (...) {
     now_error = std::current_exception();
   }

@@ -139,7 +139,7 @@ int run_run(const RunOptions& o) {
   if (!o.baseline.empty()) {
     gate = gate_options(o.gate);
     try {
-      baseline = load_report_file(o.baseline, OpTensors::dropped);
+      baseline = load_report_file(o.baseline, OpDetail::top_level);
     } catch (const UsageError&) {
       if (!o.update_baseline) throw;  // a missing or unreadable baseline is replaced when updating
     }

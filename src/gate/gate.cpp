@@ -97,10 +97,12 @@ std::vector<std::pair<size_t, size_t>> lcs(const std::vector<std::string>& a,
   return pairs;
 }
 
+// Positions in r.ops of each module's top-level ops, in order (positions, not ids: a report
+// read for the gate holds its top-level ops only).
 std::map<std::string, std::vector<int64_t>> top_level_by_module(const Report& r) {
   std::map<std::string, std::vector<int64_t>> by;
-  for (const OpEvent& op : r.ops)
-    if (op.parent < 0) by[op.module].push_back(op.id);
+  for (size_t i = 0; i < r.ops.size(); ++i)
+    if (r.ops[i].parent < 0) by[r.ops[i].module].push_back(static_cast<int64_t>(i));
   return by;
 }
 
@@ -205,6 +207,17 @@ struct Side {
     auto it = modules.find(m);
     return it == modules.end() ? nullptr : it->second;
   }
+  // The position in r.ops of the op with this id (ops are in id order; a report read for the
+  // gate holds its top-level ops only), -1 if not there.
+  int64_t position(int64_t id) const {
+    auto it = std::lower_bound(r.ops.begin(), r.ops.end(), id,
+                               [](const OpEvent& op, int64_t v) { return op.id < v; });
+    return it != r.ops.end() && it->id == id ? static_cast<int64_t>(it - r.ops.begin()) : -1;
+  }
+  // The base's op id paired with the op at position `at` of `now`, -1 if none.
+  int64_t paired_id(const std::vector<int64_t>& match, int64_t at) const {
+    return at >= 0 && match[at] >= 0 ? r.ops[match[at]].id : -1;
+  }
   int64_t implicit_at(int64_t op) const {
     auto it = implicit_by_op.find(op);
     return it == implicit_by_op.end() ? 0 : it->second;
@@ -235,9 +248,9 @@ NewThings new_things(const Side& base, const Side& now, const std::vector<int64_
   NewThings t;
   auto ids = now.top_level.find(module);
   if (ids == now.top_level.end()) return t;
-  for (int64_t id : ids->second) {
-    const OpEvent& op = now.r.ops[id];
-    int64_t b = match[op.id];
+  for (int64_t at : ids->second) {
+    const OpEvent& op = now.r.ops[at];
+    const int64_t b = base.paired_id(match, at);
     int64_t before = b >= 0 ? base.implicit_at(b) : 0;
     int64_t after = now.implicit_at(op.id);
     if (after > before) {
@@ -354,7 +367,7 @@ Comparison compare_reports(const Report& base_report, const Report& now_report, 
   }
   int64_t new_splits = 0;
   for (const SplitPoint& sp : now_report.split_points) {
-    int64_t b = match[sp.op];
+    const int64_t b = base.paired_id(match, now.position(sp.op));
     if (b < 0 || !base.split_by_op.count(b)) ++new_splits;
   }
   c.checks.push_back({"total", "split points", new_splits <= o.max_new_split_points,

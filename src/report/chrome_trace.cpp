@@ -68,6 +68,7 @@ class EventWriter {
 }  // namespace
 
 void write_chrome_trace(std::ostream& out, const Report& r) {
+  require_whole_report(r);
   const int pid = 1;
   out << "{\"displayTimeUnit\":\"ns\",\"otherData\":"
       << dump_compact({{"tool", "layoutprof"}, {"model", r.run.model}, {"status", r.run.status}})

@@ -457,27 +457,58 @@ ModuleStats module_from(const json& j, const std::vector<std::string>& names) {
   return m;
 }
 
-// Ids in a report index its op list; a report that breaks this is refused, not rendered.
-void check_ids(const Report& r) {
-  auto n = static_cast<int64_t>(r.ops.size());
+// Where the reader's op events go as they are converted: all into the op list, or
+// (OpDetail::top_level) the top-level ones only. Either way every event's id and parent are
+// checked here, and its top-level ancestor kept (4 bytes an event) for check_ids().
+class OpSink {
+ public:
+  OpSink(OpList& ops, OpDetail detail) : ops_(ops), top_level_only_(detail == OpDetail::top_level) {}
+  // Op events converted so far: the next one's id.
+  int64_t size() const { return static_cast<int64_t>(top_.size()); }
+  // A converted event's depth (a nested event's depth is not kept for the gate).
+  int32_t depth(int32_t id) const { return top_level_only_ ? 0 : ops_[static_cast<size_t>(id)].depth; }
+  void reserve(size_t events, size_t top_level) {
+    top_.reserve(events);
+    ops_.reserve(top_level_only_ ? top_level : events);
+  }
+  void add(OpEvent&& op) {
+    const int64_t id = size();
+    if (op.id != id || op.parent >= id || op.parent < -1)
+      throw std::out_of_range("ops[" + std::to_string(id) + "] has a bad id or parent");
+    if (op.module.size() > 4096) throw std::out_of_range("a module path is too long");
+    top_.push_back(op.parent < 0 ? op.id : top_[static_cast<size_t>(op.parent)]);
+    if (!top_level_only_) {
+      ops_.push_back(std::move(op));
+    } else if (op.parent < 0) {
+      op.inputs = {};
+      op.outputs = {};
+      ops_.push_back(std::move(op));
+    }
+  }
+  // Each op event's top-level ancestor (itself when top-level), by id.
+  const std::vector<int32_t>& top() const { return top_; }
+
+ private:
+  OpList& ops_;
+  bool top_level_only_;
+  std::vector<int32_t> top_;
+};
+
+// Ids in a report index its op list (`top`: each op event's top-level ancestor, as OpSink
+// kept it); a report that breaks this is refused, not rendered.
+void check_ids(const Report& r, const std::vector<int32_t>& top) {
+  auto n = static_cast<int64_t>(top.size());
   auto valid = [n](int64_t id) { return id >= -1 && id < n; };
-  for (size_t i = 0; i < r.ops.size(); ++i)
-    if (r.ops[i].id != static_cast<int64_t>(i) || !valid(r.ops[i].parent) ||
-        r.ops[i].parent >= static_cast<int64_t>(i))
-      throw std::out_of_range("ops[" + std::to_string(i) + "] has a bad id or parent");
   for (const CopyRecord& c : r.copies)
     if (c.op < 0 || !valid(c.op) || c.culprit < 0 || !valid(c.culprit) || !valid(c.origin))
       throw std::out_of_range("a copy names an op that is not in the report");
   // A copy's culprit is the top-level op around it, and a split point is at a top-level op,
   // as analyze() makes them (the gate aligns top-level ops).
-  std::vector<int32_t> top(r.ops.size());
-  for (size_t i = 0; i < r.ops.size(); ++i)
-    top[i] = r.ops[i].parent < 0 ? static_cast<int32_t>(i) : top[r.ops[i].parent];
   for (const CopyRecord& c : r.copies)
     if (top[c.op] != c.culprit) throw std::out_of_range("a copy's culprit is not the top-level op around it");
   for (const SplitPoint& sp : r.split_points) {
     if (sp.op < 0 || !valid(sp.op)) throw std::out_of_range("a split point names a missing op");
-    if (r.ops[sp.op].parent >= 0) throw std::out_of_range("a split point names an op that is not top-level");
+    if (top[sp.op] != sp.op) throw std::out_of_range("a split point names an op that is not top-level");
     for (int64_t id : sp.copy_ops)
       if (id < 0 || !valid(id)) throw std::out_of_range("a split point names a missing copy");
   }
@@ -487,7 +518,7 @@ void check_ids(const Report& r) {
   // The summary's totals are what its op list and copies add up to (the gate compares totals;
   // a report edited or cut by hand is refused, not trusted).
   int64_t top_level = 0;
-  for (const OpEvent& op : r.ops) top_level += op.parent < 0;
+  for (size_t i = 0; i < top.size(); ++i) top_level += top[i] == static_cast<int32_t>(i);
   if (r.summary.ops != n || r.summary.top_level_ops != top_level)
     throw std::out_of_range("summary.ops and summary.top_level_ops (" + std::to_string(r.summary.ops) + ", " +
                             std::to_string(r.summary.top_level_ops) + ") are not the op list's (" +
@@ -513,11 +544,9 @@ void check_ids(const Report& r) {
     if (!t.strides().empty() && classify_layout(t.sizes(), t.strides()).cls != t.layout().cls)
       throw std::out_of_range("a tensor's layout class does not match its strides");
   };
-  for (const OpEvent& op : r.ops) {
-    if (op.module.size() > 4096) throw std::out_of_range("a module path is too long");
+  for (const OpEvent& op : r.ops)
     for (const auto* list : {&op.inputs, &op.outputs})
       for (const TensorInfo& t : *list) check_tensor(t);
-  }
   for (const CopyRecord& c : r.copies) {
     check_tensor(c.src);
     check_tensor(c.dst);
@@ -755,6 +784,7 @@ void write_array(std::ostream& out, const List& list, Write&& write) {
 }  // namespace
 
 void write_report_json(std::ostream& out, const Report& r) {
+  require_whole_report(r);
   const std::vector<std::string> names = measured_names(r.run);
   // Tables first (the rows refer to them), then the rows, made again with the same ids.
   OpTablesOut tables;
@@ -865,7 +895,7 @@ struct OpTablesIn {
   std::vector<TensorInfo> tensors;
   std::vector<std::string> counter_names;
   bool read = false;
-  // OpTensors::dropped: op rows' tensors are checked against the table, not kept.
+  // OpDetail::top_level: op rows' tensors are checked against the table, not kept.
   bool keep_op_tensors = true;
 };
 
@@ -896,16 +926,15 @@ TensorList tensors_from_row(const json& flat, const OpTablesIn& t, TensorStore& 
 }
 
 // One row of the op list (schema 2); `ops` holds the rows before it.
-OpEvent op_from_row(const json& row, const OpTablesIn& t, const OpList& ops,
-                    TensorStore& store) {
+OpEvent op_from_row(const json& row, const OpTablesIn& t, const OpSink& ops, TensorStore& store) {
   if (!row.is_array() || row.size() < 10 || row.size() > 12) throw std::out_of_range("an op row has the wrong length");
   OpEvent op;
-  op.id = op_index(static_cast<int64_t>(ops.size()));
+  op.id = op_index(ops.size());
   const int64_t parent = id_from(row.at(0));
   if (parent >= op.id || parent < -1)
     throw std::out_of_range("ops[" + std::to_string(op.id) + "] has a bad id or parent");
   op.parent = static_cast<int32_t>(parent);
-  op.depth = op.parent >= 0 ? ops[op.parent].depth + 1 : 0;
+  op.depth = op.parent >= 0 ? ops.depth(op.parent) + 1 : 0;
   op.name = t.names.at(as<size_t>(row.at(1)));
   op.module = t.modules.at(as<size_t>(row.at(2)));
   const auto& source = t.sources.at(as<size_t>(row.at(3)));
@@ -949,8 +978,11 @@ void check_version(const json& v) {
 
 // What the file reader converted as it parsed, leaving the document.
 struct Streamed {
+  explicit Streamed(OpDetail d) : detail(d), sink(report.ops, d) {}
+  OpDetail detail;
   bool ops = false, copies = false, split_points = false;
   Report report;  // ops, tensors, copies and split points so far
+  OpSink sink;    // into report.ops
   const std::vector<TensorInfo>* tensor_table = nullptr;  // the op list's, always streamed
 };
 
@@ -958,6 +990,7 @@ struct Streamed {
 // `streamed` where it has them (the file reader converts them entry by entry as it parses),
 // else from doc.
 Report report_from_doc(const json& doc, Streamed* streamed) {
+  const OpDetail detail = streamed ? streamed->detail : OpDetail::full;
   if (!doc.is_object()) throw UsageError("not a layoutprof report: the document is not an object");
   if (!doc.contains("schema_version"))
     throw UsageError("not a layoutprof report: no schema_version");
@@ -988,18 +1021,22 @@ Report report_from_doc(const json& doc, Streamed* streamed) {
     if (s.contains("grad_layout"))
       for (int v = 0; v < 4; ++v)
         r.summary.grad_layout[v] = as<int64_t>(s.at("grad_layout").at(grad_verdict_name(static_cast<GradVerdict>(v))));
+    OpSink doc_sink(r.ops, detail);
+    const OpSink* sink = &doc_sink;
     if (streamed && streamed->ops) {
       r.ops = std::move(streamed->report.ops);
       r.tensors = streamed->report.tensors;
+      sink = &streamed->sink;
     } else if (v1) {
-      for (const json& j : doc.at("ops")) r.ops.push_back(op_from(j, names, *r.tensors));
+      for (const json& j : doc.at("ops")) doc_sink.add(op_from(j, names, *r.tensors));
     } else {
       const json& ops = doc.at("ops");
       OpTablesIn t;
+      t.keep_op_tensors = detail == OpDetail::full;
       for (const char* key : kOpTables) read_table(t, key, ops.at(key));
       if (streamed && streamed->tensor_table) t.tensors = *streamed->tensor_table;
       t.counter_names = names;
-      for (const json& row : ops.at("rows")) r.ops.push_back(op_from_row(row, t, r.ops, *r.tensors));
+      for (const json& row : ops.at("rows")) doc_sink.add(op_from_row(row, t, doc_sink, *r.tensors));
     }
     if (streamed && streamed->copies) r.copies = std::move(streamed->report.copies);
     else
@@ -1016,20 +1053,24 @@ Report report_from_doc(const json& doc, Streamed* streamed) {
       if (!pairs.is_array() || pairs.size() % 2) throw std::out_of_range("ops.forward_ops is malformed");
       for (size_t i = 0; i < pairs.size(); i += 2) {
         const int64_t op = as<int64_t>(pairs[i]), fwd = as<int64_t>(pairs[i + 1]);
-        if (op < 0 || op >= static_cast<int64_t>(r.ops.size()) || fwd < 0 || fwd >= op)
+        if (op < 0 || op >= sink->size() || fwd < 0 || fwd >= op)
           throw std::out_of_range("ops.forward_ops names an op out of range");
-        r.ops[op].forward_op = static_cast<int32_t>(fwd);
+        if (detail == OpDetail::full) r.ops[op].forward_op = static_cast<int32_t>(fwd);
       }
     }
-    if (r.backward_from < -1 || r.backward_from > static_cast<int64_t>(r.ops.size()))
+    if (r.backward_from < -1 || r.backward_from > sink->size())
       throw std::out_of_range("ops.backward_from is out of range");
     if (doc.contains("parameters"))
       for (const json& j : doc.at("parameters")) {
         r.parameters.push_back(parameter_from(j));
-        if (r.parameters.back().producer >= static_cast<int64_t>(r.ops.size()))
+        if (r.parameters.back().producer >= sink->size())
           throw std::out_of_range("a parameter's grad_producer is out of range");
       }
-    check_ids(r);
+    check_ids(r, sink->top());
+    if (detail == OpDetail::top_level) {
+      r.top_level_only = true;
+      r.tensors = std::make_shared<TensorStore>();  // schema 1 kept them as it read
+    }
     return r;
   } catch (const json::exception& e) {
     throw UsageError("not a valid layoutprof report: " + first_line(e.what()));
@@ -1134,14 +1175,14 @@ class DomRowReader {
 // The same conversion as op_from_row(), from tokens (RowReader) or off simdjson's tape
 // (DomRowReader). `null` parents are -1; a row is [ ... ] without its own outer brackets.
 template <typename Reader>
-OpEvent op_from_reader(Reader r, const OpTablesIn& t, const OpList& ops, TensorStore& store) {
+OpEvent op_from_reader(Reader r, const OpTablesIn& t, const OpSink& ops, TensorStore& store) {
   OpEvent op;
-  op.id = op_index(static_cast<int64_t>(ops.size()));
+  op.id = op_index(ops.size());
   const int64_t parent = r.integer();
   if (parent >= op.id || parent < -1)
     throw std::out_of_range("ops[" + std::to_string(op.id) + "] has a bad id or parent");
   op.parent = static_cast<int32_t>(parent);
-  op.depth = op.parent >= 0 ? ops[op.parent].depth + 1 : 0;
+  op.depth = op.parent >= 0 ? ops.depth(op.parent) + 1 : 0;
   op.name = t.names.at(r.index());
   op.module = t.modules.at(r.index());
   const auto& source = t.sources.at(r.index());
@@ -1198,7 +1239,7 @@ OpEvent op_from_reader(Reader r, const OpTablesIn& t, const OpList& ops, TensorS
   return op;
 }
 
-OpEvent op_from_tokens(const std::vector<RowToken>& tokens, const OpTablesIn& t, const OpList& ops,
+OpEvent op_from_tokens(const std::vector<RowToken>& tokens, const OpTablesIn& t, const OpSink& ops,
                        TensorStore& store) {
   return op_from_reader(RowReader(tokens), t, ops, store);
 }
@@ -1307,12 +1348,12 @@ class ReportSax {
 // each op object) becomes an OpEvent and leaves the document, so memory holds the Report
 // and never the op list's JSON tree.
 
-Report parse_report_streaming(int fd, std::streamoff size, OpTensors op_tensors) {
-  Streamed streamed;
-  OpList& ops = streamed.report.ops;
+Report parse_report_streaming(int fd, std::streamoff size, OpDetail detail) {
+  Streamed streamed(detail);
+  OpSink& ops = streamed.sink;
   TensorStore& store = *streamed.report.tensors;
   OpTablesIn tables;
-  tables.keep_op_tensors = op_tensors == OpTensors::kept;
+  tables.keep_op_tensors = detail == OpDetail::full;
   streamed.tensor_table = &tables.tensors;
   std::string top_key, ops_key;
   bool ops_is_list = false;  // schema 1: "ops" is a list of objects
@@ -1342,10 +1383,13 @@ Report parse_report_streaming(int fd, std::streamoff size, OpTensors op_tensors)
     if (depth == 1 && top == Top::schema_version && event == E::value) check_version(parsed);
     if (depth == 1 && top == Top::ops && event == E::array_start) ops_is_list = true;
     if (depth == 1 && top == Top::summary && event == E::object_end && parsed.contains("ops") &&
-        parsed["ops"].is_number_unsigned()) {
+        parsed["ops"].is_number_unsigned() && parsed.contains("top_level_ops") &&
+        parsed["top_level_ops"].is_number_unsigned()) {
       // The op list is sized once (growing it by doubling would hold up to twice its size):
-      // to the summary's count, bounded by what the file can hold (a row is over 20 bytes).
-      ops.reserve(std::min<uint64_t>(as<uint64_t>(parsed["ops"]), static_cast<uint64_t>(size / 20)));
+      // to the summary's counts, bounded by what the file can hold (a row is over 20 bytes).
+      const auto most = static_cast<uint64_t>(size / 20);
+      ops.reserve(std::min<uint64_t>(as<uint64_t>(parsed["ops"]), most),
+                  std::min<uint64_t>(as<uint64_t>(parsed["top_level_ops"]), most));
     }
     if (depth == 1 && top == Top::run && event == E::object_end) {
       tables.counter_names = measured_names(run_from(parsed));
@@ -1364,7 +1408,7 @@ Report parse_report_streaming(int fd, std::streamoff size, OpTensors op_tensors)
     }
     if (top != Top::ops) return true;
     if (ops_is_list && depth == 2 && event == E::object_end && run_read) {
-      ops.push_back(op_from(parsed, tables.counter_names, store));
+      ops.add(op_from(parsed, tables.counter_names, store));
       streamed.ops = true;
       return false;
     }
@@ -1380,7 +1424,7 @@ Report parse_report_streaming(int fd, std::streamoff size, OpTensors op_tensors)
     }
     if (!ops_is_list && depth == 3 && event == E::array_end && ops_key == "rows" && run_read &&
         tables_read.size() == kOpTables.size()) {
-      ops.push_back(op_from_row(parsed, tables, ops, store));
+      ops.add(op_from_row(parsed, tables, ops, store));
       streamed.ops = true;
       return false;
     }
@@ -1392,7 +1436,7 @@ Report parse_report_streaming(int fd, std::streamoff size, OpTensors op_tensors)
     using E = ReportSax::Entries;
     if (entries == E::rows)
       feeder.arm([&](simdjson::dom::element row) {
-        ops.push_back(op_from_reader(DomRowReader(row), tables, ops, store));
+        ops.add(op_from_reader(DomRowReader(row), tables, ops, store));
         streamed.ops = true;
       });
     if (entries == E::tensors && !ops_is_list)
@@ -1411,7 +1455,7 @@ Report parse_report_streaming(int fd, std::streamoff size, OpTensors op_tensors)
   ReportSax sax(
       doc, convert, [&] { return run_read && tables_read.size() == kOpTables.size(); },
       [&](const std::vector<RowToken>& row) {
-        ops.push_back(op_from_tokens(row, tables, ops, store));
+        ops.add(op_from_tokens(row, tables, ops, store));
         streamed.ops = true;
       },
       arm);
@@ -1441,22 +1485,22 @@ std::string dump_json(const json& doc, int indent) {
   return doc.dump(indent, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
-Report load_report_file(const std::string& path, OpTensors op_tensors) {
+Report load_report_file(const std::string& path, OpDetail detail) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw UsageError("cannot open report '" + path + "': " + std::strerror(errno));
   struct Closer {
     int fd;
     ~Closer() { ::close(fd); }
   } closer{fd};
-  return read_report_fd(fd, path, op_tensors);
+  return read_report_fd(fd, path, detail);
 }
 
-Report read_report_fd(int fd, const std::string& path, OpTensors op_tensors) {
+Report read_report_fd(int fd, const std::string& path, OpDetail detail) {
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
     throw UsageError("cannot read report '" + path + "': not a regular file");
   try {
-    return parse_report_streaming(fd, static_cast<std::streamoff>(st.st_size), op_tensors);
+    return parse_report_streaming(fd, static_cast<std::streamoff>(st.st_size), detail);
   } catch (const UsageError& e) {
     const std::string why = e.what();
     throw UsageError("report '" + path + "'" + (why.rfind("is not", 0) == 0 ? " " : ": ") + why);

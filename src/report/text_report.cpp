@@ -330,6 +330,7 @@ void write_grad_layouts(std::ostream& out, const Report& r) {
 }  // namespace
 
 void write_text_report(std::ostream& out, const Report& report, const TextOptions& options) {
+  require_whole_report(report);
   write_header(out, report);
   if (report.run.status == "failed") write_failure(out, report);
   write_heatmap(out, report, options);

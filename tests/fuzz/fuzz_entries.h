@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -95,21 +96,37 @@ inline int report(const uint8_t* data, size_t size) {
     if (n <= 0) throw std::runtime_error("writing the memfd");
     done += static_cast<size_t>(n);
   }
-  ::lseek(fd, 0, SEEK_SET);
-  for (OpTensors tensors : {OpTensors::kept, OpTensors::dropped}) {
+  std::optional<Report> whole;
+  try {
     ::lseek(fd, 0, SEEK_SET);
-    try {
-      Report r = read_report_fd(fd, "fuzz.json", tensors);
-      std::ostringstream out;
-      write_text_report(out, r, TextOptions{});
-      check_comparable(r, r);
-      Comparison c = compare_reports(r, r, GateOptions{});
-      if (c.regressed()) throw std::logic_error("a report regressed against itself");
-      (void)format_comparison(c, DiffFormat::markdown, true);
-      (void)report_json_text(r);
-    } catch (const UsageError& e) {
-      one_line(e);
+    Report r = read_report_fd(fd, "fuzz.json", OpDetail::full);
+    std::ostringstream out;
+    write_text_report(out, r, TextOptions{});
+    check_comparable(r, r);
+    Comparison c = compare_reports(r, r, GateOptions{});
+    if (c.regressed()) throw std::logic_error("a report regressed against itself");
+    (void)format_comparison(c, DiffFormat::markdown, true);
+    (void)report_json_text(r);
+    whole = std::move(r);
+  } catch (const UsageError& e) {
+    one_line(e);
+  }
+  // As the gate reads it: the same comparison as from the whole report.
+  try {
+    ::lseek(fd, 0, SEEK_SET);
+    Report g = read_report_fd(fd, "fuzz.json", OpDetail::top_level);
+    check_comparable(g, g);
+    Comparison c = compare_reports(g, g, GateOptions{});
+    if (c.regressed()) throw std::logic_error("a report read for the gate regressed against itself");
+    if (whole) {
+      const std::string full = format_comparison(compare_reports(*whole, *whole, GateOptions{}), DiffFormat::markdown, true);
+      if (format_comparison(c, DiffFormat::markdown, true) != full)
+        throw std::logic_error("the gate's read of a report compares otherwise than the whole report");
+      if (compare_reports(*whole, g, GateOptions{}).regressed())
+        throw std::logic_error("a report regressed against its own gate read");
     }
+  } catch (const UsageError& e) {
+    one_line(e);
   }
   return 0;
 }

@@ -3,8 +3,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "layoutprof/analysis.h"
 #include "layoutprof/errors.h"
+#include "layoutprof/json_report.h"
 #include "synthetic.h"
 
 namespace layoutprof {
@@ -107,6 +110,39 @@ TEST(Gate, AnOpInsertedUpstreamDoesNotShiftTheRest) {
     else { ASSERT_GE(match[op.id], 0) << op.name; }
     if (match[op.id] >= 0) { EXPECT_EQ(base.ops[match[op.id]].name, op.name); }
   }
+}
+
+// check, diff and --baseline read reports with their top-level ops only: every comparison is
+// the one the whole reports make, either way round, and against a live (whole) report.
+TEST(Gate, ReportsReadForTheGateCompareAsWholeReports) {
+  const Report base = model(false), now = model(true, /*extra_upstream_op=*/true);
+  auto gate_read = [](const Report& r, const std::string& name) {
+    const std::string path = ::testing::TempDir() + "/gate_" + name + ".json";
+    std::ofstream(path) << report_json_text(r);
+    return load_report_file(path, OpDetail::top_level);
+  };
+  const Report base_g = gate_read(base, "base"), now_g = gate_read(now, "now");
+  ASSERT_LT(now_g.ops.size(), now.ops.size()) << "nested ops are left out";
+  for (bool table : {false, true}) {
+    auto text = [table](const Report& a, const Report& b) {
+      return format_comparison(compare_reports(a, b, GateOptions{}), DiffFormat::markdown, table);
+    };
+    EXPECT_EQ(text(base_g, now_g), text(base, now));
+    EXPECT_EQ(text(now_g, base_g), text(now, base));
+    EXPECT_EQ(text(base_g, now), text(base, now));  // --baseline: the live report is whole
+    EXPECT_THAT(text(base_g, now_g), HasSubstr("aten::reshape"));
+  }
+  EXPECT_TRUE(compare_reports(base_g, now_g, GateOptions{}).regressed());
+  // The alignment pairs positions, the same ops as the whole reports' alignment pairs by id.
+  const std::vector<int64_t> match = align_top_level_ops(base_g, now_g), whole = align_top_level_ops(base, now);
+  ASSERT_EQ(match.size(), now_g.ops.size());
+  int64_t paired = 0;
+  for (size_t i = 0; i < now_g.ops.size(); ++i) {
+    const int64_t expected = whole[now_g.ops[i].id];
+    EXPECT_EQ(match[i] >= 0 ? base_g.ops[match[i]].id : -1, expected) << now_g.ops[i].name;
+    paired += expected >= 0;
+  }
+  EXPECT_EQ(paired, 3) << "linear, reshape and add pair; relu and transpose are new";
 }
 
 TEST(Gate, BytesGrowingBeyondTheThresholdRegress) {

@@ -6,9 +6,11 @@
 #include <fstream>
 #include <functional>
 #include <set>
+#include <sstream>
 
 #include "layoutprof/analysis.h"
 #include "layoutprof/errors.h"
+#include "layoutprof/text_report.h"
 #include "synthetic.h"
 
 namespace layoutprof {
@@ -91,12 +93,14 @@ void expect_refused(const std::string& text, const std::string& what) {
   std::string path = ::testing::TempDir() + "/refused_" +
                      ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".json";
   std::ofstream(path) << text;
-  try {
-    load_report_file(path);
-    ADD_FAILURE() << what << ": read without an error";
-  } catch (const UsageError& e) {
-    EXPECT_THAT(e.what(), HasSubstr("not a valid layoutprof report")) << what;
-    EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << what;
+  for (OpDetail detail : {OpDetail::full, OpDetail::top_level}) {  // as render reads it, and the gate
+    try {
+      load_report_file(path, detail);
+      ADD_FAILURE() << what << ": read without an error (" << (detail == OpDetail::full ? "full" : "top_level") << ")";
+    } catch (const UsageError& e) {
+      EXPECT_THAT(e.what(), HasSubstr("not a valid layoutprof report")) << what;
+      EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << what;
+    }
   }
 }
 
@@ -213,6 +217,42 @@ TEST(JsonReport, ReadsTheSameReportWhateverTheFilesLayout) {
     const std::string path = ::testing::TempDir() + "/layout.json";
     std::ofstream(path) << text;
     EXPECT_EQ(report_json_text(load_report_file(path)), written) << text.substr(0, 200);
+  }
+}
+
+// The gate's read keeps the top-level op events, with their ids, and everything it compares;
+// whatever the file's layout and schema. What it read cannot be rendered by mistake.
+TEST(JsonReport, TheGatesReadKeepsTheTopLevelOpsWithTheirIds) {
+  const Report r = sample_report();
+  json v2 = report_to_json(r);
+  json v1 = v2;
+  v1["schema_version"] = 1;
+  v1["ops"] = op_list_json(r);
+  std::vector<int32_t> top_ids;
+  for (const OpEvent& op : r.ops)
+    if (op.parent < 0) top_ids.push_back(op.id);
+  ASSERT_LT(top_ids.size(), r.ops.size()) << "the sample has nested ops";
+  for (const std::string& text : {report_json_text(r), v2.dump(2), v1.dump()}) {
+    const std::string path = ::testing::TempDir() + "/gate_read.json";
+    std::ofstream(path) << text;
+    const Report g = load_report_file(path, OpDetail::top_level);
+    EXPECT_TRUE(g.top_level_only);
+    ASSERT_EQ(g.ops.size(), top_ids.size()) << text.substr(0, 100);
+    for (size_t i = 0; i < g.ops.size(); ++i) {
+      const OpEvent& op = g.ops[i];
+      EXPECT_EQ(op.id, top_ids[i]);
+      EXPECT_EQ(op.parent, -1);
+      EXPECT_EQ(std::string(op.name), std::string(r.ops[op.id].name));
+      EXPECT_EQ(std::string(op.module), std::string(r.ops[op.id].module));
+      EXPECT_EQ(op.duration_ns, r.ops[op.id].duration_ns);
+      EXPECT_TRUE(op.inputs.empty() && op.outputs.empty());
+    }
+    EXPECT_EQ(g.copies.size(), r.copies.size());
+    EXPECT_EQ(g.split_points.size(), r.split_points.size());
+    EXPECT_EQ(g.summary.ops, r.summary.ops);
+    std::ostringstream out;
+    EXPECT_THROW(write_text_report(out, g, TextOptions{}), std::logic_error);
+    EXPECT_THROW(report_json_text(g), std::logic_error);
   }
 }
 
