@@ -30,6 +30,7 @@
 #include "layoutprof/counters.h"
 #include "layoutprof/gpu.h"
 #include "record/tensor_info.h"
+#include "record/uncaught.h"
 
 namespace layoutprof {
 
@@ -283,6 +284,7 @@ struct ThreadBuffer {
   size_t site_events = 0;   // every op of the sites call, nested included
   size_t site_tensors = 0;  // and their tensors, inputs and outputs
   bool main = false;
+  UncaughtCount uncaught;  // the thread's std::uncaught_exceptions(), as one load
   // Another thread's callbacks against stop() reading this buffer (InFlight): the callbacks
   // in it now, and whether it has been taken, after which none may touch it.
   std::atomic<int> active{0};
@@ -500,7 +502,7 @@ std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction& fn) {
   e.name = b.intern(fn.name());
   const bool top = b.stack.empty();
   e.parent = top ? -1 : b.stack.back();
-  e.uncaught = static_cast<uint16_t>(std::min(std::uncaught_exceptions(), 65535));
+  e.uncaught = static_cast<uint16_t>(std::min(b.uncaught.now(), 65535u));
   if (kTensors) {
     const auto first = static_cast<uint32_t>(b.tensors.size());
     auto inputs = own_values(fn.inputs(), fn.num_inputs());
@@ -549,7 +551,7 @@ void on_op_end(const at::RecordFunction& fn, at::ObserverContext*) {
     b.counted_open.pop_back();
   }
   if (e.gpu_pushed) g_gpu->pop();
-  e.failed = std::uncaught_exceptions() > e.uncaught;
+  e.failed = b.uncaught.now() > e.uncaught;
   if (kTensors) {
     RawTensors& r = b.ranges[index];
     r.first_output = static_cast<uint32_t>(b.tensors.size());
