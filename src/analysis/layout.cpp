@@ -290,13 +290,13 @@ void Call::park() {
 }
 
 void Call::unpark() {
+  MappedVector<OpKey>().swap(keys_);  // first: the events come back into the room they leave
   for (const ParkedPages& p : parked_)
     if (!parked_in_->unpark(p.offset, p.at, p.bytes))
       throw OutputError("the first recorded call's events could not be read back from the spill file (" +
                         SpillFile::note() + ")");
   parked_.clear();
   parked_in_.reset();
-  MappedVector<OpKey>().swap(keys_);
 }
 
 const TensorInfo* TensorStore::adopt(MappedVector<TensorInfo> block) {

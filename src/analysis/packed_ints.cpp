@@ -110,7 +110,7 @@ void PackedInts::spill() {
   file_ = std::move(file);
   offset_ = at;
   length_ = static_cast<int64_t>(bytes_.size());
-  std::vector<uint8_t>().swap(bytes_);
+  MappedVector<uint8_t>().swap(bytes_);
 }
 
 PackedInts::Reader::Reader(const PackedInts& p) {

@@ -657,7 +657,10 @@ void Recorder::set_max_ops(int64_t max_ops) {
 
 Recorder::~Recorder() {
   if (state_->handle) at::removeCallback(state_->handle);
-  // The spare event array is for this recorder's next call; there is none after it.
+  release_spare();  // for this recorder's next call; there is none after it
+}
+
+void Recorder::release_spare() {
   std::lock_guard<std::mutex> lock(g_mutex);
   MappedVector<RawEvent>().swap(g_spare_events);
 }

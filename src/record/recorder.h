@@ -56,6 +56,9 @@ class Recorder {
   Call stop_figures(const Call& first);
   // After a `sites` call: the top-level ops in execution order.
   std::vector<OpSite> stop_sites();
+  // A stopped call's event array is kept for the next call (no new pages to fault in, 32
+  // bytes an op event); after the last call, this gives it back before the analysis.
+  void release_spare();
 
   // After a `sites` call: whether it saw a task's ops on another thread (torch.jit.fork, or
   // forward() going on after a wait), whose order across threads varies between calls.

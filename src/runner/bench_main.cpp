@@ -156,6 +156,7 @@ int main(int argc, char** argv) {
       plain_call();
     }
   }
+  recorder.release_spare();  // as a run does after its last call
   if (!kept.empty()) kept.front().unpark();
   // The callbacks alone, without any op's work: RecordFunction objects made and ended in a
   // loop with no callback, under the empty one, and under the recorder (Mode::figures, as

@@ -547,6 +547,7 @@ Trace run_profile(const ProfileConfig& config, const ProgressFn& progress) {
     // The shown call waits in the spill file while the later calls run (Call::park).
     if (trace.calls.size() == 1 && i + 1 < iters) trace.calls.front().park();
   }
+  recorder.release_spare();
   if (!trace.calls.empty()) trace.calls.front().unpark();
   progress("recorded calls done");
   run.calls_recorded = static_cast<int>(trace.calls.size());
