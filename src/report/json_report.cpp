@@ -463,6 +463,7 @@ ModuleStats module_from(const json& j, const std::vector<std::string>& names) {
 class OpSink {
  public:
   OpSink(OpList& ops, OpDetail detail) : ops_(ops), top_level_only_(detail == OpDetail::top_level) {}
+  OpDetail detail() const { return top_level_only_ ? OpDetail::top_level : OpDetail::full; }
   // Op events converted so far: the next one's id.
   int64_t size() const { return static_cast<int64_t>(top_.size()); }
   // A converted event's depth (a nested event's depth is not kept for the gate).
@@ -978,8 +979,7 @@ void check_version(const json& v) {
 
 // What the file reader converted as it parsed, leaving the document.
 struct Streamed {
-  explicit Streamed(OpDetail d) : detail(d), sink(report.ops, d) {}
-  OpDetail detail;
+  explicit Streamed(OpDetail d) : sink(report.ops, d) {}
   bool ops = false, copies = false, split_points = false;
   Report report;  // ops, tensors, copies and split points so far
   OpSink sink;    // into report.ops
@@ -990,7 +990,7 @@ struct Streamed {
 // `streamed` where it has them (the file reader converts them entry by entry as it parses),
 // else from doc.
 Report report_from_doc(const json& doc, Streamed* streamed) {
-  const OpDetail detail = streamed ? streamed->detail : OpDetail::full;
+  const OpDetail detail = streamed ? streamed->sink.detail() : OpDetail::full;
   if (!doc.is_object()) throw UsageError("not a layoutprof report: the document is not an object");
   if (!doc.contains("schema_version"))
     throw UsageError("not a layoutprof report: no schema_version");

@@ -25,6 +25,18 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+// A global callback that does nothing (inputs not boxed), on the scopes a run records: what
+// RecordFunction itself costs any observer.
+at::RecordFunctionCallback empty_callback(bool backward) {
+  return at::RecordFunctionCallback(
+             [](const at::RecordFunction&) -> std::unique_ptr<at::ObserverContext> { return nullptr; },
+             [](const at::RecordFunction&, at::ObserverContext*) {})
+      .scopes(backward ? std::unordered_set<at::RecordScope, std::hash<at::RecordScope>>{
+                             at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION}
+                       : std::unordered_set<at::RecordScope, std::hash<at::RecordScope>>{
+                             at::RecordScope::FUNCTION});
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -132,14 +144,7 @@ int main(int argc, char** argv) {
   // inputs not boxed), which is what RecordFunction itself costs any observer.
   std::vector<double> empty;
   auto empty_call = [&] {
-    auto handle = at::addGlobalCallback(
-        at::RecordFunctionCallback(
-            [](const at::RecordFunction&) -> std::unique_ptr<at::ObserverContext> { return nullptr; },
-            [](const at::RecordFunction&, at::ObserverContext*) {})
-            .scopes(backward ? std::unordered_set<at::RecordScope, std::hash<at::RecordScope>>{
-                                   at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION}
-                             : std::unordered_set<at::RecordScope, std::hash<at::RecordScope>>{
-                                   at::RecordScope::FUNCTION}));
+    auto handle = at::addGlobalCallback(empty_callback(backward));
     auto t0 = clock::now();
     step(false);
     empty.push_back(std::chrono::duration<double, std::milli>(clock::now() - t0).count());
@@ -173,11 +178,7 @@ int main(int argc, char** argv) {
   std::vector<double> bare_ns, empty_ns, observer_ns;
   for (int r = 0; r < 5 && !kept.empty() && !backward; ++r) {
     bare_ns.push_back(per_event_ns(loop));
-    auto handle = at::addGlobalCallback(
-        at::RecordFunctionCallback(
-            [](const at::RecordFunction&) -> std::unique_ptr<at::ObserverContext> { return nullptr; },
-            [](const at::RecordFunction&, at::ObserverContext*) {})
-            .scopes({at::RecordScope::FUNCTION}));
+    auto handle = at::addGlobalCallback(empty_callback(false));
     empty_ns.push_back(per_event_ns(loop));
     at::removeCallback(handle);
     auto t0 = clock::now();
