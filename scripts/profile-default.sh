@@ -6,4 +6,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 B=$(scripts/setup.sh)
 exec "$B/layoutprof" "$B/samples/resnet18.pt" \
-  --input 8x3x224x224:f32:channels_last --json "$B/resnet18-report.json" "$@"
+  --input 8x3x224x224:f32:channels_last --json "$B/resnet18-report.json" \
+  --html "$B/resnet18-report.html" "$@"

@@ -70,9 +70,6 @@ Comparison compare_reports(const Report& base, const Report& now, const GateOpti
 // (positions are ids in a report read whole).
 std::vector<int64_t> align_top_level_ops(const Report& base, const Report& now);
 
-// Reporters over a Comparison.
-enum class DiffFormat { text, markdown };
-std::string format_comparison(const Comparison& c, DiffFormat format, bool with_table);
-std::string junit_xml(const Comparison& c);
+// Its reporters: comparison_text.h, reporter.h.
 
 }  // namespace layoutprof

@@ -32,6 +32,16 @@ std::string module_at_depth(const std::string& module, int depth);
 // The deepest module depth whose row count stays within max_rows (at least 1).
 int auto_depth(const Report& report, size_t max_rows);
 
+// The depth the heatmap uses when `requested` (--depth) is 0: about 40 rows.
+int heatmap_depth(const Report& report, int requested);
+
+// The row of a top-level op (every op event counts to its top-level ancestor's row).
+std::string heatmap_row_label(const Report& report, const OpEvent& top_level_op, GroupBy group_by, int depth);
+
 std::vector<HeatmapRow> heatmap_rows(const Report& report, GroupBy group_by, int depth);
+
+// Bytes a row moved: memory-controller CAS counts x 64 where bandwidth was measured, else the
+// bytes of its ops' tensors (derived).
+int64_t heatmap_bandwidth_bytes(const RunInfo& run, const HeatmapRow& row);
 
 }  // namespace layoutprof

@@ -2,6 +2,8 @@
 #pragma once
 
 #include <ostream>
+#include <string>
+#include <vector>
 
 #include "layoutprof/heatmap.h"
 #include "layoutprof/report.h"
@@ -14,6 +16,26 @@ struct TextOptions {
   int top = 10;   // split points listed
   bool color = false;  // 256-colour shading
 };
+
+// The heatmap as a table: rows (heatmap_rows) and one column per figure, each with its text
+// and the values that shade it relative to the column; shared by the text and HTML reporters.
+struct HeatmapColumn {
+  std::string title;
+  size_t width = 10;  // characters, in the text report
+  std::string kind;   // measured | derived | modelled
+  std::vector<double> values;
+  std::vector<std::string> text;
+};
+struct HeatmapTable {
+  int depth = 1;  // the module depth used
+  std::vector<HeatmapRow> rows;
+  std::vector<HeatmapColumn> columns;
+  std::string legend;  // what each column is: measured, derived or modelled
+};
+HeatmapTable heatmap_table(const Report& report, GroupBy group_by, int depth);
+
+// A row's layout lane: its transitions joined by arrows.
+std::string flow_text(const std::vector<std::string>& transitions);
 
 void write_text_report(std::ostream& out, const Report& report, const TextOptions& options);
 

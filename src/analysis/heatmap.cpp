@@ -1,6 +1,7 @@
 #include "layoutprof/heatmap.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -43,15 +44,21 @@ int auto_depth(const Report& report, size_t max_rows) {
   return best;
 }
 
+int heatmap_depth(const Report& report, int requested) { return requested > 0 ? requested : auto_depth(report, 40); }
+
+std::string heatmap_row_label(const Report& report, const OpEvent& t, GroupBy group_by, int depth) {
+  std::string label = group_by == GroupBy::op ? t.name.str() : module_at_depth(t.module, depth);
+  // Training steps: each module's backward pass is a row of its own, after the forward rows.
+  if (report.backward_from >= 0 && t.id >= report.backward_from) label += " (backward)";
+  return label;
+}
+
 std::vector<HeatmapRow> heatmap_rows(const Report& report, GroupBy group_by, int depth) {
   std::vector<HeatmapRow> rows;
   std::map<std::string, size_t> index;
   std::vector<int64_t> top = top_level_ancestors(report.ops);
   auto row_of_op = [&](int64_t id) -> HeatmapRow& {
-    const OpEvent& t = report.ops[top[id]];
-    std::string label = group_by == GroupBy::op ? t.name.str() : module_at_depth(t.module, depth);
-    // Training steps: each module's backward pass is a row of its own, after the forward rows.
-    if (report.backward_from >= 0 && top[id] >= report.backward_from) label += " (backward)";
+    std::string label = heatmap_row_label(report, report.ops[top[id]], group_by, depth);
     auto it = index.find(label);
     if (it != index.end()) return rows[it->second];
     index[label] = rows.size();
@@ -79,6 +86,16 @@ std::vector<HeatmapRow> heatmap_rows(const Report& report, GroupBy group_by, int
     row.dtlb_walks += c.dtlb.walks;
   }
   return rows;
+}
+
+int64_t heatmap_bandwidth_bytes(const RunInfo& run, const HeatmapRow& row) {
+  constexpr double kBytesPerCas = 64;  // one memory-controller CAS moves a cache line
+  if (run.bandwidth != "measured") return row.tensor_bytes;
+  const auto counters = run.measured_counters();
+  double bytes = 0;
+  for (size_t k = 0; k < counters.size() && k < row.counters.size(); ++k)
+    if (counters[k]->scope == "system") bytes += row.counters[k].scaled * kBytesPerCas;
+  return std::isfinite(bytes) && bytes < 9e18 ? static_cast<int64_t>(bytes) : 0;
 }
 
 }  // namespace layoutprof

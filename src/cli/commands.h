@@ -25,7 +25,8 @@ struct GateCliOptions {
   std::string max_dtlb_increase = "5%";
   std::string gate_time;
   std::string gate_counters;
-  std::string format = "text";  // text | markdown
+  std::string format = "text";  // a reporter that writes comparisons (reporter.h)
+  std::string output = "-";     // where the comparison goes ('-': stdout)
   std::string junit;            // JUnit XML file
 };
 
@@ -38,6 +39,7 @@ struct RunOptions {
   int64_t max_ops = 0;  // 0: default_max_ops()
   std::string device = "cpu";
   std::string json_path;
+  std::string html_path;  // the HTML page
   std::string format = "text";
   ViewOptions view;
   std::string events;  // comma-separated libpfm4 event names
@@ -61,6 +63,8 @@ struct CompareOptions {
 
 struct RenderOptions {
   std::string report;
+  std::string format = "text";  // a reporter that writes run reports (reporter.h)
+  std::string output = "-";
   ViewOptions view;
 };
 
@@ -77,10 +81,12 @@ CLI::App* setup_diff(CLI::App& app, CompareOptions& options);
 int run_diff(const CompareOptions& options);
 
 void add_view_options(CLI::App& app, ViewOptions& view);
-// --max-new-implicit-copies and the rest; `with_format` adds --format text|markdown.
+// --max-new-implicit-copies and the rest; `with_format` adds --format and -o.
 void add_gate_options(CLI::App& app, GateCliOptions& gate, bool with_format);
 bool stdout_wants_color();
-// The text heatmap of a report on stdout, as --group-by, --depth and --top ask.
-void print_text_report(const Report& report, const ViewOptions& view);
+// The report in that format (reporter.h) to `path` ('-': stdout), whole or not at all, as
+// --group-by, --depth and --top ask; text on a terminal is shaded in colour.
+void write_report_as(const std::string& format, const Report& report, const ViewOptions& view,
+                     const std::string& path);
 
 }  // namespace layoutprof

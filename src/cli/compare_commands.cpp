@@ -8,6 +8,7 @@
 #include "layoutprof/errors.h"
 #include "layoutprof/gate.h"
 #include "layoutprof/json_report.h"
+#include "layoutprof/reporter.h"
 
 namespace layoutprof {
 
@@ -36,10 +37,12 @@ void add_gate_options(CLI::App& app, GateCliOptions& g, bool with_format) {
   app.add_option("--gate-time", g.gate_time, "also gate forward() time, e.g. 10% (noisy: off by default)");
   app.add_option("--gate-counters", g.gate_counters, "also gate every measured counter, e.g. 10%");
   app.add_option("--junit", g.junit, "write the checks as JUnit XML to FILE");
-  if (with_format)
-    app.add_option("--format", g.format, "text or markdown (for a pull-request comment)")
-        ->check(CLI::IsMember({"text", "markdown"}))
+  if (with_format) {
+    app.add_option("--format", g.format, "the format (markdown: for a pull-request comment; html: a page)")
+        ->check(CLI::IsMember(reporter_names(ReportKind::comparison)))
         ->capture_default_str();
+    app.add_option("-o,--output", g.output, "write it to FILE ('-': stdout)")->capture_default_str();
+  }
 }
 
 GateOptions gate_options(const GateCliOptions& g) {
@@ -62,7 +65,8 @@ Comparison compare_files_or_reports(const Report& base, const std::string& base_
   Comparison c = compare_reports(base, now, options);
   c.base_name = base_name;
   c.new_name = new_name;
-  if (!junit.empty()) write_file_atomically(junit, junit_xml(c));
+  if (!junit.empty())
+    write_file_atomically(junit, [&c](std::ostream& out) { find_reporter("junit", ReportKind::comparison).write(out, c, {}); });
   return c;
 }
 
@@ -86,8 +90,10 @@ int compare(const CompareOptions& o, bool with_table) {
   Report base = base_read.get();
   if (now_error) std::rethrow_exception(now_error);
   Comparison c = compare_files_or_reports(base, o.base, now, o.now, options, o.gate.junit);
-  std::cout << format_comparison(c, o.gate.format == "markdown" ? DiffFormat::markdown : DiffFormat::text, with_table)
-            << std::flush;
+  const Reporter& reporter = find_reporter(o.gate.format, ReportKind::comparison);
+  ReporterOptions view;
+  view.diff_table = with_table;
+  write_file_atomically(o.gate.output, [&](std::ostream& out) { reporter.write(out, c, view); });
   return c.regressed() ? kExitRegression : kExitOk;
 }
 

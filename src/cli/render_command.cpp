@@ -5,8 +5,9 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "layoutprof/atomic_file.h"
 #include "layoutprof/json_report.h"
-#include "layoutprof/text_report.h"
+#include "layoutprof/reporter.h"
 
 namespace layoutprof {
 
@@ -27,25 +28,30 @@ bool stdout_wants_color() {
 }
 
 CLI::App* setup_render(CLI::App& app, RenderOptions& options) {
-  CLI::App* sub = app.add_subcommand("render", "print the text heatmap of a saved JSON report");
+  CLI::App* sub = app.add_subcommand("render", "write a saved JSON report in another format (default: the text heatmap)");
   sub->add_option("report", options.report, "a report written with --json")->required();
+  sub->add_option("--format", options.format, "the format")
+      ->check(CLI::IsMember(reporter_names(ReportKind::report)))
+      ->capture_default_str();
+  sub->add_option("-o,--output", options.output, "write it to FILE ('-': stdout)")->capture_default_str();
   add_view_options(*sub, options.view);
   return sub;
 }
 
-void print_text_report(const Report& report, const ViewOptions& view) {
-  TextOptions text;
-  text.group_by = view.group_by == "op" ? GroupBy::op : GroupBy::module;
-  text.depth = view.depth;
-  text.top = view.top;
-  text.color = stdout_wants_color();
-  std::ostringstream out;  // whole, then written: no half report on stdout
-  write_text_report(out, report, text);
-  std::cout << out.str() << std::flush;
+void write_report_as(const std::string& format, const Report& report, const ViewOptions& view,
+                     const std::string& path) {
+  const Reporter& reporter = find_reporter(format, ReportKind::report);
+  ReporterOptions o;
+  o.group_by = view.group_by == "op" ? GroupBy::op : GroupBy::module;
+  o.depth = view.depth;
+  o.top = view.top;
+  o.color = format == "text" && path == "-" && stdout_wants_color();
+  // Whole, then written: no half report on stdout or in the file.
+  write_file_atomically(path, [&](std::ostream& out) { reporter.write(out, report, o); });
 }
 
 int run_render(const RenderOptions& options) {
-  print_text_report(load_report_file(options.report), options.view);
+  write_report_as(options.format, load_report_file(options.report), options.view, options.output);
   return 0;
 }
 

@@ -11,7 +11,6 @@
 #include "cli/commands.h"
 #include "analysis/format.h"
 #include "cli/gate_cli.h"
-#include "layoutprof/chrome_trace.h"
 #include "layoutprof/analysis.h"
 #include "layoutprof/atomic_file.h"
 #include "layoutprof/counters.h"
@@ -20,7 +19,7 @@
 #include "layoutprof/interrupt.h"
 #include "layoutprof/json_report.h"
 #include "layoutprof/runner.h"
-#include "layoutprof/text_report.h"
+#include "layoutprof/reporter.h"
 
 namespace layoutprof {
 
@@ -45,6 +44,7 @@ void setup_run(CLI::App& app, RunOptions& o) {
       ->check(CLI::PositiveNumber);
   app.add_option("--device", o.device, "cpu, or cuda[:N] on a CUDA build")->capture_default_str();
   app.add_option("--json", o.json_path, "write the JSON report to FILE ('-': stdout)");
+  app.add_option("--html", o.html_path, "write the report as one self-contained HTML page to FILE");
   app.add_option("--format", o.format, "what goes to stdout")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
@@ -153,21 +153,26 @@ int run_run(const RunOptions& o) {
   Report report = analyze(std::move(trace));
 
   const bool json_to_stdout = o.json_path == "-" || o.format == "json";
-  auto write_json = [&report](std::ostream& out) { write_report_json(out, report); };
+  const Reporter& json = find_reporter("json", ReportKind::report);
+  auto write_json = [&report, &json](std::ostream& out) { json.write(out, report, {}); };
   if (json_to_stdout) {
     progress("JSON report to stdout");
     write_file_atomically("-", write_json);
   } else {
     progress("text report");
-    print_text_report(report, o.view);
+    write_report_as("text", report, o.view, "-");
   }
   if (!o.json_path.empty() && o.json_path != "-") {
     progress("JSON report to " + o.json_path);
     write_file_atomically(o.json_path, write_json);
   }
+  if (!o.html_path.empty()) {
+    progress("HTML report to " + o.html_path);
+    write_report_as("html", report, o.view, o.html_path);
+  }
   if (!o.trace.empty()) {
     progress("trace to " + o.trace);
-    write_file_atomically(o.trace, [&report](std::ostream& out) { write_chrome_trace(out, report); });
+    write_report_as("trace", report, o.view, o.trace);
   }
   if (o.timings)
     progress("reports done: " + fixed(seconds() - calls_done, 3) +
@@ -184,7 +189,7 @@ int run_run(const RunOptions& o) {
     if (baseline) {
       try {
         Comparison c = compare_files_or_reports(*baseline, o.baseline, report, "this run", *gate, o.gate.junit);
-        verdict << "\n" << format_comparison(c, DiffFormat::text, false) << std::flush;
+        verdict << "\n" << comparison_text(find_reporter("text", ReportKind::comparison), c) << std::flush;
         regressed = c.regressed();
       } catch (const UsageError& e) {
         if (!o.update_baseline) throw;

@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "analysis/flat_index.h"
+#include "layoutprof/reporter.h"
 #include "report/json_out.h"
 
 namespace layoutprof {
@@ -183,5 +184,18 @@ json chrome_trace(const Report& r) {
   write_chrome_trace(text, r);
   return json::parse(text.str());
 }
+
+namespace {
+
+class TraceReporter : public Reporter {
+ public:
+  std::string name() const override { return "trace"; }
+  bool writes_reports() const override { return true; }
+  void write(std::ostream& out, const Report& r, const ReporterOptions&) const override { write_chrome_trace(out, r); }
+};
+
+}  // namespace
+
+std::unique_ptr<Reporter> make_trace_reporter() { return std::make_unique<TraceReporter>(); }
 
 }  // namespace layoutprof

@@ -8,6 +8,8 @@
 #include <sstream>
 
 #include "layoutprof/analysis.h"
+#include "layoutprof/comparison_text.h"
+#include "layoutprof/reporter.h"
 #include "analysis/format.h"
 
 namespace layoutprof {
@@ -59,14 +61,7 @@ std::string clip(const std::string& s, size_t w) {
   return out + "…";
 }
 
-struct Column {
-  std::string title;
-  size_t width;
-  std::vector<double> values;  // shading source
-  std::vector<std::string> text;
-};
-
-std::string shade_cell(const Column& col, size_t row, bool color) {
+std::string shade_cell(const HeatmapColumn& col, size_t row, bool color) {
   double max = *std::max_element(col.values.begin(), col.values.end());
   double v = col.values[row];
   double share = v / max;
@@ -132,37 +127,27 @@ void write_failure(std::ostream& out, const Report& r) {
   }
 }
 
-constexpr double kBytesPerCas = 64;  // one memory-controller CAS moves a cache line
+}  // namespace
 
-// Bytes a row moved: memory-controller CAS counts x 64 where measured, else its ops' tensors.
-int64_t bandwidth_bytes(const RunInfo& run, const std::vector<const CounterStatus*>& counters,
-                        const HeatmapRow& row) {
-  if (run.bandwidth != "measured") return row.tensor_bytes;
-  double bytes = 0;
-  for (size_t k = 0; k < counters.size() && k < row.counters.size(); ++k)
-    if (counters[k]->scope == "system") bytes += row.counters[k].scaled * kBytesPerCas;
-  return std::isfinite(bytes) && bytes < 9e18 ? static_cast<int64_t>(bytes) : 0;
+std::string flow_text(const std::vector<std::string>& transitions) {
+  std::string lane;
+  for (const std::string& t : transitions) lane += (lane.empty() ? "" : "→") + t;
+  return lane;
 }
 
-void write_heatmap(std::ostream& out, const Report& r, const TextOptions& o) {
-  int depth = o.depth > 0 ? o.depth : auto_depth(r, 40);
-  std::vector<HeatmapRow> rows = heatmap_rows(r, o.group_by, depth);
-  out << "\nHeatmap: rows are "
-      << (o.group_by == GroupBy::op ? std::string("top-level ops")
-                                    : "modules at depth " + std::to_string(depth))
-      << " in execution order; each cell is shaded by its value relative to its column\n";
-  if (rows.empty()) {
-    out << "  (no ops recorded)\n";
-    return;
-  }
-  std::vector<Column> cols = {{"ops", 8, {}, {}},        {"non-contig in", 15, {}, {}},
-                              {"implicit", 10, {}, {}},   {"explicit", 10, {}, {}},
-                              {"MB copied", 11, {}, {}},  {"time ms", 11, {}, {}},
-                              {"DTLB walks", 12, {}, {}}, {"GB/s", 9, {}, {}}};
+HeatmapTable heatmap_table(const Report& r, GroupBy group_by, int requested_depth) {
+  HeatmapTable t;
+  t.depth = heatmap_depth(r, requested_depth);
+  t.rows = heatmap_rows(r, group_by, t.depth);
+  std::vector<HeatmapColumn>& cols = t.columns;
+  cols = {{"ops", 8, "derived", {}, {}},        {"non-contig in", 15, "derived", {}, {}},
+          {"implicit", 10, "derived", {}, {}},   {"explicit", 10, "derived", {}, {}},
+          {"MB copied", 11, "derived", {}, {}},  {"time ms", 11, "measured", {}, {}},
+          {"DTLB walks", 12, "modelled", {}, {}}, {"GB/s", 9, r.run.bandwidth, {}, {}}};
   const bool gpu = r.summary.gpu.traced;
   if (gpu) {
-    cols.push_back({"GPU ms", 11, {}, {}});
-    cols.push_back({"copy-kernel ms", 15, {}, {}});
+    cols.push_back({"GPU ms", 11, "measured", {}, {}});
+    cols.push_back({"copy-kernel ms", 15, "measured", {}, {}});
   }
   const size_t first_counter = cols.size();
   const auto counters = r.run.measured_counters();
@@ -170,12 +155,11 @@ void write_heatmap(std::ostream& out, const Report& r, const TextOptions& o) {
   for (size_t k = 0; k < counters.size(); ++k)
     if (counters[k]->scope == "thread") {
       thread_counters.push_back(k);
-      cols.push_back({counter_label(counters[k]->event), std::max<size_t>(10, width(counter_label(counters[k]->event)) + 1), {}, {}});
+      const std::string title = counter_label(counters[k]->event);
+      cols.push_back({title, std::max<size_t>(10, width(title) + 1), "measured", {}, {}});
     }
-  size_t label_w = 6;
-  for (const HeatmapRow& row : rows) {
-    label_w = std::max(label_w, std::min<size_t>(width(row.label), 36));
-    double gbps = row.time_ns > 0 ? static_cast<double>(bandwidth_bytes(r.run, counters, row)) /
+  for (const HeatmapRow& row : t.rows) {
+    double gbps = row.time_ns > 0 ? static_cast<double>(heatmap_bandwidth_bytes(r.run, row)) /
                                         static_cast<double>(row.time_ns)
                                   : 0.0;
     const double v[] = {static_cast<double>(row.ops), static_cast<double>(row.noncontiguous_inputs),
@@ -204,19 +188,36 @@ void write_heatmap(std::ostream& out, const Report& r, const TextOptions& o) {
       cols[first_counter + i].text.push_back(si(value) + (mux ? "*" : ""));
     }
   }
+  t.legend = "ops, non-contig in, copies, MB: derived; GB/s: " + r.run.bandwidth +
+             "; time and counters: measured over the top-level ops, median over calls, * = "
+             "multiplexed and scaled; DTLB walks: modelled";
+  return t;
+}
+
+namespace {
+
+void write_heatmap(std::ostream& out, const Report& r, const TextOptions& o) {
+  const HeatmapTable t = heatmap_table(r, o.group_by, o.depth);
+  const std::vector<HeatmapRow>& rows = t.rows;
+  out << "\nHeatmap: rows are "
+      << (o.group_by == GroupBy::op ? std::string("top-level ops")
+                                    : "modules at depth " + std::to_string(t.depth))
+      << " in execution order; each cell is shaded by its value relative to its column\n";
+  if (rows.empty()) {
+    out << "  (no ops recorded)\n";
+    return;
+  }
+  size_t label_w = 6;
+  for (const HeatmapRow& row : rows) label_w = std::max(label_w, std::min<size_t>(width(row.label), 36));
   out << "  " << pad_right(o.group_by == GroupBy::op ? "op" : "module", label_w);
-  for (const Column& c : cols) out << " " << pad_left(c.title, c.width);
+  for (const HeatmapColumn& c : t.columns) out << " " << pad_left(c.title, c.width);
   out << "  layout lane\n";
   for (size_t i = 0; i < rows.size(); ++i) {
     out << "  " << pad_right(clip(rows[i].label, label_w), label_w);
-    for (const Column& c : cols) out << " " << shade_cell(c, i, o.color);
-    std::string lane;
-    for (const std::string& t : rows[i].transitions) lane += (lane.empty() ? "" : "→") + t;
-    out << "  " << clip(lane, 60) << "\n";
+    for (const HeatmapColumn& c : t.columns) out << " " << shade_cell(c, i, o.color);
+    out << "  " << clip(flow_text(rows[i].transitions), 60) << "\n";
   }
-  out << "  (ops, non-contig in, copies, MB: derived; GB/s: " << r.run.bandwidth
-      << "; time and counters: measured over the top-level ops, median over calls, * = "
-         "multiplexed and scaled; DTLB walks: modelled)\n";
+  out << "  (" << t.legend << ")\n";
 }
 
 void write_split_points(std::ostream& out, const Report& r, int top) {
@@ -338,5 +339,30 @@ void write_text_report(std::ostream& out, const Report& report, const TextOption
   write_grad_layouts(out, report);
   write_totals(out, report);
 }
+
+namespace {
+
+// The terminal's format: the heatmap of a run, the verdict (and table) of a comparison.
+class TextReporter : public Reporter {
+ public:
+  std::string name() const override { return "text"; }
+  bool writes_reports() const override { return true; }
+  bool writes_comparisons() const override { return true; }
+  void write(std::ostream& out, const Report& r, const ReporterOptions& o) const override {
+    TextOptions text;
+    text.group_by = o.group_by;
+    text.depth = o.depth;
+    text.top = o.top;
+    text.color = o.color;
+    write_text_report(out, r, text);
+  }
+  void write(std::ostream& out, const Comparison& c, const ReporterOptions& o) const override {
+    out << format_comparison(c, DiffFormat::text, o.diff_table);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Reporter> make_text_reporter() { return std::make_unique<TextReporter>(); }
 
 }  // namespace layoutprof

@@ -463,6 +463,37 @@ TEST(Reports, RenderReproducesTheLiveText) {
   EXPECT_THAT(live_ops.out, HasSubstr("rows are top-level ops"));
 }
 
+// Every format from one run's saved report: render --format FORMAT -o FILE writes what the
+// run itself writes (--json, --html, --trace), and nothing else reaches stdout.
+TEST(Reports, RenderWritesEachFormatAsTheRunDoes) {
+  fs::path report = work_dir() / "formats.json", page = work_dir() / "formats.html",
+           trace = work_dir() / "formats.trace.json";
+  auto args = run_args(entry_named("transpose_reshape"), report);
+  args.insert(args.end(), {"--html", page.string(), "--trace", trace.string()});
+  ASSERT_EQ(run(args).code, 0);
+  const std::string live_page = read_file(page);
+  EXPECT_THAT(live_page, HasSubstr("<!DOCTYPE html>"));
+  EXPECT_THAT(live_page, HasSubstr("id=\"layoutprof-data\""));
+  for (const auto& [format, live] : std::vector<std::pair<std::string, fs::path>>{
+           {"html", page}, {"json", report}, {"trace", trace}}) {
+    fs::path again = work_dir() / ("rendered." + format);
+    Result r = run({"render", report.string(), "--format", format, "-o", again.string()});
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(r.out, "") << format;
+    if (format == "trace") {  // timestamps are relative to the report, the same either way
+      EXPECT_EQ(json::parse(read_file(again)), json::parse(read_file(live))) << format;
+    } else if (format == "html") {
+      EXPECT_EQ(read_file(again), read_file(live)) << format;
+    } else {
+      EXPECT_EQ(json::parse(read_file(again)), json::parse(read_file(live))) << format;
+    }
+  }
+  Result bad = run({"render", report.string(), "--format", "markdown"});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_EQ(lines(bad.err), 1) << bad.err;
+  EXPECT_THAT(bad.err, HasSubstr("--format"));
+}
+
 TEST(Reports, JsonToStdout) {
   Result r = run(sample_args("transpose_reshape", {"--format", "json"}));
   ASSERT_EQ(r.code, 0) << r.err;
@@ -840,6 +871,29 @@ TEST(Gate, CheckAndDiffOnSavedReports) {
   EXPECT_THAT(diff.out, HasSubstr("| (top) | 0 → 1 |"));
   Result text = run({"diff", gate_baseline().string(), regressed.string()});
   EXPECT_THAT(text.out, HasSubstr("module  implicit"));
+}
+
+// check and diff in every comparison format, to stdout or -o FILE; the exit code is the
+// gate's whatever the format.
+TEST(Gate, ComparisonsInEveryFormat) {
+  fs::path regressed = work_dir() / "formats_regressed.json";
+  ASSERT_EQ(run(run_args(entry_named("gate_regressed"), regressed)).code, 0);
+  fs::path page = work_dir() / "check.html";
+  Result html = run({"check", gate_baseline().string(), regressed.string(), "--format", "html", "-o", page.string()});
+  EXPECT_EQ(html.code, 1);
+  EXPECT_EQ(html.out, "");
+  EXPECT_THAT(read_file(page), HasSubstr("\"kind\":\"comparison\""));
+  Result as_json = run({"diff", gate_baseline().string(), regressed.string(), "--format", "json"});
+  ASSERT_EQ(as_json.code, 0) << as_json.err;
+  json doc = json::parse(as_json.out);
+  EXPECT_TRUE(doc["regressed"].get<bool>());
+  EXPECT_GT(doc["regressions"].get<int>(), 0);
+  Result junit = run({"check", gate_baseline().string(), regressed.string(), "--format", "junit"});
+  EXPECT_EQ(junit.code, 1);
+  EXPECT_THAT(junit.out, HasSubstr("<testsuites name=\"layoutprof\""));
+  Result bad = run({"check", gate_baseline().string(), regressed.string(), "--format", "trace"});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_EQ(lines(bad.err), 1) << bad.err;
 }
 
 TEST(Gate, UpdateBaselineWritesItAtomically) {

@@ -18,6 +18,7 @@
 #include "layoutprof/counters.h"
 #include "layoutprof/dtlb_model.h"
 #include "layoutprof/errors.h"
+#include "layoutprof/comparison_text.h"
 #include "layoutprof/gate.h"
 #include "layoutprof/input_spec.h"
 #include "layoutprof/json_report.h"

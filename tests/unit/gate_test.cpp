@@ -1,3 +1,4 @@
+#include "layoutprof/comparison_text.h"
 #include "layoutprof/gate.h"
 
 #include <gmock/gmock.h>

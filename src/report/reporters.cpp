@@ -1,0 +1,69 @@
+// The registry of output formats (reporters.def) and the Reporter defaults.
+#include <sstream>
+#include <stdexcept>
+
+#include "layoutprof/errors.h"
+#include "layoutprof/reporter.h"
+
+namespace layoutprof {
+
+#define LAYOUTPROF_REPORTER(name) std::unique_ptr<Reporter> make_##name##_reporter();
+#include "report/reporters.def"
+#undef LAYOUTPROF_REPORTER
+
+void Reporter::write(std::ostream&, const Report&, const ReporterOptions&) const {
+  throw std::logic_error("the " + name() + " format writes comparisons only");
+}
+
+void Reporter::write(std::ostream&, const Comparison&, const ReporterOptions&) const {
+  throw std::logic_error("the " + name() + " format writes run reports only");
+}
+
+const std::vector<std::unique_ptr<Reporter>>& all_reporters() {
+  static const std::vector<std::unique_ptr<Reporter>> reporters = [] {
+    std::vector<std::unique_ptr<Reporter>> r;
+#define LAYOUTPROF_REPORTER(name) r.push_back(make_##name##_reporter());
+#include "report/reporters.def"
+#undef LAYOUTPROF_REPORTER
+    return r;
+  }();
+  return reporters;
+}
+
+namespace {
+
+bool writes(const Reporter& r, ReportKind kind) {
+  return kind == ReportKind::report ? r.writes_reports() : r.writes_comparisons();
+}
+
+}  // namespace
+
+std::vector<std::string> reporter_names(ReportKind kind) {
+  std::vector<std::string> names;
+  for (const auto& r : all_reporters())
+    if (writes(*r, kind)) names.push_back(r->name());
+  return names;
+}
+
+const Reporter& find_reporter(const std::string& name, ReportKind kind, const std::string& option) {
+  for (const auto& r : all_reporters())
+    if (r->name() == name && writes(*r, kind)) return *r;
+  std::string known;
+  for (const std::string& n : reporter_names(kind)) known += (known.empty() ? "" : ", ") + n;
+  throw UsageError(option + " " + name + ": " + (kind == ReportKind::report ? "a run report" : "a comparison") +
+                   " is written as " + known);
+}
+
+std::string report_text(const Reporter& reporter, const Report& report, const ReporterOptions& options) {
+  std::ostringstream out;
+  reporter.write(out, report, options);
+  return out.str();
+}
+
+std::string comparison_text(const Reporter& reporter, const Comparison& c, const ReporterOptions& options) {
+  std::ostringstream out;
+  reporter.write(out, c, options);
+  return out.str();
+}
+
+}  // namespace layoutprof
