@@ -30,6 +30,8 @@ using nlohmann::json;
 
 constexpr size_t kMaxEmbeddedOps = 250000;     // op events in the page
 constexpr size_t kMaxEmbeddedCopies = 20000;   // copies in the table, most bytes first
+constexpr size_t kMaxEmbeddedSplits = 5000;    // split points, most bytes first
+constexpr size_t kMaxLaneText = 240;           // characters of a heatmap row's layout lane
 
 // JSON text that can sit inside a <script> element: "<" never appears raw ("</script>").
 std::string script_safe(std::string text) {
@@ -161,6 +163,15 @@ json summary_json(const Report& r) {
           {"grad_layout", s.grad_layout}};
 }
 
+// At most kMaxLaneText characters (a loop's row alternates layouts thousands of times), cut at
+// a character boundary.
+std::string clipped(std::string text) {
+  if (text.size() <= kMaxLaneText) return text;
+  size_t cut = kMaxLaneText;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  return text.substr(0, cut) + "…";
+}
+
 json heatmap_json(const HeatmapTable& t, GroupBy group_by) {
   json columns = json::array(), rows = json::array();
   for (const HeatmapColumn& c : t.columns) columns.push_back({{"title", c.title}, {"kind", c.kind}});
@@ -171,7 +182,7 @@ json heatmap_json(const HeatmapTable& t, GroupBy group_by) {
       text.push_back(c.text[i]);
     }
     rows.push_back({{"label", t.rows[i].label}, {"values", values}, {"text", text},
-                    {"lane", flow_text(t.rows[i].transitions)}});
+                    {"lane", clipped(flow_text(t.rows[i].transitions))}});
   }
   return {{"depth", t.depth}, {"group_by", group_by == GroupBy::op ? "op" : "module"},
           {"columns", columns}, {"rows", rows}, {"legend", t.legend}};
@@ -236,8 +247,6 @@ void write_ops(TextBuf& out, const Report& r, const HeatmapTable& t, GroupBy gro
   column("module", [&](const OpEvent& op) { return tables.string_id(op.module); });
   column("source", [&](const OpEvent& op) { return tables.string_id(op.source); });
   column("text", [&](const OpEvent& op) { return tables.string_id(op.source_text); });
-  column("thread", [](const OpEvent& op) { return static_cast<int64_t>(op.thread); });
-  column("start", [](const OpEvent& op) { return op.start_ns; });
   column("dur", [](const OpEvent& op) { return op.duration_ns; });
   column("failed", [](const OpEvent& op) { return static_cast<int64_t>(op.failed); });
   column("row", [&](const OpEvent& op) -> int64_t {
@@ -288,15 +297,35 @@ void write_copies(TextBuf& out, const Report& r, Tables& tables) {
   out += "]}";
 }
 
-json splits_json(const Report& r) {
-  json splits = json::array();
-  for (const SplitPoint& sp : r.split_points) {
-    json kinds = json::array();
-    for (const Str& k : sp.kinds) kinds.push_back(k.str());
-    splits.push_back({{"op", sp.op}, {"kinds", kinds}, {"before", sp.before.str()}, {"after", sp.after.str()},
-                      {"copies", sp.copies}, {"copy_bytes", sp.copy_bytes}, {"suggestion", sp.suggestion.str()}});
+// [op, [kind...], before, after, copies, copy bytes, suggestion], texts as string ids; the
+// split points are ranked (most bytes first): the first kMaxEmbeddedSplits of them.
+void write_splits(TextBuf& out, const Report& r, Tables& tables) {
+  out += "\"splits\":{\"count\":";
+  put_int(out, static_cast<int64_t>(r.split_points.size()));
+  out += ",\"rows\":[";
+  const size_t n = std::min(r.split_points.size(), kMaxEmbeddedSplits);
+  for (size_t i = 0; i < n; ++i) {
+    const SplitPoint& sp = r.split_points[i];
+    out += i ? ",\n[" : "\n[";
+    put_int(out, sp.op);
+    out += ",[";
+    for (size_t k = 0; k < sp.kinds.size(); ++k) {
+      if (k) out += ',';
+      put_int(out, tables.string_id(sp.kinds[k]));
+    }
+    out += "],";
+    put_int(out, tables.string_id(sp.before));
+    out += ',';
+    put_int(out, tables.string_id(sp.after));
+    out += ',';
+    put_int(out, sp.copies);
+    out += ',';
+    put_int(out, sp.copy_bytes);
+    out += ',';
+    put_int(out, tables.string_id(sp.suggestion));
+    out += ']';
   }
-  return splits;
+  out += "]}";
 }
 
 json grads_json(const Report& r) {
@@ -434,7 +463,9 @@ app.append(cards);
 // --- layout lane ---------------------------------------------------------------------------
 const top = [];
 O.parent.forEach((p, i) => { if (p < 0) top.push(i); });
-const splitAt = new Set(D.splits.map(s => s.op));
+// Split points: [op, [kind], before, after, copies, copy bytes, suggestion] over the string table.
+const splits = D.splits.rows.map(x => ({ op: x[0], kinds: x[1].map(k => S[k]), before: S[x[2]], after: S[x[3]], copies: x[4], copy_bytes: x[5], suggestion: S[x[6]] }));
+const splitAt = new Set(splits.map(s => s.op));
 const copyBytesAt = new Map();  // top-level op id -> bytes its copies moved
 {
   const topOf = id => { let i = pos.get(id); while (i !== undefined && O.parent[i] >= 0) i = pos.get(O.parent[i]); return i === undefined ? -1 : O.id[i]; };
@@ -546,16 +577,24 @@ hm.append(hbody);
 app.append(el("div", { class: "scroll" }, hm));
 
 // --- split points --------------------------------------------------------------------------
-section("Split points (where the layout of the data changes): " + D.splits.length);
-D.splits.forEach((s, k) => {
+section("Split points (where the layout of the data changes): " + D.splits.count + (D.splits.count > 50 ? ", the 50 with the most bytes copied first" : ""));
+const splitBox = el("div", { id: "splits" });
+app.append(splitBox);
+function drawSplit(s, k) {
   const i = pos.get(s.op);
   const box = el("div", { class: "split" });
   box.append(el("div", {}, el("b", { text: (k + 1) + ". " + (i === undefined ? "op " + s.op : str(O.name[i])) }), " in " + (i === undefined ? "?" : opWhere(i))));
   if (i !== undefined && str(O.text[i])) box.append(el("div", { class: "mono", text: str(O.text[i]) }));
   box.append(el("div", { class: "mono", text: s.before + " → " + s.after + "  [" + s.kinds.join(", ") + "]  leads to " + s.copies + " layout cop" + (s.copies === 1 ? "y" : "ies") + ", " + mb(s.copy_bytes) + " MB" }));
   box.append(el("div", { text: "→ " + s.suggestion }));
-  app.append(box);
-});
+  splitBox.append(box);
+}
+splits.slice(0, 50).forEach(drawSplit);
+if (splits.length > 50) {
+  const more = el("button", { id: "more-splits", text: "show " + (splits.length < D.splits.count ? "the first " : "all ") + splits.length + " split points" });
+  more.addEventListener("click", () => { more.remove(); splits.slice(50).forEach((s, k) => drawSplit(s, k + 50)); });
+  app.append(more);
+}
 
 // --- copies --------------------------------------------------------------------------------
 section("Copies: " + D.copies.count + (D.copies.rows.length < D.copies.count ? " (the " + D.copies.rows.length + " largest shown)" : ""));
@@ -571,9 +610,15 @@ ct.append(el("thead", {}, chead));
 const cbody = el("tbody");
 ct.append(cbody);
 let copies = D.copies.rows.map((c, k) => ({ c, k }));
+// The first 1,000 rows of the order and filter chosen are drawn; the rest when asked.
+let copyLimit = 1000;
+const moreCopies = el("button", { id: "more-copies", onclick: () => { copyLimit = Infinity; drawCopies(); } });
 function drawCopies() {
   cbody.textContent = "";
-  copies.filter(x => !filter.value || x.c[3] === filter.value).forEach(({ c, k }) => {
+  const chosen = copies.filter(x => !filter.value || x.c[3] === filter.value);
+  moreCopies.textContent = "show all " + chosen.length + " copies";
+  moreCopies.style.display = chosen.length > copyLimit ? "" : "none";
+  chosen.slice(0, copyLimit).forEach(({ c, k }) => {
     const culprit = pos.get(c[1]);
     const tr = el("tr", { class: "copy-row" }, td(k + 1), td(c[3], "l"), td(culprit === undefined ? "op " + c[1] : str(O.name[culprit]), "l mono"),
       td(culprit === undefined ? "" : opWhere(culprit), "l"), td(shapeText(c[5]) + "  →  " + SH[c[6]][3], "l mono"), td(mb(c[4])), td(c[7]));
@@ -590,7 +635,7 @@ chead.querySelectorAll("th.sortable").forEach(th => th.addEventListener("click",
   drawCopies();
 }));
 drawCopies();
-app.append(el("div", { class: "scroll" }, ct));
+app.append(el("div", { class: "scroll" }, ct), moreCopies);
 
 // --- gradient layouts ----------------------------------------------------------------------
 if (R.backward) {
@@ -602,6 +647,8 @@ if (R.backward) {
   gt.append(gb);
   app.append(el("div", { class: "scroll" }, gt));
 }
+// When the page finished drawing, from the start of navigation (scripts/bench-html.py reads it).
+document.body.dataset.drawnMs = performance.now().toFixed(1);
 
 // --- a comparison --------------------------------------------------------------------------
 function comparison() {
@@ -631,6 +678,7 @@ function comparison() {
   });
   mt.append(mbody);
   section("Modules side by side, regressions first", el("div", { class: "muted", text: "copies, MB and split points derived, DTLB walks modelled, time measured" }), el("div", { class: "scroll" }, mt));
+  document.body.dataset.drawnMs = performance.now().toFixed(1);
 }
 })();
 )JS";
@@ -676,8 +724,6 @@ class HtmlReporter : public Reporter {
     data += script_safe(dump_compact(summary_json(r)));
     data += ",\n\"heatmap\":";
     data += script_safe(dump_compact(heatmap_json(table, o.group_by)));
-    data += ",\n\"splits\":";
-    data += script_safe(dump_compact(splits_json(r)));
     data += ",\n\"grads\":";
     data += script_safe(dump_compact(grads_json(r)));
     data += ",\n\"backward_from\":";
@@ -686,6 +732,8 @@ class HtmlReporter : public Reporter {
     write_ops(data, r, table, o.group_by, tables);
     data += ",\n";
     write_copies(data, r, tables);
+    data += ",\n";
+    write_splits(data, r, tables);
     data += ",\n";
     tables.write(data);
     data += "}";

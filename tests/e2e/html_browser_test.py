@@ -130,6 +130,9 @@ def report_page(driver, name, sample, tmp):
     got = [r.find_element(By.CSS_SELECTOR, "td").text for r in rows]
     check(got == want, f"{name}: heatmap rows {got} == the JSON's modules at depth {depth} {want}")
 
+    more = driver.find_element(By.ID, "more-copies")
+    if more.is_displayed():  # past 1,000 copies the rest are drawn when asked
+        driver.execute_script("arguments[0].click()", more)
     copies = driver.find_elements(By.CSS_SELECTOR, "#copies tr.copy-row")
     check(len(copies) == len(doc["copies"]), f"{name}: {len(copies)} copy rows == {len(doc['copies'])} copies in the JSON")
     classes = sorted({c["class"] for c in doc["copies"]})

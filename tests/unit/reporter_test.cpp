@@ -99,10 +99,15 @@ TEST(HtmlReport, EmbedsTheReportsOpsCopiesAndHeatmapRows) {
   EXPECT_EQ(d["kind"], "report");
   EXPECT_EQ(d["ops"]["count"], r.ops.size());
   EXPECT_EQ(d["ops"]["embedded"], r.ops.size());
-  for (const char* column : {"id", "parent", "name", "module", "source", "start", "dur", "row", "in", "out"})
+  for (const char* column : {"id", "parent", "name", "module", "source", "dur", "row", "in", "out"})
     EXPECT_EQ(d["ops"][column].size(), r.ops.size()) << column;
   EXPECT_EQ(d["copies"]["rows"].size(), r.copies.size());
-  EXPECT_EQ(d["splits"].size(), r.split_points.size());
+  EXPECT_EQ(d["splits"]["count"], r.split_points.size());
+  ASSERT_EQ(d["splits"]["rows"].size(), r.split_points.size());
+  for (size_t i = 0; i < r.split_points.size(); ++i) {
+    EXPECT_EQ(d["splits"]["rows"][i][0], r.split_points[i].op);
+    EXPECT_EQ(d["strings"][d["splits"]["rows"][i][6].get<int>()], r.split_points[i].suggestion.str());
+  }
   const auto rows = heatmap_rows(r, GroupBy::module, heatmap_depth(r, 0));
   ASSERT_EQ(d["heatmap"]["rows"].size(), rows.size());
   for (size_t i = 0; i < rows.size(); ++i) EXPECT_EQ(d["heatmap"]["rows"][i]["label"], rows[i].label);
