@@ -32,6 +32,11 @@ std::string module_at_depth(const std::string& module, int depth);
 // The deepest module depth whose row count stays within max_rows (at least 1).
 int auto_depth(const Report& report, size_t max_rows);
 
+// The row an op event belongs to: its top-level ancestor's module at `depth` (its name when
+// grouped by op), " (backward)" added in the backward pass. `top`: top_level_ancestors(ops).
+std::string heatmap_label(const Report& report, const std::vector<int64_t>& top, int64_t id, GroupBy group_by,
+                          int depth);
+
 std::vector<HeatmapRow> heatmap_rows(const Report& report, GroupBy group_by, int depth);
 
 }  // namespace layoutprof

@@ -43,15 +43,21 @@ int auto_depth(const Report& report, size_t max_rows) {
   return best;
 }
 
+std::string heatmap_label(const Report& report, const std::vector<int64_t>& top, int64_t id, GroupBy group_by,
+                          int depth) {
+  const OpEvent& t = report.ops[top[id]];
+  std::string label = group_by == GroupBy::op ? t.name.str() : module_at_depth(t.module, depth);
+  // Training steps: each module's backward pass is a row of its own, after the forward rows.
+  if (report.backward_from >= 0 && top[id] >= report.backward_from) label += " (backward)";
+  return label;
+}
+
 std::vector<HeatmapRow> heatmap_rows(const Report& report, GroupBy group_by, int depth) {
   std::vector<HeatmapRow> rows;
   std::map<std::string, size_t> index;
   std::vector<int64_t> top = top_level_ancestors(report.ops);
   auto row_of_op = [&](int64_t id) -> HeatmapRow& {
-    const OpEvent& t = report.ops[top[id]];
-    std::string label = group_by == GroupBy::op ? t.name.str() : module_at_depth(t.module, depth);
-    // Training steps: each module's backward pass is a row of its own, after the forward rows.
-    if (report.backward_from >= 0 && top[id] >= report.backward_from) label += " (backward)";
+    const std::string label = heatmap_label(report, top, id, group_by, depth);
     auto it = index.find(label);
     if (it != index.end()) return rows[it->second];
     index[label] = rows.size();
