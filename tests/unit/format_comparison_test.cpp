@@ -1,19 +1,25 @@
 // compare-formats' verdict on hand-built reports: the spread of plain calls, the noise rule,
-// the fastest pick, the control, and the copies each variant adds or avoids.
+// the fastest pick, the control, the copies each variant adds or avoids, and the writers.
 #include "layoutprof/format_comparison.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "layoutprof/analysis.h"
+#include "layoutprof/format_comparison_report.h"
+#include "layoutprof/json_report.h"
 #include "synthetic.h"
 
 namespace layoutprof {
 namespace {
 
 using namespace testing;
+using nlohmann::json;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // x -> transpose -> reshape, whose clone copies the transposed view: an implicit layout copy
 // charged to aten::reshape in `module`, each of its top-level ops at `line`. `batch` sizes the
@@ -242,6 +248,96 @@ TEST(FormatComparison, RowsAreTheHeatmapsModulesAndATotal) {
   EXPECT_EQ(total.split_points, c.rows[0][0].split_points) << "all of as_given's in block";
   EXPECT_EQ(c.variants[0].time.calls, 9) << "filled from the plain calls";
   EXPECT_EQ(c.rows[2].back().copy_bytes, 0) << "a variant not run has empty rows";
+}
+
+FormatComparison three_variants() {
+  std::vector<FormatVariant> v;
+  v.push_back(variant("as_given", copies_at(1), around(2020000, 50000)));
+  v.push_back(variant("channels_last", copies_at(3), around(1000000, 50000), kConvertedToChannelsLast));
+  FormatVariant raised = variant("contiguous", copies_at(1), {}, kNothingConverted);
+  raised.report.run.status = "failed";
+  raised.report.run.error = "RuntimeError: boom";
+  v.push_back(std::move(raised));
+  return compare_formats(std::move(v));
+}
+
+TEST(FormatComparisonText, SaysWhatEachVariantDidTheTimesTheVerdictAndTheCopies) {
+  std::ostringstream out;
+  write_format_comparison_text(out, three_variants());
+  const std::string text = out.str();
+  EXPECT_THAT(text, HasSubstr("compare-formats — model.pt"));
+  EXPECT_THAT(text, HasSubstr("converted 2 of 4 parameters, 0 of 0 buffers, 1 input to channels_last"));
+  EXPECT_THAT(text, HasSubstr("contiguous     could not run: RuntimeError: boom"));
+  EXPECT_THAT(text, HasSubstr("Copies per module (derived): rows are modules at depth 1"));
+  EXPECT_THAT(text, HasSubstr("  (total)"));
+  EXPECT_THAT(text, HasSubstr("Plain calls (measured"));
+  EXPECT_THAT(text, HasSubstr("channels_last is fastest here: 2.02x faster than as_given (1.020 ms less per call)"));
+  EXPECT_THAT(text, HasSubstr("not timed  contiguous: could not run: RuntimeError: boom"));
+  EXPECT_THAT(text, HasSubstr("noise rule: a difference counts when"));
+  EXPECT_THAT(text, HasSubstr("channels_last: adds 2 copies (0.000 MB), avoids 0 copies"));
+  EXPECT_THAT(text, HasSubstr("adds     1 → 3  implicit_layout, 0.000 → 0.000 MB: aten::reshape in block at model.py:7  "
+                              "(permuted(0,2,1) → contiguous)"));
+}
+
+TEST(FormatComparisonText, ListsAtMostTheGroupsAskedAndSaysHowManyMore) {
+  std::vector<FormatVariant> v;
+  v.push_back(variant("as_given", copies_at(0), around(1000000, 10000)));
+  Call many;
+  for (int line = 0; line < 5; ++line) add_copy(many, "block", "model.py:" + std::to_string(line));
+  many.wall_ns = 1000;
+  v.push_back(variant("channels_last", std::move(many), around(1000000, 10000), kConvertedToChannelsLast));
+  FormatTextOptions o;
+  o.copy_groups = 2;
+  std::ostringstream out;
+  write_format_comparison_text(out, compare_formats(std::move(v)), o);
+  EXPECT_THAT(out.str(), HasSubstr("channels_last: adds 5 copies"));
+  EXPECT_THAT(out.str(), HasSubstr("... and 3 more groups adds    (3 copies, 0.000 MB; all in --json)"));
+  EXPECT_THAT(out.str(), Not(HasSubstr("model.py:4")));
+}
+
+TEST(FormatComparisonJson, OneWholeDocumentWithEveryVariantsReportAndTheVerdict) {
+  const FormatComparison c = three_variants();
+  std::ostringstream out;
+  write_format_comparison_json(out, c);
+  const json doc = json::parse(out.str());  // whole: it parses
+  EXPECT_EQ(doc["compare_formats_version"], 1);
+  EXPECT_EQ(doc["model"], "model.pt");
+  EXPECT_EQ(doc["noise_rule"]["min_calls"], 5);
+  ASSERT_EQ(doc["variants"].size(), 3u);
+  const json& cl = doc["variants"][1];
+  EXPECT_EQ(cl["name"], "channels_last");
+  EXPECT_EQ(cl["status"], "ok");
+  EXPECT_EQ(cl["conversion"]["parameters"], 2);
+  EXPECT_EQ(cl["time"]["calls"], 9);
+  EXPECT_EQ(cl["time"]["median_ns"], 1000000);
+  EXPECT_EQ(cl["total"]["implicit_copies"], 3);
+  EXPECT_EQ(cl["rows"][0]["module"], "block");
+  // Each variant's report is the one write_report_json writes, and reads back.
+  EXPECT_EQ(cl["report"], report_to_json(c.variants[1].report));
+  EXPECT_EQ(report_from_json(cl["report"]).summary.copies[0], 3);
+  EXPECT_EQ(doc["variants"][0]["conversion"], nullptr);
+  EXPECT_EQ(doc["variants"][2]["status"], "failed");
+  EXPECT_EQ(doc["variants"][2]["error"], "RuntimeError: boom");
+  const json& verdict = doc["verdict"];
+  EXPECT_EQ(verdict["fastest"], "channels_last");
+  EXPECT_EQ(verdict["clear"], true);
+  EXPECT_EQ(verdict["against_fastest"][0]["variant"], "as_given");
+  EXPECT_EQ(verdict["copies"][0]["variant"], "channels_last");
+  EXPECT_EQ(verdict["copies"][0]["added"][0]["count_after"], 3);
+  EXPECT_EQ(verdict["copies"][0]["added"][0]["op"], "aten::reshape");
+  EXPECT_EQ(verdict["not_timed"][0], "contiguous: could not run: RuntimeError: boom");
+  // A variant that did not run has no report.
+  std::vector<FormatVariant> v;
+  FormatVariant skipped;
+  skipped.name = "as_given";
+  skipped.skipped = "interrupted before it began";
+  v.push_back(std::move(skipped));
+  std::ostringstream none;
+  write_format_comparison_json(none, compare_formats(std::move(v)));
+  const json empty = json::parse(none.str());
+  EXPECT_EQ(empty["variants"][0]["report"], nullptr);
+  EXPECT_EQ(empty["variants"][0]["skipped"], "interrupted before it began");
+  EXPECT_EQ(empty["verdict"]["fastest"], nullptr);
 }
 
 }  // namespace
