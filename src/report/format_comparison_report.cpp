@@ -20,7 +20,7 @@ using nlohmann::json;
 std::string variant_state(const FormatVariant& v) {
   if (!v.ran) return "not run: " + v.skipped;
   const RunInfo& run = v.report.run;
-  if (run.status == "failed") return "could not run: " + bounded(run.error, 160);
+  if (run.status == "failed") return "could not run: " + bounded(run.error, 400);
   if (run.status != "ok") return run.status + (run.error.empty() ? "" : ": " + run.error);
   return "ok";
 }
