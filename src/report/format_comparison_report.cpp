@@ -72,7 +72,7 @@ void write_header(std::ostream& out, const FormatComparison& c) {
         << "\n";
   }
   out << "  measured  plain calls: wall time of each forward() after the recorded ones, without the observer or "
-         "counters, steady clock (median, min–max, interquartile range)\n";
+         "counters, the variants interleaved round by round, steady clock (median, min–max, interquartile range)\n";
   out << "  derived   copies, bytes and split points of each variant's recorded call; the verdict, from the plain "
          "calls by the noise rule below\n";
 }
@@ -296,7 +296,8 @@ void write_format_comparison_text(std::ostream& out, const FormatComparison& c, 
 void write_format_comparison_json(std::ostream& out, const FormatComparison& c) {
   const json figures = {
       {"measured", {"variants[].time and each report's run.plain_call_ns: wall time of each plain forward() after "
-                    "the recorded calls, without the observer or counters (steady clock)"}},
+                    "the recorded calls, without the observer or counters, the variants interleaved round by round "
+                    "(steady clock)"}},
       {"derived", {"variants[].rows and total: copies, bytes and split points of each variant's report",
                    "verdict: the fastest variant by median plain call and the noise rule; copies added and avoided "
                    "against as_given"}},
