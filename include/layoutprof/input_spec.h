@@ -28,4 +28,14 @@ int64_t input_bytes(const InputSpec& spec);
 int dtype_size(const std::string& dtype);
 bool is_floating_dtype(const std::string& dtype);
 
+// The spec as --input takes it, written from its fields: DIMxDIM...[:dtype][:format][:grad]
+// (f32 and contiguous, the defaults, left out).
+std::string input_spec_text(const InputSpec& spec);
+
+// The input of a compare-formats variant (ProfileConfig::convert_to): "channels_last" makes
+// 4-D inputs channels_last and 5-D ones channels_last_3d and keeps the others as given;
+// "contiguous" makes every input contiguous; "" keeps it as given. A spec whose format
+// changes gets its text rewritten (input_spec_text), so that the report names what ran.
+InputSpec convert_input_spec(const InputSpec& spec, const std::string& to);
+
 }  // namespace layoutprof

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,15 @@ struct ProfileConfig {
   int64_t max_ops = 0;              // op events recorded per call and thread; 0: default_max_ops()
   bool backward = false;            // each call a training step: forward, then backward
   std::string loss = "randn";       // backward from: randn (seeded upstream gradients) | sum
+  // compare-formats' variants: after load, the module's parameters and buffers (all
+  // submodules') are laid out in this memory format, as Python's model.to(memory_format=...)
+  // does, and so are the inputs (convert_input_spec). "channels_last": 4-D tensors to
+  // channels_last, 5-D to channels_last_3d, the rest as they are; "contiguous": every tensor;
+  // "": the model and inputs as given. RunInfo::conversion says what changed.
+  std::string convert_to;
+  // Plain calls after the recorded ones: no observer, no counters, no GPU tracer, the same
+  // inputs; each one's wall time is kept (RunInfo::plain_call_ns). None after a call raised.
+  int timed_calls = 0;
 };
 
 // The --max-ops default: what this machine's available memory holds at 1 KB per op event
@@ -35,9 +45,26 @@ int64_t available_memory();
 
 using ProgressFn = std::function<void(const std::string&)>;
 
+// A run's model, converted and warmed up, with its inputs, kept for plain calls after
+// run_profile() returns: compare-formats times its variants' calls interleaved, round by
+// round, so that what else the machine does meanwhile falls on every variant alike.
+class PlainCaller {
+ public:
+  virtual ~PlainCaller() = default;
+  // One plain call as ProfileConfig::timed_calls makes them: forward() (a training step with
+  // --backward), no observer, the device synchronised. Returns its wall time (steady clock,
+  // ns); throws std::runtime_error with the model's error when it raises.
+  virtual int64_t call_ns() = 0;
+};
+
 // Throws UsageError (bad inputs for this model) or ModelLoadError. A model that raises while
 // running does not throw: the trace says status "failed" and holds what was recorded.
-Trace run_profile(const ProfileConfig& config, const ProgressFn& progress);
+// `keep`, if given, receives the model for later plain calls when the run's status is ok
+// (left empty otherwise).
+Trace run_profile(const ProfileConfig& config, const ProgressFn& progress, std::unique_ptr<PlainCaller>* keep = nullptr);
+
+// The run's `measured` line for `calls` plain calls (RunInfo::plain_call_ns).
+std::string plain_calls_note(int64_t calls, bool backward);
 
 std::string torch_version();
 

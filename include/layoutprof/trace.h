@@ -216,6 +216,16 @@ struct ModelInput {
   TensorInfo tensor;
 };
 
+// What ProfileConfig::convert_to did (compare-formats' variants): the tensors laid out anew
+// in that memory format, of those the module and the inputs have. The others were of another
+// rank (channels_last converts 4-D and 5-D tensors only) or in that format already.
+struct Conversion {
+  std::string to;  // "" (nothing converted), "channels_last" or "contiguous"
+  int64_t parameters = 0, parameters_total = 0;  // all submodules' (named_parameters())
+  int64_t buffers = 0, buffers_total = 0;        // registered buffers, all submodules'
+  int64_t inputs = 0;  // inputs whose format the variant changed (convert_input_spec)
+};
+
 struct RunInfo {
   std::string model;
   std::vector<ModelInput> inputs;
@@ -249,6 +259,12 @@ struct RunInfo {
   // What this run measured and what it did not, with the reason.
   std::vector<std::string> measured;
   std::vector<std::string> not_measured;
+  // compare-formats' variants: the model's parameters and buffers and the inputs converted
+  // after load (ProfileConfig::convert_to); `to` is empty for a run as given.
+  Conversion conversion;
+  // Measured, steady clock: the wall time of each plain call after the recorded ones
+  // (ProfileConfig::timed_calls: no observer, the same inputs), in call order.
+  std::vector<int64_t> plain_call_ns;
 
   // The measured counters, in the order of the values in OpEvent::counters and the sums.
   std::vector<const CounterStatus*> measured_counters() const {

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <map>
 #include <sstream>
+#include <stdexcept>
 
 #include "layoutprof/errors.h"
 
@@ -135,6 +136,35 @@ InputSpec parse_input_spec(const std::string& text) {
     fail(text, ":grad needs a floating-point dtype (f32, f64, f16, bf16), not " + spec.dtype);
   if (input_bytes(spec) < 0) fail(text, "its tensor would take more than 2^63 bytes");
   return spec;
+}
+
+std::string input_spec_text(const InputSpec& spec) {
+  std::string text;
+  for (size_t d = 0; d < spec.sizes.size(); ++d) text += (d ? "x" : "") + std::to_string(spec.sizes[d]);
+  if (spec.dtype != "f32") text += ":" + spec.dtype;
+  if (spec.format == "perm") {
+    text += ":perm=";
+    for (size_t d = 0; d < spec.perm.size(); ++d) text += (d ? "," : "") + std::to_string(spec.perm[d]);
+  } else if (spec.format != "contiguous") {
+    text += ":" + spec.format;
+  }
+  if (spec.requires_grad) text += ":grad";
+  return text;
+}
+
+InputSpec convert_input_spec(const InputSpec& spec, const std::string& to) {
+  if (to.empty()) return spec;
+  if (to != "channels_last" && to != "contiguous")
+    throw std::invalid_argument("convert_input_spec: no memory format '" + to + "'");
+  std::string format = "contiguous";
+  if (to == "channels_last")
+    format = spec.sizes.size() == 4 ? "channels_last" : spec.sizes.size() == 5 ? "channels_last_3d" : spec.format;
+  if (format == spec.format) return spec;
+  InputSpec out = spec;
+  out.format = format;
+  out.perm.clear();
+  out.text = input_spec_text(out);
+  return out;
 }
 
 }  // namespace layoutprof

@@ -68,11 +68,25 @@ struct RenderOptions {
   ViewOptions view;
 };
 
+// compare-formats: the model run as given, with channels_last and with contiguous tensors.
+struct CompareFormatsOptions {
+  std::string model;
+  std::vector<std::string> inputs;
+  int warmup = 3;
+  int iters = 3;
+  int threads = 0;
+  int timed_calls = 20;  // plain calls per variant, timed without the observer: the verdict's
+  std::string json_path;
+};
+
 void setup_run(CLI::App& app, RunOptions& options);
 int run_run(const RunOptions& options);
 
 CLI::App* setup_render(CLI::App& app, RenderOptions& options);
 int run_render(const RenderOptions& options);
+
+CLI::App* setup_compare_formats(CLI::App& app, CompareFormatsOptions& options);
+int run_compare_formats(const CompareFormatsOptions& options);
 
 // Shared by every command that prints a heatmap.
 CLI::App* setup_check(CLI::App& app, CompareOptions& options);

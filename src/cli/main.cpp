@@ -19,6 +19,8 @@ int main(int argc, char** argv) {
   CompareOptions check_options, diff_options;
   CLI::App* check = setup_check(app, check_options);
   CLI::App* diff = setup_diff(app, diff_options);
+  CompareFormatsOptions formats_options;
+  CLI::App* formats = setup_compare_formats(app, formats_options);
 
   try {
     app.parse(argc, argv);
@@ -32,6 +34,7 @@ int main(int argc, char** argv) {
     if (render->parsed()) return run_render(render_options);
     if (check->parsed()) return run_check(check_options);
     if (diff->parsed()) return run_diff(diff_options);
+    if (formats->parsed()) return run_compare_formats(formats_options);
     return run_run(run_options);
   } catch (const Error& e) {
     std::cerr << "layoutprof: " << e.what() << "\n";

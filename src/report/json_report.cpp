@@ -207,7 +207,8 @@ json counter_status_json(const std::vector<CounterStatus>& counters) {
   return list;
 }
 
-json run_json(const RunInfo& r) {
+// The run as a plain run's report has it.
+json plain_run_json(const RunInfo& r) {
   json inputs = json::array();
   for (const ModelInput& in : r.inputs)
     inputs.push_back({{"spec", in.spec.text},
@@ -240,6 +241,20 @@ json run_json(const RunInfo& r) {
               {"gpu", text_or_null(r.gpu)},
               {"measured", r.measured},
               {"not_measured", r.not_measured}};
+}
+
+// The run, with what compare-formats' variants add (keys a plain run's report does not have).
+json run_json(const RunInfo& r) {
+  json j = plain_run_json(r);
+  if (!r.conversion.to.empty())
+    j["conversion"] = {{"to", r.conversion.to},
+                       {"parameters", r.conversion.parameters},
+                       {"parameters_total", r.conversion.parameters_total},
+                       {"buffers", r.conversion.buffers},
+                       {"buffers_total", r.conversion.buffers_total},
+                       {"inputs", r.conversion.inputs}};
+  if (!r.plain_call_ns.empty()) j["plain_call_ns"] = r.plain_call_ns;
+  return j;
 }
 
 RunInfo run_from(const json& j) {
@@ -289,6 +304,27 @@ RunInfo run_from(const json& j) {
   r.gpu = text_from(j.at("gpu"));
   r.measured = j.at("measured").get<std::vector<std::string>>();
   r.not_measured = j.at("not_measured").get<std::vector<std::string>>();
+  // Added with compare-formats: absent from a plain run's report.
+  if (j.contains("conversion")) {
+    const json& c = j.at("conversion");
+    r.conversion.to = c.at("to").get<std::string>();
+    if (r.conversion.to != "channels_last" && r.conversion.to != "contiguous")
+      throw std::out_of_range("run.conversion.to is neither channels_last nor contiguous");
+    r.conversion.parameters = as<int64_t>(c.at("parameters"));
+    r.conversion.parameters_total = as<int64_t>(c.at("parameters_total"));
+    r.conversion.buffers = as<int64_t>(c.at("buffers"));
+    r.conversion.buffers_total = as<int64_t>(c.at("buffers_total"));
+    r.conversion.inputs = as<int64_t>(c.at("inputs"));
+    const Conversion& v = r.conversion;
+    if (v.parameters < 0 || v.parameters > v.parameters_total || v.buffers < 0 || v.buffers > v.buffers_total ||
+        v.inputs < 0 || v.inputs > static_cast<int64_t>(r.inputs.size()))
+      throw std::out_of_range("run.conversion's counts are not within the tensors it had");
+  }
+  if (j.contains("plain_call_ns")) {
+    r.plain_call_ns = as<std::vector<int64_t>>(j.at("plain_call_ns"));
+    for (int64_t ns : r.plain_call_ns)
+      if (ns < 0) throw std::out_of_range("run.plain_call_ns holds a negative time");
+  }
   return r;
 }
 

@@ -82,6 +82,11 @@ void write_header(std::ostream& out, const Report& r) {
     out << "  input " << i << "   " << in.spec.text << "  (" << in.tensor.dtype() << ", "
         << in.tensor.label() << ")\n";
   }
+  if (!run.conversion.to.empty()) {  // a compare-formats variant's report
+    const Conversion& c = run.conversion;
+    out << "  converted " << c.parameters << " of " << c.parameters_total << " parameters, " << c.buffers << " of "
+        << c.buffers_total << " buffers and " << c.inputs << " inputs to " << c.to << " (compare-formats)\n";
+  }
   out << "  run       " << run.device << ", " << run.threads << " threads, LibTorch "
       << run.torch_version << ", warm-up " << run.warmup << ", recorded calls "
       << run.calls_recorded

@@ -31,6 +31,12 @@ namespace layoutprof {
 
 std::string torch_version() { return TORCH_VERSION; }
 
+std::string plain_calls_note(int64_t calls, bool backward) {
+  return "plain calls: wall time of each of " + std::to_string(calls) + " " +
+         (backward ? "training steps" : "forward() calls") +
+         " after the recorded ones, without the observer, counters or GPU tracer: steady clock";
+}
+
 namespace {
 
 c10::ScalarType scalar_type(const std::string& dtype) {
@@ -349,9 +355,87 @@ class GradWatch {
   std::vector<std::pair<at::Tensor, unsigned>> hooks_;
 };
 
+// The memory format a compare-formats variant gives a tensor, as Python's
+// model.to(memory_format=...) chooses it: channels_last converts 4-D tensors (5-D ones to
+// channels_last_3d) and leaves the others; contiguous converts every tensor.
+std::optional<at::MemoryFormat> format_for(const at::Tensor& t, const std::string& to) {
+  if (!t.defined() || t.layout() != at::kStrided) return std::nullopt;  // sparse, mkldnn: no strides
+  if (to == "contiguous") return at::MemoryFormat::Contiguous;
+  if (to == "channels_last" && t.dim() == 4) return at::MemoryFormat::ChannelsLast;
+  if (to == "channels_last" && t.dim() == 5) return at::MemoryFormat::ChannelsLast3d;
+  return std::nullopt;
+}
+
+// Lays out a tensor held by the module in the variant's format, in place: set_data() gives
+// the module's own tensor (its slot, and any other module's slot sharing it) the new memory,
+// as Module.to() does in Python; torch::jit::Module has no to(memory_format). A tensor in
+// that format already, with the format's own strides, is kept, as Tensor.to(memory_format=...)
+// keeps it: is_contiguous(format) alone ignores dims of size 1, but a 1x1 convolution's NCHW
+// weight is not what Python's conversion leaves (its strides on those dims differ), so the
+// format LibTorch suggests for the tensor must be that one too. Returns whether it changed.
+bool convert_in_place(at::Tensor t, const std::string& to) {
+  std::optional<at::MemoryFormat> format = format_for(t, to);
+  if (!format || (t.is_contiguous(*format) && t.suggest_memory_format() == *format)) return false;
+  t.set_data(t.clone(*format));
+  return true;
+}
+
+// ProfileConfig::convert_to over every parameter and buffer of the module and its submodules
+// (parameters(true) and buffers(true): the same lists in LibTorch 1.13 and 2.x).
+void convert_module(torch::jit::Module& module, const std::string& to, Conversion& done) {
+  torch::NoGradGuard no_grad;  // the new memory is data, not a step autograd records
+  for (const at::Tensor& p : module.parameters(/*recurse=*/true)) {
+    ++done.parameters_total;
+    done.parameters += convert_in_place(p, to);
+  }
+  for (const at::Tensor& b : module.buffers(/*recurse=*/true)) {
+    ++done.buffers_total;
+    done.buffers += convert_in_place(b, to);
+  }
+}
+
+// One call as the run makes them all: forward(), and for a training step (--backward) the
+// backward pass (`backward_begins` is called as it begins) and the gradients set to none.
+void model_step(torch::jit::Module& module, std::vector<c10::IValue>& inputs, const ProfileConfig& config,
+                const std::function<void()>& backward_begins) {
+  c10::IValue out = module.forward(inputs);
+  if (!config.backward) return;
+  backward_from(out, config.loss, backward_begins);
+  clear_grads(module);
+}
+
+// The model and inputs of a run that went well, for plain calls: those run_profile() makes
+// (ProfileConfig::timed_calls) and those a caller makes after it returns (PlainCaller). The
+// module and inputs are handles: they share the run's objects.
+class LoadedModel final : public PlainCaller {
+ public:
+  LoadedModel(torch::jit::Module module, std::vector<c10::IValue> inputs, at::Device device, ProfileConfig config)
+      : module_(std::move(module)), inputs_(std::move(inputs)), device_(device), config_(std::move(config)) {}
+
+  int64_t call_ns() override {
+    // Forward only without autograd, as the recorded calls ran (the guard is per thread).
+    std::optional<torch::NoGradGuard> no_grad;
+    if (!config_.backward) no_grad.emplace();
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+      model_step(module_, inputs_, config_, [] {});
+      synchronize(device_);  // the call is over when its kernels are
+    } catch (const std::exception& e) {
+      throw std::runtime_error(model_error(e));
+    }
+    return elapsed_ns(t0);
+  }
+
+ private:
+  torch::jit::Module module_;
+  std::vector<c10::IValue> inputs_;
+  at::Device device_;
+  ProfileConfig config_;
+};
+
 }  // namespace
 
-Trace run_profile(const ProfileConfig& config, const ProgressFn& progress) {
+Trace run_profile(const ProfileConfig& config, const ProgressFn& progress, std::unique_ptr<PlainCaller>* keep) {
   const at::Device device = target_device(config.device);
   Trace trace;
   RunInfo& run = trace.run;
@@ -389,11 +473,33 @@ Trace run_profile(const ProfileConfig& config, const ProgressFn& progress) {
     throw UsageError("model '" + config.model + "' forward() takes " + std::to_string(expected) +
                      " input" + (expected == 1 ? "" : "s") + " (" + describe_schema(schema) +
                      "), got " + std::to_string(config.inputs.size()) + " --input");
+  if (!config.convert_to.empty() && config.convert_to != "channels_last" && config.convert_to != "contiguous")
+    throw std::invalid_argument("ProfileConfig::convert_to '" + config.convert_to + "'");
+  run.conversion.to = config.convert_to;
+  if (!config.convert_to.empty()) {
+    progress("converting the parameters and buffers to " + config.convert_to);
+    try {
+      convert_module(module, config.convert_to, run.conversion);
+    } catch (const c10::Error& e) {
+      // The variant cannot run (a tensor type without that format): a failed run with no
+      // calls, which says why; the other variants go on.
+      run.status = "failed";
+      run.error = "converting the model's parameters and buffers to " + config.convert_to +
+                  " raised: " + first_line(e.what_without_backtrace());
+      return trace;
+    }
+  }
+  // The inputs as the variant gives them (the same specs when nothing is converted).
+  std::vector<InputSpec> specs;
+  for (const InputSpec& spec : config.inputs) {
+    specs.push_back(convert_input_spec(spec, config.convert_to));
+    run.conversion.inputs += specs.back().format != spec.format;
+  }
 
   torch::manual_seed(0);  // identical inputs on every run
-  check_inputs_fit(config.inputs);
+  check_inputs_fit(specs);
   std::vector<c10::IValue> inputs;
-  for (const InputSpec& spec : config.inputs) {
+  for (const InputSpec& spec : specs) {
     // Built on the CPU from the seed, then moved: .to() keeps the layout (preserve format).
     at::Tensor t;
     try {
@@ -428,12 +534,9 @@ Trace run_profile(const ProfileConfig& config, const ProgressFn& progress) {
     recorder.set_module_types(std::move(types));
   }
   auto step = [&](bool mark) {
-    c10::IValue out = module.forward(inputs);
-    if (!config.backward) return;
-    backward_from(out, config.loss, [&] {
+    model_step(module, inputs, config, [&] {
       if (mark) recorder.mark_backward();
     });
-    clear_grads(module);
   };
   bool warmup_failed = false;
   for (int i = 0; i < config.warmup && !warmup_failed && !interrupt_signal(); ++i) {
@@ -594,6 +697,36 @@ Trace run_profile(const ProfileConfig& config, const ProgressFn& progress) {
     else
       run.not_measured.push_back("GPU time: " + error);
   }
+
+  // Plain calls (ProfileConfig::timed_calls, and the caller's through `keep`): what the model
+  // costs without layoutprof. The counters and the GPU tracer are closed first: nothing but
+  // the model runs, as in a plain forward().
+  if (run.status != "ok") return trace;
+  counters.reset();
+  gpu.reset();
+  auto plain = std::make_unique<LoadedModel>(module, inputs, device, config);
+  if (config.timed_calls > 0) {
+    std::string stopped;
+    for (int i = 0; i < config.timed_calls && !interrupt_signal(); ++i) {
+      progress("plain call " + std::to_string(i + 1) + "/" + std::to_string(config.timed_calls));
+      try {
+        run.plain_call_ns.push_back(plain->call_ns());
+      } catch (const std::exception& e) {
+        stopped = "plain call " + std::to_string(i + 1) + " raised (" + e.what() + ")";
+        break;
+      }
+    }
+    const std::string calls = std::to_string(run.plain_call_ns.size()) + " of " + std::to_string(config.timed_calls);
+    run.measured.push_back(plain_calls_note(config.timed_calls, config.backward));
+    if (!stopped.empty()) run.not_measured.push_back("plain calls after " + calls + ": " + stopped);
+    if (const int sig = interrupt_signal()) {
+      run.status = "interrupted";
+      run.error = std::string(sig == SIGTERM ? "SIGTERM" : "SIGINT") + " after " +
+                  std::to_string(trace.calls.size()) + " recorded calls and " + calls + " plain calls";
+      return trace;
+    }
+  }
+  if (keep) *keep = std::move(plain);
   return trace;
 }
 

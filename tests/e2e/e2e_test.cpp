@@ -1007,4 +1007,251 @@ TEST(Cli, UnwritableJsonStillPrintsTheText) {
   EXPECT_THAT(r.out, HasSubstr("Heatmap"));
 }
 
+// --- compare-formats ---------------------------------------------------------------------
+// Each variant is checked against a plain run of what it should be the same as: the copies of
+// each class, which a plain run of the variant's inputs (and, for channels_last, of the model
+// Python converted with model.to(memory_format=torch.channels_last)) makes.
+
+// A short comparison (one thread, as the manifest's expectations), its JSON parsed (whole).
+json compare_formats(const std::vector<std::string>& model_and_inputs, const std::string& tag, Result* result = nullptr,
+                     int expect_code = 0) {
+  fs::path doc = work_dir() / ("compare_formats_" + tag + ".json");
+  std::vector<std::string> args = {"compare-formats"};
+  args.insert(args.end(), model_and_inputs.begin(), model_and_inputs.end());
+  for (const char* a : {"--threads", "1", "--warmup", "1", "--iters", "1", "--timed-calls", "5", "--json"})
+    args.push_back(a);
+  args.push_back(doc.string());
+  Result r = run(args);
+  EXPECT_EQ(r.code, expect_code) << r.err;
+  if (result) *result = r;
+  EXPECT_TRUE(fs::exists(doc)) << r.err;
+  return fs::exists(doc) ? json::parse(read_file(doc)) : json();
+}
+
+// A plain run's report of `model` with `inputs`, as the variants ran (one thread, no counters).
+json plain_report(const fs::path& model, const std::vector<std::string>& inputs, const std::string& tag) {
+  fs::path report = work_dir() / ("compare_formats_plain_" + tag + ".json");
+  std::vector<std::string> args = {model.string()};
+  for (const std::string& in : inputs) {
+    args.push_back("--input");
+    args.push_back(in);
+  }
+  for (const char* a : {"--threads", "1", "--warmup", "1", "--iters", "1", "--no-counters", "--json"}) args.push_back(a);
+  args.push_back(report.string());
+  Result r = run(args);
+  EXPECT_EQ(r.code, 0) << r.err;
+  return fs::exists(report) ? json::parse(read_file(report)) : json();
+}
+
+const json& variant_named(const json& doc, const std::string& name) {
+  for (const json& v : doc.at("variants"))
+    if (v.at("name") == name) return v;
+  throw std::runtime_error("no variant " + name);
+}
+
+// Each variant's embedded report is a report: it validates against the schema and renders.
+void expect_whole_reports(const json& doc, const std::string& tag) {
+  ASSERT_EQ(doc.at("compare_formats_version"), 1);
+  ASSERT_EQ(doc.at("variants").size(), 3u);
+  for (const json& v : doc.at("variants")) {
+    fs::path report = work_dir() / ("compare_formats_" + tag + "_" + v.at("name").get<std::string>() + ".json");
+    std::ofstream(report) << v.at("report").dump();
+    std::string validate = "/usr/bin/python3 " + quote(VALIDATOR) + " " + quote(SCHEMA) + " " + quote(report.string());
+    EXPECT_EQ(std::system(validate.c_str()), 0) << validate;
+    Result rendered = run({"render", report.string()});
+    EXPECT_EQ(rendered.code, 0) << rendered.err;
+    EXPECT_THAT(rendered.out, HasSubstr("Heatmap")) << v.at("name");
+  }
+}
+
+// The top-level convolutions' weight strides, in order.
+std::vector<json> conv_weight_strides(const json& report) {
+  std::vector<json> strides;
+  for (const json& op : expand_ops(report))
+    if (op["parent"].is_null() && op["name"] == "aten::conv2d") strides.push_back(op["inputs"][1]["strides"]);
+  return strides;
+}
+
+TEST(CompareFormats, EachVariantCopiesAsAPlainRunOfItsInputsAndTheChannelsLastOneConvertedTheWeights) {
+  const json& entry = entry_named("channels_last_convnet");  // given a channels_last input, NCHW weights
+  Result r;
+  const json doc = compare_formats(model_args(entry, {}), "convnet", &r);
+  ASSERT_FALSE(doc.is_null());
+  expect_whole_reports(doc, "convnet");
+  const fs::path model = sample_path(entry);
+  const json& given = variant_named(doc, "as_given");
+  const json& cl = variant_named(doc, "channels_last");
+  const json& contiguous = variant_named(doc, "contiguous");
+  // as_given: the manifest's input, and the manifest's copies (each conv copies its weight).
+  EXPECT_EQ(given["report"]["summary"]["copies"], plain_report(model, {"2x3x32x32:channels_last"}, "convnet_cl_input")["summary"]["copies"]);
+  EXPECT_EQ(given["report"]["summary"]["copies"], expected(entry).at("copies"));
+  EXPECT_EQ(given["conversion"], nullptr);
+  // contiguous: the input made contiguous, the weights already are.
+  EXPECT_EQ(contiguous["inputs"], json::array({"2x3x32x32"}));
+  EXPECT_EQ(contiguous["report"]["summary"]["copies"], plain_report(model, {"2x3x32x32"}, "convnet_nchw")["summary"]["copies"]);
+  EXPECT_EQ(contiguous["conversion"]["inputs"], 1);
+  EXPECT_EQ(contiguous["conversion"]["parameters"], 0);
+  // channels_last: the two conv weights converted (of 8 parameters; the batch norm's are 1-D),
+  // so neither conv copies its weight: the two implicit copies as_given makes are avoided.
+  EXPECT_EQ(cl["conversion"]["parameters"], 2);
+  EXPECT_EQ(cl["conversion"]["parameters_total"], 8);
+  EXPECT_EQ(cl["conversion"]["buffers"], 0);
+  EXPECT_EQ(cl["conversion"]["inputs"], 0) << "the input was channels_last already";
+  EXPECT_EQ(cl["report"]["run"]["conversion"], cl["conversion"]);
+  EXPECT_EQ(given["report"]["summary"]["copies"]["implicit_layout"], 2);
+  EXPECT_EQ(cl["report"]["summary"]["copies"]["implicit_layout"], 0);
+  EXPECT_EQ(cl["total"]["implicit_copies"], 0);
+  EXPECT_EQ(given["total"]["implicit_copies"], 2);
+  ASSERT_EQ(conv_weight_strides(cl["report"]).size(), 2u);
+  for (const json& strides : conv_weight_strides(cl["report"]))
+    EXPECT_EQ(strides[1], 1) << "channels_last weights: the channel dim innermost: " << strides;
+  // Timed: five plain calls each, in the report too.
+  for (const json& v : doc["variants"]) {
+    EXPECT_EQ(v["time"]["calls"], 5) << v["name"];
+    EXPECT_EQ(v["report"]["run"]["plain_call_ns"].size(), 5u) << v["name"];
+    EXPECT_LE(v["time"]["min_ns"], v["time"]["median_ns"]);
+  }
+  // The copies channels_last avoids, by op, module and line.
+  const json& avoided = doc["verdict"]["copies"][0]["avoided"];
+  ASSERT_EQ(doc["verdict"]["copies"][0]["variant"], "channels_last");
+  ASSERT_EQ(avoided.size(), 2u) << avoided.dump();
+  EXPECT_EQ(avoided[0]["op"], "aten::conv2d");
+  EXPECT_EQ(avoided[0]["module"], "conv1");
+  EXPECT_EQ(avoided[1]["module"], "conv2");
+  EXPECT_THAT(avoided[0]["source"].get<std::string>(), HasSubstr("conv.py:"));
+  EXPECT_THAT(r.out, HasSubstr("channels_last: adds 0 copies (0.000 MB), avoids 2 copies"));
+  EXPECT_THAT(r.out, HasSubstr("avoids   1 → 0  implicit_layout"));
+  EXPECT_THAT(r.out, HasSubstr("aten::conv2d in conv1 at "));
+  EXPECT_THAT(r.out, HasSubstr("Verdict (derived from the plain calls): "));
+  EXPECT_EQ(r.err, "") << "nothing on stderr when it is not a terminal";
+}
+
+// The C++ conversion does what Python's does: the channels_last variant of the NCHW block is
+// the block Python converted (grad_channels_last_model), copy for copy and stride for stride,
+// and the contiguous variant of that converted block is the NCHW block again.
+TEST(CompareFormats, TheChannelsLastVariantIsWhatModelToMemoryFormatMakes) {
+  const fs::path nchw = sample_path(entry_named("grad_channels_last_input"));
+  const fs::path converted = sample_path(entry_named("grad_channels_last_model"));
+  const json doc = compare_formats({nchw.string(), "--input", "2x8x6x6"}, "block");
+  ASSERT_FALSE(doc.is_null());
+  const json& cl = variant_named(doc, "channels_last");
+  EXPECT_EQ(cl["inputs"], json::array({"2x8x6x6:channels_last"}));
+  // The 3x3, the 1x1 and the depthwise weights (the 1x1's and the depthwise's NCHW strides
+  // differ from channels_last's on their size-1 dims, which Python's conversion changes too).
+  EXPECT_EQ(cl["conversion"]["parameters"], 3);
+  EXPECT_EQ(cl["conversion"]["parameters_total"], 6);
+  const json python = plain_report(converted, {"2x8x6x6:channels_last"}, "block_python_converted");
+  EXPECT_EQ(cl["report"]["summary"]["copies"], python["summary"]["copies"]);
+  EXPECT_EQ(cl["report"]["summary"]["copy_bytes"], python["summary"]["copy_bytes"]);
+  EXPECT_EQ(conv_weight_strides(cl["report"]), conv_weight_strides(python));
+  EXPECT_EQ(conv_weight_strides(python).size(), 3u);
+  // And back: the converted block's contiguous variant is the NCHW block fed NCHW input.
+  const json back = compare_formats({converted.string(), "--input", "2x8x6x6:channels_last"}, "block_back");
+  ASSERT_FALSE(back.is_null());
+  const json& contiguous = variant_named(back, "contiguous");
+  EXPECT_EQ(contiguous["conversion"]["parameters"], 3);
+  const json nchw_run = plain_report(nchw, {"2x8x6x6"}, "block_nchw");
+  EXPECT_EQ(contiguous["report"]["summary"]["copies"], nchw_run["summary"]["copies"]);
+  EXPECT_EQ(conv_weight_strides(contiguous["report"]), conv_weight_strides(nchw_run));
+}
+
+// matmul folds the batch dims of a 4-D operand with reshape: a view of an NCHW tensor, a copy
+// of a channels_last one. channels_last adds a copy there.
+TEST(CompareFormats, ChannelsLastAddsTheCopyAPlainRunOfAChannelsLastInputMakes) {
+  const json& entry = entry_named("broadcast_matmul");
+  Result r;
+  const json doc = compare_formats(model_args(entry, {}), "matmul", &r);
+  ASSERT_FALSE(doc.is_null());
+  expect_whole_reports(doc, "matmul");
+  const fs::path model = sample_path(entry);
+  const json plain_cl = plain_report(model, {"2x4x8x16:channels_last"}, "matmul_cl");
+  const json& cl = variant_named(doc, "channels_last");
+  EXPECT_EQ(cl["report"]["summary"]["copies"], plain_cl["summary"]["copies"]);
+  EXPECT_EQ(cl["report"]["summary"]["copies"]["implicit_layout"], 1);
+  EXPECT_EQ(cl["conversion"]["parameters"], 0) << "its one parameter is 3-D";
+  EXPECT_EQ(variant_named(doc, "as_given")["report"]["summary"]["copies"], expected(entry).at("copies"));
+  EXPECT_EQ(variant_named(doc, "contiguous")["report"]["summary"]["copies"], expected(entry).at("copies"));
+  const json& added = doc["verdict"]["copies"][0]["added"];
+  ASSERT_EQ(added.size(), 1u) << doc["verdict"].dump();
+  EXPECT_EQ(added[0]["op"], "aten::matmul");
+  EXPECT_EQ(added[0]["class"], "implicit_layout");
+  EXPECT_EQ(added[0]["count_before"], 0);
+  EXPECT_EQ(added[0]["count_after"], 1);
+  EXPECT_EQ(added[0]["bytes_after"], plain_cl["summary"]["copy_bytes"]["implicit_layout"]);
+  EXPECT_EQ(added[0]["src_layout"], "channels_last");
+  EXPECT_THAT(added[0]["source_text"].get<std::string>(), HasSubstr("torch.matmul(x, self.w)"));
+  EXPECT_EQ(doc["verdict"]["copies"][1]["variant"], "contiguous");
+  EXPECT_TRUE(doc["verdict"]["copies"][1]["added"].empty());
+  EXPECT_THAT(r.out, HasSubstr("channels_last: adds 1 copy (0.004 MB), avoids 0 copies"));
+  EXPECT_THAT(r.out, HasSubstr("adds     0 → 1  implicit_layout, 0.000 → 0.004 MB: aten::matmul at "));
+  EXPECT_THAT(r.out, HasSubstr("contiguous: the same copies as as_given"));
+  // contiguous converted nothing: the run's control, as_given against itself.
+  EXPECT_THAT(doc["verdict"]["control"].get<std::string>(), HasSubstr("contiguous converted nothing"));
+}
+
+// A model that raises with a channels_last input (view() of it): that variant says so, the
+// others are compared, and the command succeeds.
+TEST(CompareFormats, AVariantThatRaisesIsReportedAndTheOthersKept) {
+  const fs::path model = work_dir() / "view_after_conv_layout.pt";
+  const std::string script =
+      "import sys, torch\n"
+      "class ViewFlat(torch.nn.Module):\n"
+      "    def forward(self, x):\n"
+      "        return x.view(x.size(0), -1)\n"
+      "torch.jit.script(ViewFlat()).save(sys.argv[1])\n";
+  const fs::path script_file = work_dir() / "view_flat.py";
+  std::ofstream(script_file) << script;
+  ASSERT_EQ(std::system((quote(TORCH_PYTHON) + " " + quote(script_file.string()) + " " + quote(model.string())).c_str()), 0);
+  Result r;
+  const json doc = compare_formats({model.string(), "--input", "2x3x4x4"}, "raises", &r);
+  ASSERT_FALSE(doc.is_null());
+  const json& cl = variant_named(doc, "channels_last");
+  EXPECT_EQ(cl["status"], "failed");
+  EXPECT_THAT(cl["error"].get<std::string>(), HasSubstr("view size is not compatible"));
+  EXPECT_EQ(cl["report"]["run"]["status"], "failed") << "its report, up to the op that raised";
+  EXPECT_EQ(cl["time"]["calls"], 0);
+  for (const char* name : {"as_given", "contiguous"}) {
+    EXPECT_EQ(variant_named(doc, name)["status"], "ok") << name;
+    EXPECT_EQ(variant_named(doc, name)["time"]["calls"], 5) << name;
+  }
+  EXPECT_THAT(doc["verdict"]["not_timed"][0].get<std::string>(), HasSubstr("channels_last: could not run: "));
+  EXPECT_THAT(r.out, HasSubstr("channels_last  could not run: RuntimeError: view size is not compatible"));
+  EXPECT_EQ(r.err, "");
+}
+
+TEST(CompareFormats, ExitCodesAndOneLineErrors) {
+  const std::string ok_model = sample_path(entry_named("transpose_reshape")).string();
+  // A bad --input, the wrong number of inputs, a missing model: before anything runs.
+  for (const auto& [args, code, message] :
+       {std::tuple{std::vector<std::string>{ok_model, "--input", "2x8y16"}, 2, "--input '2x8y16'"},
+        std::tuple{std::vector<std::string>{ok_model, "--input", "2x8x16", "--input", "4"}, 2, "forward() takes 1 input"},
+        std::tuple{std::vector<std::string>{"/nonexistent/m.pt", "--input", "4"}, 3, "cannot open model"},
+        std::tuple{std::vector<std::string>{ok_model, "--input", "2x8x16", "--timed-calls", "-1"}, 2, "timed-calls"}}) {
+    std::vector<std::string> full = {"compare-formats"};
+    full.insert(full.end(), args.begin(), args.end());
+    Result r = run(full);
+    EXPECT_EQ(r.code, code) << r.err;
+    EXPECT_EQ(lines(r.err), 1) << r.err;
+    EXPECT_THAT(r.err, HasSubstr(message));
+    EXPECT_EQ(r.out, "") << "nothing on stdout";
+  }
+  // The model raises as given (and so in every variant): exit 4, the outputs still written.
+  Result failed;
+  const json doc = compare_formats(sample_args("view_fails", {}), "view_fails", &failed, 4);
+  EXPECT_EQ(lines(failed.err), 1) << failed.err;
+  EXPECT_THAT(failed.err, HasSubstr("raised as given: RuntimeError: view size"));
+  EXPECT_THAT(failed.out, HasSubstr("as_given       could not run"));
+  EXPECT_EQ(variant_named(doc, "as_given")["status"], "failed");
+  EXPECT_EQ(doc["verdict"]["fastest"], nullptr);
+  // An unwritable --json: exit 5, the text still printed.
+  Result unwritable = run({"compare-formats", ok_model, "--input", "2x8x16", "--timed-calls", "0", "--json",
+                           "/nonexistent/c.json"});
+  EXPECT_EQ(unwritable.code, 5) << unwritable.err;
+  EXPECT_THAT(unwritable.out, HasSubstr("Verdict"));
+  // --json -: the document on stdout instead of the text.
+  Result to_stdout = run({"compare-formats", ok_model, "--input", "2x8x16", "--timed-calls", "0", "--json", "-"});
+  ASSERT_EQ(to_stdout.code, 0) << to_stdout.err;
+  EXPECT_EQ(json::parse(to_stdout.out)["variants"].size(), 3u);
+}
+
 }  // namespace

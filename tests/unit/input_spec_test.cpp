@@ -88,5 +88,38 @@ TEST(InputSpec, DtypeSizes) {
   EXPECT_FALSE(is_floating_dtype("i8"));
 }
 
+// compare-formats' variants: what each makes of an input, and the text that names it.
+TEST(InputSpec, TextIsWhatParsesBackToTheSameSpec) {
+  for (const char* text : {"2x3", "2x3x4x5:channels_last", "2x3x4x5x6:f16:channels_last_3d", "2x3x4:perm=0,2,1",
+                           "4x8:f64:grad", "8:i64"}) {
+    InputSpec s = parse_input_spec(text);
+    EXPECT_EQ(input_spec_text(s), text);
+  }
+  EXPECT_EQ(input_spec_text(parse_input_spec("2x3:f32:contiguous")), "2x3") << "defaults left out";
+}
+
+TEST(InputSpec, ChannelsLastVariantConvertsOnly4DAnd5DInputs) {
+  InputSpec four = convert_input_spec(parse_input_spec("2x3x8x8:f16"), "channels_last");
+  EXPECT_EQ(four.format, "channels_last");
+  EXPECT_EQ(four.text, "2x3x8x8:f16:channels_last");
+  EXPECT_EQ(convert_input_spec(parse_input_spec("2x3x4x8x8"), "channels_last").format, "channels_last_3d");
+  InputSpec permuted = convert_input_spec(parse_input_spec("2x3x8x8:perm=0,3,1,2"), "channels_last");
+  EXPECT_EQ(permuted.format, "channels_last");
+  EXPECT_TRUE(permuted.perm.empty());
+  // Other ranks stay as given, a permuted one too.
+  InputSpec three = convert_input_spec(parse_input_spec("2x8x16:perm=0,2,1"), "channels_last");
+  EXPECT_EQ(three.format, "perm");
+  EXPECT_EQ(three.text, "2x8x16:perm=0,2,1");
+}
+
+TEST(InputSpec, ContiguousVariantConvertsEveryInput) {
+  EXPECT_EQ(convert_input_spec(parse_input_spec("2x8x16:perm=0,2,1"), "contiguous").text, "2x8x16");
+  EXPECT_EQ(convert_input_spec(parse_input_spec("2x3x8x8:channels_last:grad"), "contiguous").text, "2x3x8x8:grad");
+  InputSpec kept = convert_input_spec(parse_input_spec("2x3:u8:contiguous"), "contiguous");
+  EXPECT_EQ(kept.text, "2x3:u8:contiguous") << "unchanged: the text as the user wrote it";
+  EXPECT_EQ(convert_input_spec(parse_input_spec("2x3x8x8:channels_last"), "").format, "channels_last");
+  EXPECT_THROW(convert_input_spec(parse_input_spec("2x3"), "nhwc"), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace layoutprof

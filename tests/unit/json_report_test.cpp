@@ -304,6 +304,36 @@ TEST(JsonReport, FailedRunCarriesItsError) {
   EXPECT_EQ(report_from_json(j).run.error, "RuntimeError: boom");
 }
 
+// compare-formats' variants carry their conversion and plain calls; a plain run's report has
+// neither key, as before.
+TEST(JsonReport, AVariantsConversionAndPlainCallsRoundTrip) {
+  EXPECT_FALSE(report_to_json(sample_report()).at("run").contains("conversion"));
+  EXPECT_FALSE(report_to_json(sample_report()).at("run").contains("plain_call_ns"));
+  Trace t = testing::trace_of({testing::transpose_reshape_call()});
+  t.run.inputs = sample_report().run.inputs;
+  t.run.conversion = {"channels_last", 2, 8, 1, 3, 1};
+  t.run.plain_call_ns = {1200, 1100, 1300};
+  json j = report_to_json(analyze(t));
+  EXPECT_EQ(j["run"]["conversion"], json::parse(R"({"to": "channels_last", "parameters": 2, "parameters_total": 8,
+                                                    "buffers": 1, "buffers_total": 3, "inputs": 1})"));
+  EXPECT_EQ(j["run"]["plain_call_ns"], json::parse("[1200, 1100, 1300]"));
+  Report back = report_from_json(j);
+  EXPECT_EQ(back.run.conversion.buffers_total, 3);
+  EXPECT_EQ(back.run.plain_call_ns, (std::vector<int64_t>{1200, 1100, 1300}));
+  EXPECT_EQ(report_to_json(back), j);
+  // Values no run writes are refused.
+  for (const auto& [what, mutate] : std::vector<std::pair<std::string, std::function<void(json&)>>>{
+           {"negative time", [](json& d) { d["run"]["plain_call_ns"][1] = -5; }},
+           {"real time", [](json& d) { d["run"]["plain_call_ns"][1] = 1.5; }},
+           {"unknown format", [](json& d) { d["run"]["conversion"]["to"] = "nhwc"; }},
+           {"more than there were", [](json& d) { d["run"]["conversion"]["parameters"] = 9; }},
+           {"more inputs than the run has", [](json& d) { d["run"]["conversion"]["inputs"] = 2; }}}) {
+    json bad = j;
+    mutate(bad);
+    EXPECT_THROW(report_from_json(bad), UsageError) << what;
+  }
+}
+
 struct BadDoc {
   const char* what;
   std::function<void(json&)> mutate;

@@ -30,6 +30,14 @@ TEST(TextReport, ShowsHeaderHeatmapSplitPointsAndTotals) {
   EXPECT_FALSE(contains(text, "\x1b[")) << "colour without asking";
 }
 
+TEST(TextReport, ACompareFormatsVariantSaysWhatWasConverted) {
+  Trace t = testing::trace_of({testing::transpose_reshape_call()});
+  EXPECT_FALSE(contains(render(analyze(t)), "  converted ")) << "a plain run converts nothing";
+  t.run.conversion = {"channels_last", 2, 8, 0, 3, 0};
+  EXPECT_TRUE(contains(render(analyze(t)),
+                       "  converted 2 of 8 parameters, 0 of 3 buffers and 0 inputs to channels_last (compare-formats)\n"));
+}
+
 TEST(TextReport, ColourOnlyWhenAsked) {
   TextOptions o;
   o.color = true;

@@ -1,0 +1,310 @@
+#include "layoutprof/format_comparison.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "analysis/format.h"
+#include "layoutprof/analysis.h"
+#include "layoutprof/heatmap.h"
+
+namespace layoutprof {
+
+TimeSpread time_spread(std::vector<int64_t> ns) {
+  TimeSpread t;
+  if (ns.empty()) return t;
+  std::sort(ns.begin(), ns.end());
+  // Linear interpolation between the two sorted calls around h = (n - 1) * p.
+  auto quantile = [&ns](double p) {
+    const double h = static_cast<double>(ns.size() - 1) * p;
+    const size_t lo = static_cast<size_t>(std::floor(h));
+    const size_t hi = std::min(lo + 1, ns.size() - 1);
+    const double v = static_cast<double>(ns[lo]) + (h - static_cast<double>(lo)) * static_cast<double>(ns[hi] - ns[lo]);
+    return static_cast<int64_t>(std::llround(v));
+  };
+  t.calls = static_cast<int64_t>(ns.size());
+  t.min_ns = ns.front();
+  t.q1_ns = quantile(0.25);
+  t.median_ns = quantile(0.5);
+  t.q3_ns = quantile(0.75);
+  t.max_ns = ns.back();
+  return t;
+}
+
+bool beyond_noise(const TimeSpread& faster, const TimeSpread& slower, std::string* why) {
+  auto say = [why](const std::string& text) {
+    if (why) *why = text;
+  };
+  if (faster.calls < kMinTimedCalls || slower.calls < kMinTimedCalls) {
+    say("not judged: fewer than " + std::to_string(kMinTimedCalls) + " plain calls");
+    return false;
+  }
+  const int64_t apart = slower.median_ns - faster.median_ns;
+  const int64_t widest = std::max(faster.iqr_ns(), slower.iqr_ns());
+  if (faster.q3_ns >= slower.q1_ns) {
+    say("within noise: the interquartile ranges overlap (" + ms(faster.q1_ns) + "–" + ms(faster.q3_ns) + " and " +
+        ms(slower.q1_ns) + "–" + ms(slower.q3_ns) + " ms)");
+    return false;
+  }
+  if (apart <= widest) {
+    say("within noise: the medians are " + ms(apart) + " ms apart, not more than the wider interquartile range (" +
+        ms(widest) + " ms)");
+    return false;
+  }
+  say("beyond noise: the interquartile ranges do not overlap and the medians are " + ms(apart) +
+      " ms apart, more than either interquartile range (" + ms(faster.iqr_ns()) + " and " + ms(slower.iqr_ns()) +
+      " ms)");
+  return true;
+}
+
+std::string CopyGroup::key() const {
+  // Fields joined by a byte no op name, path or layout label holds.
+  const char sep = '\x1f';
+  return std::string(copy_class_name(cls)) + sep + op + sep + module + sep + source + sep + src_layout + sep +
+         dst_layout;
+}
+
+std::vector<CopyGroup> copy_groups(const Report& report) {
+  require_whole_report(report);  // copies' culprits are ids, which index a whole report's ops
+  std::vector<CopyGroup> groups;
+  std::map<std::string, size_t> index;
+  for (const CopyRecord& c : report.copies) {
+    CopyGroup g;
+    g.cls = c.cls;
+    if (c.culprit >= 0 && c.culprit < static_cast<int64_t>(report.ops.size())) {
+      const OpEvent& culprit = report.ops[static_cast<size_t>(c.culprit)];
+      g.op = culprit.name.str();
+      g.module = culprit.module.str();
+      g.source = culprit.source.str();
+      g.source_text = culprit.source_text.str();
+    }
+    g.src_layout = c.src.label().str();
+    g.dst_layout = c.dst.label().str();
+    auto [it, inserted] = index.emplace(g.key(), groups.size());
+    if (inserted) groups.push_back(g);
+    CopyGroup& in = groups[it->second];
+    in.count++;
+    in.bytes += c.bytes;
+  }
+  return groups;
+}
+
+bool FormatVariant::same_as_given() const {
+  const Conversion& c = report.run.conversion;
+  return c.parameters == 0 && c.buffers == 0 && c.inputs == 0;
+}
+
+int64_t CopyDelta::added_bytes() const {
+  int64_t b = 0;
+  for (const CopyChange& c : added) b += c.bytes_after - c.bytes_before;
+  return b;
+}
+
+int64_t CopyDelta::avoided_bytes() const {
+  int64_t b = 0;
+  for (const CopyChange& c : avoided) b += c.bytes_before - c.bytes_after;
+  return b;
+}
+
+CopyDelta copy_delta(const Report& as_given, const Report& variant, const std::string& variant_name) {
+  CopyDelta d;
+  d.variant = variant_name;
+  const std::vector<CopyGroup> before = copy_groups(as_given), after = copy_groups(variant);
+  std::map<std::string, const CopyGroup*> before_by_key, after_by_key;
+  for (const CopyGroup& g : before) before_by_key[g.key()] = &g;
+  for (const CopyGroup& g : after) after_by_key[g.key()] = &g;
+  // The variant's groups in its order: more, fewer or other bytes than as_given's.
+  for (const CopyGroup& g : after) {
+    auto it = before_by_key.find(g.key());
+    const CopyGroup* b = it == before_by_key.end() ? nullptr : it->second;
+    CopyChange c{g, b ? b->count : 0, g.count, b ? b->bytes : 0, g.bytes};
+    if (c.count_after > c.count_before) d.added.push_back(c);
+    else if (c.count_after < c.count_before) d.avoided.push_back(c);
+    else if (c.bytes_after != c.bytes_before) d.resized.push_back(c);
+  }
+  // as_given's groups the variant does not have at all, in as_given's order.
+  for (const CopyGroup& g : before)
+    if (!after_by_key.count(g.key())) d.avoided.push_back({g, g.count, 0, g.bytes, 0});
+  return d;
+}
+
+namespace {
+
+// Why a variant takes no part in the timing verdict; empty when it does.
+std::string not_timed_reason(const FormatVariant& v) {
+  if (!v.ran) return v.name + ": not run (" + v.skipped + ")";
+  const RunInfo& run = v.report.run;
+  if (run.status == "failed") return v.name + ": could not run: " + run.error;
+  if (run.status != "ok") return v.name + ": " + run.status + (run.error.empty() ? "" : " (" + run.error + ")");
+  if (v.time.calls < kMinTimedCalls)
+    return v.name + ": " + std::to_string(v.time.calls) + " plain calls (at least " + std::to_string(kMinTimedCalls) +
+           " are needed to judge)";
+  return "";
+}
+
+std::string ratio_text(double ratio) { return fixed(ratio, 2) + "x"; }
+
+}  // namespace
+
+FormatVerdict format_verdict(const std::vector<FormatVariant>& variants) {
+  FormatVerdict v;
+  std::vector<const FormatVariant*> timed;
+  for (const FormatVariant& f : variants) {
+    std::string why = not_timed_reason(f);
+    if (why.empty()) timed.push_back(&f);
+    else v.not_timed.push_back(why);
+  }
+  // Lowest median first; stable, so that a tie keeps the variants' order.
+  std::stable_sort(timed.begin(), timed.end(), [](const FormatVariant* a, const FormatVariant* b) {
+    return a->time.median_ns < b->time.median_ns;
+  });
+
+  // The fastest against each other timed variant.
+  const TimeAgainstFastest* nearest_beyond = nullptr;  // the closest that differs beyond noise
+  std::vector<std::string> within, same;  // within noise of the fastest; ran its very tensors
+  if (!timed.empty()) {
+    const FormatVariant& fastest = *timed.front();
+    v.fastest = fastest.name;
+    for (size_t i = 1; i < timed.size(); ++i) {
+      const FormatVariant& other = *timed[i];
+      TimeAgainstFastest t;
+      t.variant = other.name;
+      t.difference_ns = other.time.median_ns - fastest.time.median_ns;
+      t.ratio = fastest.time.median_ns > 0 ? static_cast<double>(other.time.median_ns) /
+                                                 static_cast<double>(fastest.time.median_ns)
+                                           : 1.0;
+      t.beyond_noise = beyond_noise(fastest.time, other.time, &t.why);
+      v.against.push_back(t);
+    }
+    for (size_t i = 0; i < v.against.size(); ++i) {
+      const TimeAgainstFastest& t = v.against[i];
+      // Two variants that converted nothing ran the same tensors: the control below, not a finding.
+      if (fastest.same_as_given() && timed[i + 1]->same_as_given()) same.push_back(t.variant);
+      else if (!t.beyond_noise) within.push_back(t.variant);
+      else if (!nearest_beyond) nearest_beyond = &t;
+    }
+  }
+
+  // The control: as_given against each timed variant that converted nothing.
+  const FormatVariant* given = nullptr;
+  for (const FormatVariant* f : timed)
+    if (f->name == "as_given") given = f;
+  for (const FormatVariant* f : timed) {
+    if (!given || f == given || !f->same_as_given()) continue;
+    const bool given_first = given->time.median_ns <= f->time.median_ns;
+    const TimeSpread& a = given_first ? given->time : f->time;
+    const TimeSpread& b = given_first ? f->time : given->time;
+    std::string why;
+    if (beyond_noise(a, b, &why)) v.control_failed = true;
+    const double ratio = a.median_ns > 0 ? static_cast<double>(b.median_ns) / static_cast<double>(a.median_ns) : 1.0;
+    v.control += (v.control.empty() ? "" : "; ") + f->name + " converted nothing, so it ran what as_given ran: " +
+                 ratio_text(ratio) + " apart, " + why;
+  }
+  v.clear = !v.control_failed && nearest_beyond && within.empty();
+
+  // The copies each converted variant adds or avoids, against as_given.
+  const FormatVariant* as_given = nullptr;
+  for (const FormatVariant& f : variants)
+    if (f.name == "as_given" && f.ok()) as_given = &f;
+  if (as_given)
+    for (const FormatVariant& f : variants)
+      if (&f != as_given && f.ok()) v.copies.push_back(copy_delta(as_given->report, f.report, f.name));
+
+  auto list = [](const std::vector<std::string>& names) {
+    std::string text;
+    for (size_t i = 0; i < names.size(); ++i) text += (i ? (i + 1 == names.size() ? " and " : ", ") : "") + names[i];
+    return text;
+  };
+  const std::string same_note =
+      same.empty() ? "" : "; " + list(same) + " ran the same tensors as " + v.fastest;
+  if (timed.empty()) {
+    v.summary = "no verdict on time: no variant ran with at least " + std::to_string(kMinTimedCalls) + " plain calls";
+  } else if (v.control_failed) {
+    v.summary = "no verdict on time: variants that ran the same tensors differ beyond the noise rule, so this run's "
+                "noise is larger than the rule sees (other load on the machine?); run it again on a quiet machine";
+  } else if (v.against.empty()) {
+    v.summary = "no verdict on time: only " + v.fastest + " ran with timings, nothing to compare it with";
+  } else if (v.clear) {
+    v.summary = v.fastest + " is fastest here: " + ratio_text(nearest_beyond->ratio) + " faster than " +
+                nearest_beyond->variant + " (" + ms(nearest_beyond->difference_ns) + " ms less per call), beyond noise" +
+                same_note;
+  } else if (!within.empty()) {
+    v.summary = v.fastest + " has the lowest median, but within noise of " + list(within) +
+                ": no variant is measurably fastest here" + same_note;
+  } else {
+    v.summary = "no verdict on time: every timed variant ran the same tensors (nothing was converted)";
+  }
+  return v;
+}
+
+std::vector<FormatRow> format_rows(const Report& report, int depth, const std::vector<std::string>& labels) {
+  std::vector<FormatRow> rows(labels.size());
+  std::map<std::string, size_t> index;
+  for (size_t i = 0; i < labels.size(); ++i) {
+    rows[i].label = labels[i];
+    index[labels[i]] = i;
+  }
+  const std::vector<int64_t> top = top_level_ancestors(report.ops);
+  auto row_of = [&](int64_t op) -> FormatRow* {
+    if (op < 0 || op >= static_cast<int64_t>(report.ops.size())) return nullptr;
+    auto it = index.find(heatmap_row_label(report, report.ops[top[op]], GroupBy::module, depth));
+    return it == index.end() ? nullptr : &rows[it->second];
+  };
+  for (const CopyRecord& c : report.copies)
+    if (FormatRow* row = row_of(c.op)) {
+      row->implicit_copies += c.cls == CopyClass::implicit_layout;
+      row->copy_bytes += c.bytes;
+      if (is_layout_copy(c.cls)) row->layout_copy_bytes += c.bytes;
+    }
+  for (const SplitPoint& s : report.split_points)
+    if (FormatRow* row = row_of(s.op)) row->split_points++;
+  FormatRow total;
+  total.label = "(total)";
+  const Summary& sum = report.summary;
+  total.implicit_copies = sum.copies[static_cast<int>(CopyClass::implicit_layout)];
+  for (int64_t b : sum.copy_bytes) total.copy_bytes += b;
+  total.layout_copy_bytes = sum.copy_bytes[static_cast<int>(CopyClass::implicit_layout)] +
+                            sum.copy_bytes[static_cast<int>(CopyClass::explicit_layout)];
+  total.split_points = sum.split_points;
+  rows.push_back(total);
+  return rows;
+}
+
+FormatComparison compare_formats(std::vector<FormatVariant> variants, int depth) {
+  FormatComparison c;
+  for (FormatVariant& v : variants) {
+    if (v.ran) v.time = time_spread(v.report.run.plain_call_ns);
+    if (v.ran && c.model.empty()) c.model = v.report.run.model;
+  }
+  c.variants = std::move(variants);
+  // The heatmap's automatic depth, of as_given's report (else the first with ops).
+  const Report* shape = nullptr;
+  for (const FormatVariant& v : c.variants) {
+    if (!v.ran || v.report.ops.empty()) continue;
+    if (v.name == "as_given") {
+      shape = &v.report;
+      break;
+    }
+    if (!shape) shape = &v.report;
+  }
+  c.depth = depth > 0 ? depth : shape ? auto_depth(*shape, 40) : 1;
+  // Every variant's modules, in order of first appearance (as_given's first).
+  std::map<std::string, bool> seen;
+  for (const FormatVariant& v : c.variants) {
+    if (!v.ran) continue;
+    const std::vector<int64_t> top = top_level_ancestors(v.report.ops);
+    for (const OpEvent& op : v.report.ops) {
+      if (op.parent >= 0) continue;
+      std::string label = heatmap_row_label(v.report, v.report.ops[top[op.id]], GroupBy::module, c.depth);
+      if (!seen[label]) {
+        seen[label] = true;
+        c.labels.push_back(label);
+      }
+    }
+  }
+  for (const FormatVariant& v : c.variants) c.rows.push_back(format_rows(v.report, c.depth, c.labels));
+  c.verdict = format_verdict(c.variants);
+  return c;
+}
+
+}  // namespace layoutprof

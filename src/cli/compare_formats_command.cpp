@@ -1,0 +1,160 @@
+// layoutprof compare-formats MODEL --input ...: the model profiled as given, with channels_last
+// tensors and with contiguous ones, and which of them is fastest here.
+#include <unistd.h>
+
+#include <csignal>
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "layoutprof/analysis.h"
+#include "layoutprof/atomic_file.h"
+#include "layoutprof/errors.h"
+#include "layoutprof/format_comparison.h"
+#include "layoutprof/format_comparison_report.h"
+#include "layoutprof/interrupt.h"
+#include "layoutprof/runner.h"
+
+namespace layoutprof {
+
+CLI::App* setup_compare_formats(CLI::App& app, CompareFormatsOptions& o) {
+  CLI::App* sub = app.add_subcommand(
+      "compare-formats",
+      "run the model as given, with channels_last and with contiguous inputs, parameters and buffers: the copies "
+      "each adds or avoids, and which is fastest here (plain calls, beyond the run's noise)");
+  sub->add_option("model", o.model, "TorchScript archive (torch.jit.save)")->required();
+  sub->add_option("--input,-i", o.inputs,
+                  "one per forward() argument, in order, as for a plain run: DIMxDIM...[:dtype][:format]; the "
+                  "channels_last variant makes 4-D inputs channels_last and 5-D ones channels_last_3d, the "
+                  "contiguous variant every input contiguous");
+  sub->add_option("--warmup", o.warmup, "unrecorded calls first, per variant")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  sub->add_option("--iters", o.iters, "recorded calls per variant")->check(CLI::PositiveNumber)->capture_default_str();
+  sub->add_option("--threads", o.threads, "intra-op threads (0: LibTorch's default)")->check(CLI::NonNegativeNumber);
+  sub->add_option("--timed-calls", o.timed_calls,
+                  "plain calls per variant after the recorded ones, timed without the observer: the verdict's "
+                  "median and spread (at least 5 for a verdict)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  sub->add_option("--json", o.json_path,
+                  "write every variant's report and the verdict as one JSON document to FILE ('-': stdout, "
+                  "instead of the text)");
+  return sub;
+}
+
+namespace {
+
+// The variants' plain calls, interleaved: each round calls every variant once, each round
+// starting one variant further along, so that whatever else the machine does over the rounds
+// (another process's load, the clock's frequency) falls on every variant alike and no variant
+// always follows the same one. A variant whose model raises in a plain call takes no more and
+// is reported failed, as a recorded call that raised would be.
+void plain_calls(std::vector<FormatVariant>& variants, std::vector<std::unique_ptr<PlainCaller>>& callers, int rounds,
+                 const std::function<void(const std::string&)>& progress) {
+  const size_t n = variants.size();
+  int done = 0;
+  for (; done < rounds && !interrupt_signal(); ++done) {
+    progress("plain calls: round " + std::to_string(done + 1) + "/" + std::to_string(rounds));
+    for (size_t k = 0; k < n; ++k) {
+      const size_t i = (static_cast<size_t>(done) + k) % n;
+      if (!callers[i]) continue;
+      RunInfo& run = variants[i].report.run;
+      try {
+        run.plain_call_ns.push_back(callers[i]->call_ns());
+      } catch (const std::runtime_error& e) {
+        run.status = "failed";
+        run.error = "plain call " + std::to_string(run.plain_call_ns.size() + 1) + " raised: " + e.what();
+        callers[i].reset();
+      }
+    }
+  }
+  const int sig = interrupt_signal();
+  for (size_t i = 0; i < n; ++i) {
+    if (!variants[i].ran || variants[i].report.run.status != "ok" || rounds == 0) continue;
+    RunInfo& run = variants[i].report.run;
+    run.measured.push_back(plain_calls_note(static_cast<int64_t>(run.plain_call_ns.size()), false) +
+                           ", interleaved with the other variants' round by round");
+    if (sig) {  // the plain calls stopped short: no verdict rests on them
+      run.status = "interrupted";
+      run.error = std::string(sig == SIGTERM ? "SIGTERM" : "SIGINT") + " after " + std::to_string(done) + " of " +
+                  std::to_string(rounds) + " rounds of plain calls";
+    }
+  }
+}
+
+}  // namespace
+
+int run_compare_formats(const CompareFormatsOptions& o) {
+  std::vector<InputSpec> inputs;
+  for (const std::string& text : o.inputs) inputs.push_back(parse_input_spec(text));  // exit 2 before any load
+  const bool progress_on = ::isatty(STDERR_FILENO);
+  install_interrupt_handlers();  // Ctrl-C: the variant in progress ends its call; the rest are not run
+
+  auto progress = [progress_on](const std::string& line) {
+    if (progress_on) std::cerr << "layoutprof: " << line << "\n";
+  };
+
+  // Each variant's profile: warm-up and recorded calls, its model kept for the plain calls.
+  std::vector<FormatVariant> variants;
+  std::vector<std::unique_ptr<PlainCaller>> callers;
+  for (const std::string& name : format_variant_names()) {
+    FormatVariant v;
+    v.name = name;
+    callers.emplace_back();
+    if (interrupt_signal()) {
+      v.skipped = "interrupted before it began";
+      variants.push_back(std::move(v));
+      continue;
+    }
+    ProfileConfig config;
+    config.model = o.model;
+    config.inputs = inputs;
+    config.warmup = o.warmup;
+    config.iters = o.iters;
+    config.threads = o.threads;
+    config.counters = false;  // the timing is the verdict's: nothing else runs beside the model
+    config.convert_to = name == "as_given" ? "" : name;
+    try {
+      v.report = analyze(run_profile(config, [&](const std::string& line) { progress(name + ": " + line); },
+                                     &callers.back()));
+      v.ran = true;
+    } catch (const Error& e) {
+      // As given, a refused input or an unloadable model is the command's error (exit 2, 3),
+      // as for a plain run. A converted variant that cannot even start (its inputs do not fit
+      // in memory, say) is a finding: the others are still compared.
+      if (name == "as_given") throw;
+      v.skipped = e.what();
+    }
+    variants.push_back(std::move(v));
+  }
+  plain_calls(variants, callers, o.timed_calls, progress);
+
+  const FormatComparison c = compare_formats(std::move(variants));
+  auto write_json = [&c](std::ostream& out) { write_format_comparison_json(out, c); };
+  if (o.json_path == "-") {
+    write_file_atomically("-", write_json);
+  } else {
+    std::ostringstream text;  // whole, then written: no half table on stdout
+    write_format_comparison_text(text, c);
+    std::cout << text.str() << std::flush;
+    if (!o.json_path.empty()) write_file_atomically(o.json_path, write_json);
+  }
+
+  if (const int sig = interrupt_signal()) {
+    std::cerr << "layoutprof: compare-formats interrupted: the output holds the variants that ran\n";
+    return 128 + sig;
+  }
+  // The model raising as given is the plain run's exit 4; a converted variant that raises is
+  // what the comparison found (said on stdout and in the JSON), not an error.
+  const RunInfo& given = c.variants.front().report.run;
+  if (given.status == "failed") {
+    std::cerr << "layoutprof: model '" << o.model << "' raised as given: " << given.error << "\n";
+    return kExitModelRun;
+  }
+  return kExitOk;
+}
+
+}  // namespace layoutprof
