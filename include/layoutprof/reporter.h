@@ -1,6 +1,7 @@
 // Every output format behind one interface, as google/benchmark puts its console, JSON and CSV
 // output behind BenchmarkReporter: a reporter writes a run's Report, a Comparison of two
-// reports (check, diff, --baseline), or both, to a stream. The commands pick one by name.
+// reports (check, diff, --baseline), a FormatComparison (compare-formats), or several of them,
+// to a stream. The commands pick one by name.
 //
 // Adding a format: one file in src/report/ that defines `make_<name>_reporter()`, and one
 // line, LAYOUTPROF_REPORTER(<name>), in src/report/reporters.def (the report layer builds
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "layoutprof/format_comparison.h"
 #include "layoutprof/gate.h"
 #include "layoutprof/heatmap.h"
 #include "layoutprof/report.h"
@@ -33,13 +35,15 @@ class Reporter {
   virtual std::string name() const = 0;
   virtual bool writes_reports() const { return false; }
   virtual bool writes_comparisons() const { return false; }
+  virtual bool writes_format_comparisons() const { return false; }
   // The whole document. The defaults throw std::logic_error: the commands ask
   // find_reporter() for a reporter of the right kind first.
   virtual void write(std::ostream& out, const Report& report, const ReporterOptions& options) const;
   virtual void write(std::ostream& out, const Comparison& comparison, const ReporterOptions& options) const;
+  virtual void write(std::ostream& out, const FormatComparison& formats, const ReporterOptions& options) const;
 };
 
-enum class ReportKind { report, comparison };
+enum class ReportKind { report, comparison, format_comparison };
 
 // The registered reporter of that name writing that kind; UsageError naming the ones that do
 // ("--format": the option the name came from, for the message).

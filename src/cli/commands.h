@@ -77,6 +77,7 @@ struct CompareFormatsOptions {
   int threads = 0;
   int timed_calls = 20;  // plain calls per variant, timed without the observer: the verdict's
   std::string json_path;
+  std::string html_path;  // the variants side by side, one page
 };
 
 void setup_run(CLI::App& app, RunOptions& options);

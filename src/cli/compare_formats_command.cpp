@@ -14,6 +14,7 @@
 #include "layoutprof/errors.h"
 #include "layoutprof/format_comparison.h"
 #include "layoutprof/format_comparison_report.h"
+#include "layoutprof/reporter.h"
 #include "layoutprof/interrupt.h"
 #include "layoutprof/runner.h"
 
@@ -42,6 +43,7 @@ CLI::App* setup_compare_formats(CLI::App& app, CompareFormatsOptions& o) {
   sub->add_option("--json", o.json_path,
                   "write every variant's report and the verdict as one JSON document to FILE ('-': stdout, "
                   "instead of the text)");
+  sub->add_option("--html", o.html_path, "write the variants side by side as one self-contained HTML page to FILE");
   return sub;
 }
 
@@ -133,15 +135,13 @@ int run_compare_formats(const CompareFormatsOptions& o) {
   plain_calls(variants, callers, o.timed_calls, progress);
 
   const FormatComparison c = compare_formats(std::move(variants));
-  auto write_json = [&c](std::ostream& out) { write_format_comparison_json(out, c); };
-  if (o.json_path == "-") {
-    write_file_atomically("-", write_json);
-  } else {
-    std::ostringstream text;  // whole, then written: no half table on stdout
-    write_format_comparison_text(text, c);
-    std::cout << text.str() << std::flush;
-    if (!o.json_path.empty()) write_file_atomically(o.json_path, write_json);
-  }
+  auto writer = [&c](const std::string& format) {
+    return [&c, format](std::ostream& out) { find_reporter(format, ReportKind::format_comparison).write(out, c, {}); };
+  };
+  // Each whole, then written: no half table on stdout, no half file.
+  write_file_atomically("-", writer(o.json_path == "-" ? "json" : "text"));
+  if (!o.json_path.empty() && o.json_path != "-") write_file_atomically(o.json_path, writer("json"));
+  if (!o.html_path.empty()) write_file_atomically(o.html_path, writer("html"));
 
   if (const int sig = interrupt_signal()) {
     std::cerr << "layoutprof: compare-formats interrupted: the output holds the variants that ran\n";

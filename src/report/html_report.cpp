@@ -18,6 +18,7 @@
 #include "analysis/format.h"
 #include "layoutprof/analysis.h"
 #include "layoutprof/comparison_text.h"
+#include "layoutprof/format_comparison.h"
 #include "layoutprof/reporter.h"
 #include "layoutprof/text_report.h"
 #include "report/json_out.h"
@@ -395,6 +396,7 @@ function td(text, cls) { return el("td", { class: cls || "", text: String(text) 
 function section(title, ...kids) { app.append(el("h2", { text: title }), ...kids); }
 
 if (D.kind === "comparison") { comparison(); return; }
+if (D.kind === "formats") { formats(); return; }
 
 const S = D.strings, SH = D.shapes, O = D.ops;
 const pos = new Map();  // op id -> column position
@@ -650,6 +652,70 @@ if (R.backward) {
 // When the page finished drawing, from the start of navigation (scripts/bench-html.py reads it).
 document.body.dataset.drawnMs = performance.now().toFixed(1);
 
+// --- compare-formats: the variants side by side ---------------------------------------------
+function formats() {
+  const V = D.variants;
+  app.append(el("h1", { text: "layoutprof compare-formats — " + D.model }));
+  app.append(el("div", { id: "verdict", class: D.verdict.clear ? "good" : "", text: D.verdict.summary }));
+  const vt = el("table", { id: "variants" }, el("thead", {}, el("tr", {}, ...["variant", "status", "inputs", "converted", "plain calls", "median ms", "min–max ms", "IQR ms (q1–q3)", "against the fastest"].map(h => el("th", { class: "l", text: h })))));
+  const vb = el("tbody");
+  V.forEach(v => {
+    const c = v.conversion, t = v.time;
+    const vs = D.verdict.against.find(a => a.variant === v.name);
+    vb.append(el("tr", { class: "variant-row" }, td(v.name, "l mono"),
+      td(v.ran ? v.status + (v.error ? ": " + v.error : "") : "not run: " + v.skipped, "l " + (v.ok ? "" : "bad")),
+      td(v.inputs.join(", "), "l mono"),
+      td(c.to ? c.parameters + " of " + c.parameters_total + " parameters, " + c.buffers + " of " + c.buffers_total + " buffers, " + c.inputs + " inputs to " + c.to : "nothing (as given)", "l"),
+      td(t.calls), td(t.calls ? ms(t.median) : "-"), td(t.calls ? ms(t.min) + "–" + ms(t.max) : "-"),
+      td(t.calls ? ms(t.q3 - t.q1) + " (" + ms(t.q1) + "–" + ms(t.q3) + ")" : "-"),
+      td(v.name === D.verdict.fastest ? "fastest" : vs ? vs.ratio.toFixed(2) + "x, +" + ms(vs.difference_ns) + " ms, " + (vs.beyond_noise ? "beyond noise" : "within noise") : "", "l " + (vs && vs.beyond_noise ? "bad" : ""))));
+  });
+  vt.append(vb);
+  section("Variants (plain calls measured without the observer, interleaved across the variants)", el("div", { class: "scroll" }, vt));
+  const notes = [...D.verdict.against.map(a => a.variant + ": " + a.why), ...D.verdict.not_timed];
+  if (D.verdict.control) notes.push("control: " + D.verdict.control);
+  notes.push("noise rule: a difference counts when both variants have at least 5 plain calls, their interquartile ranges do not overlap, and their medians differ by more than either variant's interquartile range");
+  app.append(el("ul", {}, ...notes.map(n => el("li", { text: n }))));
+
+  const figs = ["implicit", "MB copied", "MB layout", "split points"];
+  const mt = el("table", { id: "format-modules" });
+  const h1 = el("tr", {}, el("th", { class: "l", text: "module (depth " + D.depth + ")" }));
+  V.forEach(v => h1.append(el("th", { colspan: "4", text: v.name })));
+  const h2 = el("tr", {}, el("th", { class: "l", text: "" }));
+  V.forEach(() => figs.forEach(f => h2.append(el("th", { text: f }))));
+  mt.append(el("thead", {}, h1, h2));
+  const mbody = el("tbody");
+  const colMax = [0, 0, 0, 0];
+  V.forEach(v => v.rows.forEach(r => r.forEach((x, k) => { colMax[k] = Math.max(colMax[k], x); })));
+  D.labels.forEach((label, i) => {
+    const tr = el("tr", { class: "format-row" }, td(label, "l mono"));
+    V.forEach(v => {
+      const r = v.rows[i];
+      [0, 1, 2, 3].forEach(k => {
+        const c = td(!r ? "-" : k === 1 || k === 2 ? mb(r[k]) : r[k]);
+        if (r && colMax[k] > 0 && r[k] > 0 && label !== "(total)") c.style.background = "rgba(229, 83, 60, " + (0.08 + 0.6 * r[k] / colMax[k]).toFixed(3) + ")";
+        tr.append(c);
+      });
+    });
+    mbody.append(tr);
+  });
+  mt.append(mbody);
+  section("Copies per module and variant (derived)", el("div", { class: "scroll" }, mt));
+
+  D.verdict.copies.forEach(d => {
+    const ct = el("table", { class: "copy-changes", "data-variant": d.variant }, el("thead", {}, el("tr", {}, ...["", "class", "op", "module", "source", "layouts", "copies", "MB"].map(h => el("th", { class: "l", text: h })))));
+    const cb = el("tbody");
+    [["adds", d.added], ["avoids", d.avoided], ["resizes", d.resized]].forEach(([what, list]) => list.forEach(k => cb.append(el("tr", { class: "copy-change " + what },
+      td(what, "l " + (what === "adds" ? "bad" : what === "avoids" ? "good" : "")), td(k.class, "l"), td(k.op, "l mono"), td(k.module, "l mono"),
+      td(k.source + (k.source_text ? "  " + k.source_text : ""), "wrap mono"), td(k.src + " → " + k.dst, "l mono"),
+      td(k.count[0] + " → " + k.count[1]), td(mb(k.bytes[0]) + " → " + mb(k.bytes[1]))))));
+    ct.append(cb);
+    section(d.variant + " against as_given: adds " + d.added.length + " copy groups (" + mb(d.added_bytes) + " MB), avoids " + d.avoided.length + " (" + mb(d.avoided_bytes) + " MB)",
+      d.added.length + d.avoided.length + d.resized.length ? el("div", { class: "scroll" }, ct) : el("div", { class: "muted", text: "the same copies as as_given" }));
+  });
+  document.body.dataset.drawnMs = performance.now().toFixed(1);
+}
+
 // --- a comparison --------------------------------------------------------------------------
 function comparison() {
   app.append(el("h1", { text: "layoutprof: " + D.base + " → " + D.new }));
@@ -758,6 +824,64 @@ class HtmlReporter : public Reporter {
     TextBuf data;
     data += script_safe(dump_compact(doc));
     write_page(out, "layoutprof: " + c.base_name + " vs " + c.new_name, data);
+  }
+
+  bool writes_format_comparisons() const override { return true; }
+  void write(std::ostream& out, const FormatComparison& c, const ReporterOptions&) const override {
+    auto row = [](const FormatRow& r) {
+      return json::array({r.implicit_copies, r.copy_bytes, r.layout_copy_bytes, r.split_points});
+    };
+    json variants = json::array();
+    for (size_t i = 0; i < c.variants.size(); ++i) {
+      const FormatVariant& v = c.variants[i];
+      const RunInfo& run = v.report.run;
+      json rows = json::array();
+      if (i < c.rows.size())
+        for (const FormatRow& r : c.rows[i]) rows.push_back(row(r));
+      json inputs = json::array();
+      for (const ModelInput& in : run.inputs) inputs.push_back(in.spec.text);
+      variants.push_back({{"name", v.name}, {"ran", v.ran}, {"ok", v.ok()}, {"skipped", v.skipped},
+                          {"status", run.status}, {"error", run.error}, {"inputs", inputs},
+                          {"same_as_given", v.same_as_given()},
+                          {"conversion", {{"to", run.conversion.to}, {"parameters", run.conversion.parameters},
+                                          {"parameters_total", run.conversion.parameters_total},
+                                          {"buffers", run.conversion.buffers},
+                                          {"buffers_total", run.conversion.buffers_total},
+                                          {"inputs", run.conversion.inputs}}},
+                          {"time", {{"calls", v.time.calls}, {"min", v.time.min_ns}, {"q1", v.time.q1_ns},
+                                    {"median", v.time.median_ns}, {"q3", v.time.q3_ns}, {"max", v.time.max_ns}}},
+                          {"rows", rows}});
+    }
+    auto change = [](const CopyChange& k) {
+      const CopyGroup& g = k.group;
+      return json{{"class", copy_class_name(g.cls)}, {"op", g.op}, {"module", g.module.empty() ? "(top)" : g.module},
+                  {"source", g.source}, {"source_text", g.source_text}, {"src", g.src_layout}, {"dst", g.dst_layout},
+                  {"count", {k.count_before, k.count_after}}, {"bytes", {k.bytes_before, k.bytes_after}}};
+    };
+    json copies = json::array();
+    for (const CopyDelta& d : c.verdict.copies) {
+      json entry = {{"variant", d.variant}, {"added", json::array()}, {"avoided", json::array()},
+                    {"resized", json::array()}, {"added_bytes", d.added_bytes()}, {"avoided_bytes", d.avoided_bytes()}};
+      for (const CopyChange& k : d.added) entry["added"].push_back(change(k));
+      for (const CopyChange& k : d.avoided) entry["avoided"].push_back(change(k));
+      for (const CopyChange& k : d.resized) entry["resized"].push_back(change(k));
+      copies.push_back(entry);
+    }
+    json against = json::array();
+    for (const TimeAgainstFastest& t : c.verdict.against)
+      against.push_back({{"variant", t.variant}, {"ratio", t.ratio}, {"difference_ns", t.difference_ns},
+                         {"beyond_noise", t.beyond_noise}, {"why", t.why}});
+    json labels = c.labels;
+    labels.push_back("(total)");
+    const FormatVerdict& v = c.verdict;
+    json doc = {{"kind", "formats"}, {"model", c.model}, {"depth", c.depth}, {"labels", labels},
+                {"variants", variants},
+                {"verdict", {{"fastest", v.fastest}, {"clear", v.clear}, {"summary", v.summary},
+                             {"against", against}, {"not_timed", v.not_timed}, {"control", v.control},
+                             {"control_failed", v.control_failed}, {"copies", copies}}}};
+    TextBuf data;
+    data += script_safe(dump_compact(doc));
+    write_page(out, "layoutprof compare-formats: " + c.model, data);
   }
 };
 

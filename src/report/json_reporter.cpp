@@ -2,6 +2,7 @@
 // dashboards: the verdict, every gate check and each module's figures, baseline and new.
 #include <nlohmann/json.hpp>
 
+#include "layoutprof/format_comparison_report.h"
 #include "layoutprof/json_report.h"
 #include "layoutprof/reporter.h"
 
@@ -45,6 +46,10 @@ class JsonReporter : public Reporter {
   void write(std::ostream& out, const Report& r, const ReporterOptions&) const override { write_report_json(out, r); }
   void write(std::ostream& out, const Comparison& c, const ReporterOptions&) const override {
     out << dump_json(comparison_json(c)) << "\n";
+  }
+  bool writes_format_comparisons() const override { return true; }
+  void write(std::ostream& out, const FormatComparison& c, const ReporterOptions&) const override {
+    write_format_comparison_json(out, c);
   }
 };
 

@@ -16,7 +16,11 @@ void Reporter::write(std::ostream&, const Report&, const ReporterOptions&) const
 }
 
 void Reporter::write(std::ostream&, const Comparison&, const ReporterOptions&) const {
-  throw std::logic_error("the " + name() + " format writes run reports only");
+  throw std::logic_error("the " + name() + " format writes no comparison of two reports");
+}
+
+void Reporter::write(std::ostream&, const FormatComparison&, const ReporterOptions&) const {
+  throw std::logic_error("the " + name() + " format writes no compare-formats result");
 }
 
 const std::vector<std::unique_ptr<Reporter>>& all_reporters() {
@@ -33,7 +37,12 @@ const std::vector<std::unique_ptr<Reporter>>& all_reporters() {
 namespace {
 
 bool writes(const Reporter& r, ReportKind kind) {
-  return kind == ReportKind::report ? r.writes_reports() : r.writes_comparisons();
+  switch (kind) {
+    case ReportKind::report: return r.writes_reports();
+    case ReportKind::comparison: return r.writes_comparisons();
+    case ReportKind::format_comparison: return r.writes_format_comparisons();
+  }
+  return false;
 }
 
 }  // namespace
@@ -50,8 +59,10 @@ const Reporter& find_reporter(const std::string& name, ReportKind kind, const st
     if (r->name() == name && writes(*r, kind)) return *r;
   std::string known;
   for (const std::string& n : reporter_names(kind)) known += (known.empty() ? "" : ", ") + n;
-  throw UsageError(option + " " + name + ": " + (kind == ReportKind::report ? "a run report" : "a comparison") +
-                   " is written as " + known);
+  const char* what = kind == ReportKind::report       ? "a run report"
+                     : kind == ReportKind::comparison ? "a comparison"
+                                                      : "a compare-formats result";
+  throw UsageError(option + " " + name + ": " + what + " is written as " + known);
 }
 
 std::string report_text(const Reporter& reporter, const Report& report, const ReporterOptions& options) {

@@ -9,6 +9,7 @@
 
 #include "layoutprof/analysis.h"
 #include "layoutprof/comparison_text.h"
+#include "layoutprof/format_comparison_report.h"
 #include "layoutprof/reporter.h"
 #include "analysis/format.h"
 
@@ -363,6 +364,10 @@ class TextReporter : public Reporter {
   }
   void write(std::ostream& out, const Comparison& c, const ReporterOptions& o) const override {
     out << format_comparison(c, DiffFormat::text, o.diff_table);
+  }
+  bool writes_format_comparisons() const override { return true; }
+  void write(std::ostream& out, const FormatComparison& c, const ReporterOptions&) const override {
+    write_format_comparison_text(out, c);
   }
 };
 

@@ -17,7 +17,8 @@ report written by the same run:
   - hovering the layout lane shows an op of the call;
   - a screenshot PNG is written to OUT_DIR.
 Then `layoutprof diff --format html` of gate_base against gate_regressed: the page's checks are
-the JSON comparison's, regressions first.
+the JSON comparison's, regressions first; and `compare-formats --html` of broadcast_matmul: its
+variants, module rows, copy changes and verdict are the --json document's.
 The default sample's page (resnet18 as scripts/profile-default.sh runs it) is checked too:
 its screenshot, default.png, is the README's.
 Prints one line per page; exits 1 if any check failed (or chromium is missing).
@@ -208,6 +209,34 @@ def comparison_page(driver, tmp):
     print(f"diff: {len(rows)} checks, {failed} regressions, {len(modules)} modules")
 
 
+def formats_page(driver, tmp):
+    """compare-formats --html of broadcast_matmul (channels_last adds a copy) against its --json."""
+    sample = next(s for s in manifest["samples"] if s["name"] == "broadcast_matmul")
+    page, doc_path = os.path.join(tmp, "formats.html"), os.path.join(tmp, "formats.json")
+    args = [LAYOUTPROF, "compare-formats", os.path.join(SAMPLES, sample["file"]), "--warmup", "1", "--iters", "1",
+            "--timed-calls", "5", "--json", doc_path, "--html", page]
+    for spec in sample["inputs"]:
+        args += ["--input", spec]
+    subprocess.run(args, stdout=subprocess.DEVNULL, check=True)
+    doc = json.load(open(doc_path))
+    check(open_page(driver, page), "compare-formats: the page drew its header")
+    check(not errors_logged(driver), "compare-formats: no console errors")
+    variants = driver.find_elements(By.CSS_SELECTOR, "#variants tr.variant-row")
+    check([v.find_element(By.CSS_SELECTOR, "td").text for v in variants] == [v["name"] for v in doc["variants"]],
+          "compare-formats: one row per variant, in the JSON's order")
+    rows = driver.find_elements(By.CSS_SELECTOR, "#format-modules tr.format-row")
+    want = [r["module"] for r in doc["variants"][0]["rows"]] + ["(total)"]
+    check([r.find_element(By.CSS_SELECTOR, "td").text for r in rows] == want, f"compare-formats: module rows {want}")
+    for delta in doc["verdict"]["copies"]:
+        shown = driver.find_elements(By.CSS_SELECTOR, f"table.copy-changes[data-variant='{delta['variant']}'] tr.copy-change")
+        want_n = len(delta["added"]) + len(delta["avoided"]) + len(delta["resized"])
+        check(len(shown) == want_n, f"compare-formats: {delta['variant']} shows {len(shown)} copy changes == {want_n}")
+    verdict = driver.find_element(By.ID, "verdict").text
+    check(verdict == doc["verdict"]["summary"], "compare-formats: the verdict line is the JSON's")
+    driver.save_screenshot(os.path.join(OUT, "compare-formats.png"))
+    print(f"compare-formats: {len(variants)} variants, {len(rows)} module rows")
+
+
 manifest = json.load(open(MANIFEST))
 os.makedirs(OUT, exist_ok=True)
 driver = browser()
@@ -224,11 +253,13 @@ try:
                 report_page(driver, name, sample, tmp)
             except Exception as e:  # a driver error fails this page and the test, not the others
                 check(False, f"{name}: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
-        if not ONLY or "diff" in ONLY:
+        for name, page in (("diff", comparison_page), ("compare-formats", formats_page)):
+            if ONLY and name not in ONLY:
+                continue
             try:
-                comparison_page(driver, tmp)
+                page(driver, tmp)
             except Exception as e:
-                check(False, f"diff: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
+                check(False, f"{name}: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
 finally:
     driver.quit()
 if failures:

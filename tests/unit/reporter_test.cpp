@@ -41,6 +41,12 @@ nlohmann::json page_data(const std::string& page) {
   return nlohmann::json::parse(page.substr(from, to - from));
 }
 
+std::string report_text_of(const FormatComparison& c) {
+  std::ostringstream out;
+  find_reporter("html", ReportKind::format_comparison).write(out, c, {});
+  return out.str();
+}
+
 size_t count(const std::string& s, const std::string& part) {
   size_t n = 0;
   for (size_t at = s.find(part); at != std::string::npos; at = s.find(part, at + 1)) ++n;
@@ -50,6 +56,7 @@ size_t count(const std::string& s, const std::string& part) {
 TEST(Reporter, EachFormatIsRegisteredForWhatItWrites) {
   EXPECT_THAT(reporter_names(ReportKind::report), ElementsAre("text", "json", "html", "trace"));
   EXPECT_THAT(reporter_names(ReportKind::comparison), ElementsAre("text", "json", "html", "markdown", "junit"));
+  EXPECT_THAT(reporter_names(ReportKind::format_comparison), ElementsAre("text", "json", "html"));
   EXPECT_EQ(find_reporter("html", ReportKind::report).name(), "html");
   try {
     find_reporter("markdown", ReportKind::report);
@@ -140,6 +147,37 @@ TEST(HtmlReport, AComparisonPageHoldsItsChecksAndModules) {
   EXPECT_EQ(d["checks"].size(), c.checks.size());
   EXPECT_EQ(d["regressions"], c.regressions());
   EXPECT_EQ(d["modules"].size(), c.modules.size());
+}
+
+TEST(HtmlReport, ACompareFormatsPageHoldsEveryVariantRowAndCopyChange) {
+  std::vector<FormatVariant> variants;
+  for (const std::string& name : format_variant_names()) {
+    FormatVariant v;
+    v.name = name;
+    v.ran = true;
+    // channels_last: a report with the copy, the others without (the reshape's input contiguous).
+    v.report = sample_report();
+    if (name != "channels_last") {
+      v.report.copies.clear();
+      v.report.summary.copies = {};
+      v.report.summary.copy_bytes = {};
+    }
+    v.report.run.conversion.to = name == "as_given" ? "" : name;
+    v.report.run.plain_call_ns = {100, 110, 120, 130, 140};
+    variants.push_back(std::move(v));
+  }
+  const FormatComparison c = compare_formats(std::move(variants));
+  nlohmann::json d = page_data(report_text_of(c));
+  EXPECT_EQ(d["kind"], "formats");
+  ASSERT_EQ(d["variants"].size(), 3u);
+  EXPECT_EQ(d["labels"].back(), "(total)");
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(d["variants"][i]["rows"].size(), c.rows[i].size());
+  EXPECT_EQ(d["verdict"]["summary"], c.verdict.summary);
+  ASSERT_EQ(d["verdict"]["copies"].size(), c.verdict.copies.size());
+  for (size_t i = 0; i < c.verdict.copies.size(); ++i)
+    EXPECT_EQ(d["verdict"]["copies"][i]["added"].size(), c.verdict.copies[i].added.size());
+  EXPECT_EQ(d["verdict"]["copies"][0]["variant"], "channels_last");
+  EXPECT_EQ(d["verdict"]["copies"][0]["added"].size(), 1u);  // the reshape's implicit copy
 }
 
 TEST(HtmlReport, RefusesAReportReadForTheGate) {
