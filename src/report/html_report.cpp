@@ -21,7 +21,9 @@
 #include "layoutprof/format_comparison.h"
 #include "layoutprof/reporter.h"
 #include "layoutprof/text_report.h"
+#include "report/comparison_json.h"
 #include "report/json_out.h"
+#include "report/markup.h"
 
 namespace layoutprof {
 
@@ -729,7 +731,7 @@ function comparison() {
   checks.append(cb);
   section("Checks, regressions first", el("div", { class: "scroll" }, checks));
   if (D.notes.length) section("Notes", el("ul", {}, ...D.notes.map(n => el("li", { text: n }))));
-  const figs = [["implicit", "implicit copies", String], ["explicit", "explicit copies", String], ["copy_bytes", "MB copied", mb],
+  const figs = [["implicit_copies", "implicit copies", String], ["explicit_copies", "explicit copies", String], ["copy_bytes", "MB copied", mb],
     ["split_points", "split points", String], ["dtlb_walks", "DTLB walks", String], ["time_ns", "time ms", ms]];
   const mt = el("table", { id: "modules" });
   const h1 = el("tr", {}, el("th", { class: "l", text: "module" }));
@@ -738,7 +740,7 @@ function comparison() {
   const mbody = el("tbody");
   const worse = d => figs.slice(0, 5).some(f => d[f[0]][1] > d[f[0]][0]);
   D.modules.slice().sort((a, b) => worse(b) - worse(a)).forEach(d => {
-    const tr = el("tr", { class: "module-row" }, td(d.module + (!d.in_base ? " (new)" : !d.in_new ? " (removed)" : ""), "l mono"));
+    const tr = el("tr", { class: "module-row" }, td((d.module || "(top)") + (!d.in_base ? " (new)" : !d.in_new ? " (removed)" : ""), "l mono"));
     figs.forEach(f => { const [a, b] = d[f[0]]; const c = td(f[2](a) + " | " + f[2](b)); if (f[0] !== "time_ns" && b > a) c.className = "bad"; else if (f[0] !== "time_ns" && b < a) c.className = "good"; tr.append(c); });
     mbody.append(tr);
   });
@@ -749,24 +751,10 @@ function comparison() {
 })();
 )JS";
 
-std::string html_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
 void write_page(std::ostream& out, const std::string& title, const TextBuf& data) {
   out << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
       << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-      << "<title>" << html_escape(title) << "</title>\n<style>" << kStyle << "</style>\n</head>\n<body>\n"
+      << "<title>" << xml_escape(title) << "</title>\n<style>" << kStyle << "</style>\n</head>\n<body>\n"
       << "<div id=\"app\"><noscript>This layoutprof report draws itself with JavaScript.</noscript></div>\n"
       << "<script type=\"application/json\" id=\"layoutprof-data\">";
   data.write_to(out);
@@ -807,20 +795,9 @@ class HtmlReporter : public Reporter {
   }
 
   void write(std::ostream& out, const Comparison& c, const ReporterOptions& o) const override {
-    json checks = json::array(), modules = json::array();
-    for (const GateCheck& k : c.checks)
-      checks.push_back({{"scope", k.scope}, {"rule", k.rule}, {"passed", k.passed}, {"before", k.before},
-                        {"after", k.after}, {"detail", k.detail}});
-    auto both = [](const int64_t (&v)[2]) { return json::array({v[0], v[1]}); };
-    for (const ModuleDiff& d : c.modules)
-      modules.push_back({{"module", d.module.empty() ? "(top)" : d.module}, {"in_base", d.in_base},
-                         {"in_new", d.in_new}, {"implicit", both(d.implicit)},
-                         {"explicit", both(d.explicit_copies)}, {"copy_bytes", both(d.copy_bytes)},
-                         {"split_points", both(d.split_points)}, {"dtlb_walks", both(d.dtlb_walks)},
-                         {"time_ns", both(d.time_ns)}});
-    json doc = {{"kind", "comparison"}, {"base", c.base_name}, {"new", c.new_name},
-                {"regressions", c.regressions()}, {"checks", checks}, {"modules", modules},
-                {"notes", c.notes}, {"table", o.diff_table}};
+    json doc = comparison_json(c);  // what --format json writes
+    doc["kind"] = "comparison";
+    doc["table"] = o.diff_table;
     TextBuf data;
     data += script_safe(dump_compact(doc));
     write_page(out, "layoutprof: " + c.base_name + " vs " + c.new_name, data);

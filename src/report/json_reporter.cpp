@@ -5,10 +5,9 @@
 #include "layoutprof/format_comparison_report.h"
 #include "layoutprof/json_report.h"
 #include "layoutprof/reporter.h"
+#include "report/comparison_json.h"
 
 namespace layoutprof {
-
-namespace {
 
 nlohmann::json comparison_json(const Comparison& c) {
   nlohmann::json checks = nlohmann::json::array(), modules = nlohmann::json::array();
@@ -37,6 +36,8 @@ nlohmann::json comparison_json(const Comparison& c) {
           {"figures", "each module pair is [base, new]: copies, bytes and split points derived, DTLB walks "
                       "modelled, time measured"}};
 }
+
+namespace {
 
 class JsonReporter : public Reporter {
  public:

@@ -4,29 +4,9 @@
 
 #include "layoutprof/comparison_text.h"
 #include "layoutprof/reporter.h"
+#include "report/markup.h"
 
 namespace layoutprof {
-
-namespace {
-
-std::string xml_escape(const std::string& s) {
-  std::string out;
-  for (char ch : s) {
-    switch (ch) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default:
-        if (static_cast<unsigned char>(ch) < 0x20 && ch != '\n' && ch != '\t') out += ' ';
-        else out += ch;
-    }
-  }
-  return out;
-}
-
-}  // namespace
 
 std::string junit_xml(const Comparison& c) {
   std::ostringstream out;
