@@ -68,6 +68,54 @@ class PerfCounters {
   std::unique_ptr<Impl> impl_;
 };
 
+// One sample as PerfSampler::drain() reads it off a ring buffer.
+struct RawSample {
+  uint32_t counter = 0;  // index among the sampler's measured events
+  int32_t tid = 0;
+  int64_t time_ns = 0;   // CLOCK_MONOTONIC (use_clockid): the steady clock's time line
+  uint64_t addr = 0;     // data address; 0 where the event gives none
+};
+
+// What one drain() read: the samples in the order the buffers held them, and per measured
+// event the samples the kernel dropped (full buffer) and the time it was enabled and running
+// (summed over threads: running < enabled means the kernel multiplexed it).
+struct SamplerDrain {
+  std::vector<RawSample> samples;
+  std::vector<uint64_t> lost, enabled_ns, running_ns;
+};
+
+// The same events as PerfCounters, sampled instead of read per op: each opened per thread with
+// a sample period, disabled until enable(); every thread's events write into one ring buffer,
+// read by drain() after a recorded call, never per op. Samples carry thread, time on the
+// steady clock, instruction pointer and data address.
+class PerfSampler {
+ public:
+  // Always returns a usable object: events that cannot be sampled are left out, with the reason
+  // in status(). A period given with the event (libpfm4's ":period=N" or ":freq=N") is kept;
+  // otherwise default_period() gives it.
+  static PerfSampler create(const std::vector<std::string>& events, const std::vector<int>& tids);
+
+  PerfSampler(PerfSampler&& other) noexcept;
+  PerfSampler& operator=(PerfSampler&& other) noexcept;
+  ~PerfSampler();
+
+  // Entries with mode "sampled", period and data_address set for those measured.
+  const std::vector<CounterStatus>& status() const;
+  size_t events() const;
+  const std::vector<uint64_t>& periods() const;  // per measured event
+  void enable() const;   // every event of every thread (one ioctl each, per call)
+  void disable() const;
+  // Everything written since the last drain.
+  void drain(SamplerDrain& out) const;
+  // "ring buffers of N KB on T thread(s)".
+  std::string describe() const;
+
+ private:
+  struct Impl;
+  explicit PerfSampler(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
 // --events' comma-separated list; empty items are skipped. Throws UsageError for a list of
 // nothing but commas.
 std::vector<std::string> split_event_list(const std::string& list);

@@ -33,7 +33,11 @@ struct CopyRecord {
   TensorInfo src;
   TensorInfo dst;
   DtlbEstimate dtlb;                  // modelled
-  CompactVector<CounterValue> counters;  // measured over the aten::copy_, if counting
+  CompactVector<CounterValue> counters;  // over the aten::copy_: counted, or sampled (RunInfo)
+  // Sampled events with data addresses (run.counters' data_address): per measured counter,
+  // the copy's samples whose address fell in its source and in its destination; empty when
+  // no counter carried addresses.
+  std::vector<uint64_t> src_samples, dst_samples;
   int64_t gpu_ns = -1;                 // measured: the copy's kernels (-1: no GPU traced)
 };
 
@@ -112,6 +116,8 @@ struct Report {
   // gradient layout, mismatches first.
   int64_t backward_from = -1;
   std::vector<ParamGrad> parameters;
+  // Sampled events with data addresses: where the shown call's samples fell, per op tensor.
+  std::vector<TensorSamples> tensor_samples;
 };
 
 // The writers' guard: a report read for the gate only (top_level_only) cannot be rendered.

@@ -19,7 +19,10 @@ struct ProfileConfig {
   int iters = 3;
   int threads = 0;  // 0: LibTorch's default
   std::string device = "cpu";
-  bool counters = true;             // --no-counters turns counting off
+  bool counters = true;             // --counters off (--no-counters) turns them off
+  // --counters sample (the default): the events sampled, their samples attributed after each
+  // call; --counters count: read at every top-level op and copy (exact per op, costs per op).
+  bool sample_counters = true;
   std::vector<std::string> events;  // libpfm4 event names; empty: PerfCounters::default_events()
   std::string tlb;                  // DTLB model configuration (--tlb); empty: the default
   int64_t max_ops = 0;              // op events recorded per call and thread; 0: default_max_ops()

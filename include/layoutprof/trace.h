@@ -29,6 +29,28 @@ struct CounterStatus {
   bool measured = false;
   std::string reason;    // why not: errno text, pfm_strerror, paranoid level
   std::string note;      // how, when it is not the whole story: "user space only (...)"
+  // "counted": read at the start and end of every top-level op and copy (exact per op);
+  // "sampled": one sample every `period` events, taken from the ring buffers after each call
+  // and attributed to the ops running then (CounterValue::raw = samples, scaled = the
+  // estimate, samples x period).
+  std::string mode = "counted";
+  uint64_t period = 0;         // sampled: events per sample
+  std::string data_address;    // sampled: what the samples' addresses are ("" none)
+  // sampled, summed over the recorded calls: samples read, those inside a counted op, and
+  // those the kernel dropped because a ring buffer was full.
+  int64_t samples = 0;
+  int64_t attributed = 0;
+  int64_t lost = 0;
+  bool sampled() const { return mode == "sampled"; }
+};
+
+// Sampled events with data addresses: the samples whose address fell in one tensor of one op
+// (the shown call's). slot: the op's inputs first, then its outputs (inputs.size() + k).
+struct TensorSamples {
+  int32_t op = 0;
+  int32_t slot = 0;
+  uint32_t counter = 0;  // index among the measured counters
+  uint64_t samples = 0;
 };
 
 // The tensors of one op: a view into the TensorStore of its call (or report).
@@ -203,6 +225,14 @@ struct Call {
   // gradients (the first recorded call only).
   int64_t backward_from = -1;
   std::vector<ParamGrad> parameters;
+  // Sampled counters: per measured counter, the samples read from the ring buffers, those
+  // inside a counted op, and those the kernel lost; and (the shown call) where the samples'
+  // data addresses fell.
+  struct SampleTotals {
+    int64_t samples = 0, attributed = 0, lost = 0;
+  };
+  std::vector<SampleTotals> sample_totals;
+  std::vector<TensorSamples> tensor_samples;
 
  private:
   std::vector<ParkedPages> parked_;
@@ -248,6 +278,9 @@ struct RunInfo {
   // Requested counters, measured or not; `counter_read` says how they were read.
   std::vector<CounterStatus> counters;
   std::string counter_read;
+  // How the counters were taken: "sampled" (the default), "counted" (--counters count), or ""
+  // (none: --counters off).
+  std::string counter_mode;
   // Memory bandwidth: "measured" from uncore memory-controller events or "derived" from the
   // bytes of each op's tensors over its time; bandwidth_note says which events or why not.
   std::string bandwidth = "derived";

@@ -576,6 +576,30 @@ Call keep_figures_only(const Call& call, const Call& first) {
   return kept;
 }
 
+// Each copy's sampled data addresses on its source and its destination (the copy_'s input 1,
+// and its input 0 or output 0), per measured counter.
+static void add_copy_address_samples(Report& r) {
+  if (r.tensor_samples.empty()) return;
+  const size_t counters = r.run.measured_counters().size();
+  std::unordered_map<int64_t, size_t> copy_at;
+  for (size_t i = 0; i < r.copies.size(); ++i) copy_at.emplace(r.copies[i].op, i);
+  for (const TensorSamples& t : r.tensor_samples) {
+    auto it = copy_at.find(t.op);
+    if (it == copy_at.end() || t.counter >= counters) continue;
+    CopyRecord& c = r.copies[it->second];
+    const OpEvent& op = r.ops[t.op];
+    const size_t slot = static_cast<size_t>(t.slot);
+    const bool is_output = slot >= op.inputs.size();
+    const int arg = is_output ? op.outputs[slot - op.inputs.size()].arg : op.inputs[slot].arg;
+    if (c.src_samples.empty()) {
+      c.src_samples.assign(counters, 0);
+      c.dst_samples.assign(counters, 0);
+    }
+    if (!is_output && arg == 1) c.src_samples[t.counter] += t.samples;
+    else if (arg == 0) c.dst_samples[t.counter] += t.samples;
+  }
+}
+
 Report analyze(Trace trace) {
   Report r;
   r.run = std::move(trace.run);
@@ -614,6 +638,8 @@ Report analyze(Trace trace) {
   const TlbConfig tlb = parse_tlb_config(r.run.tlb);
   r.run.tlb = tlb_config_string(tlb);
   r.copies = find_copies(r.ops, top, provenance, tlb);
+  r.tensor_samples = std::move(shown.tensor_samples);
+  add_copy_address_samples(r);
   for (OpEvent& op : r.ops) op.copy_gpu_ns = op.gpu_ns >= 0 ? 0 : -1;
   for (const CopyRecord& c : r.copies)
     if (is_layout_copy(c.cls) && c.gpu_ns > 0)

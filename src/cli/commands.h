@@ -45,6 +45,7 @@ struct RunOptions {
   std::string events;  // comma-separated libpfm4 event names
   bool list_events = false;
   bool no_counters = false;
+  std::string counter_mode = "sample";  // --counters sample|count|off
   std::string tlb;
   std::string trace;  // Chrome trace / Perfetto JSON file
   std::string baseline;

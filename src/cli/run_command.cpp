@@ -49,11 +49,17 @@ void setup_run(CLI::App& app, RunOptions& o) {
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
   app.add_option("--events", o.events,
-                 "performance counters to read per op: libpfm4 event names, comma-separated, as "
-                 "perf stat -e takes them (default: DTLB load/store misses, LLC misses, cycles, "
-                 "instructions, page-faults, task-clock)");
+                 "performance counters per op: libpfm4 event names, comma-separated, as "
+                 "perf stat -e takes them, ':period=N' to set a sampled event's period (default: "
+                 "DTLB load/store misses, LLC misses, cycles, instructions, page-faults, task-clock)");
+  app.add_option("--counters", o.counter_mode,
+                 "sample: the events sampled into ring buffers read after each call, each sample "
+                 "charged to the ops running then (estimates, with their error; nothing per op); "
+                 "count: read at every top-level op and copy (exact, a few us per op); off: none")
+      ->check(CLI::IsMember({"sample", "count", "off"}))
+      ->capture_default_str();
   app.add_flag("--list-events", o.list_events, "list the events this machine's PMUs offer, then exit");
-  app.add_flag("--no-counters", o.no_counters, "read no performance counters");
+  app.add_flag("--no-counters", o.no_counters, "read no performance counters (--counters off)");
   app.add_option("--tlb", o.tlb,
                  "DTLB model: l1=ENTRIES:WAYS,l2=ENTRIES:WAYS,page=4k|2m (default "
                  "l1=64:4,l2=1536:12,page=4k)");
@@ -99,6 +105,10 @@ int run_run(const RunOptions& o) {
   }
   if (o.no_counters && !o.events.empty())
     throw UsageError("--events and --no-counters contradict each other");
+  if (o.counter_mode == "off" && !o.events.empty())
+    throw UsageError("--events and --counters off contradict each other");
+  if (o.no_counters && o.counter_mode != "sample" && o.counter_mode != "off")
+    throw UsageError("--no-counters and --counters " + o.counter_mode + " contradict each other");
   if (o.model.empty())
     throw UsageError("no model given: layoutprof MODEL.pt --input 1x3x224x224 (see --help)");
   ProfileConfig config;
@@ -108,7 +118,8 @@ int run_run(const RunOptions& o) {
   config.iters = o.iters;
   config.threads = o.threads;
   config.device = o.device;
-  config.counters = !o.no_counters;
+  config.counters = !o.no_counters && o.counter_mode != "off";
+  config.sample_counters = o.counter_mode == "sample";
   config.events = split_event_list(o.events);
   config.tlb = o.tlb;
   config.max_ops = o.max_ops;

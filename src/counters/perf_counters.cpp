@@ -15,12 +15,13 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "counters/perf_events.h"
 #include "layoutprof/counters.h"
 #include "layoutprof/errors.h"
 
 namespace layoutprof {
 
-namespace {
+namespace perf_detail {
 
 // libpfm4 is initialised once per process.
 bool pfm_ready(std::string* why) {
@@ -55,11 +56,6 @@ std::string open_failure(int err) {
   }
 }
 
-struct Encoded {
-  perf_event_attr attr;
-  std::string name;
-};
-
 Encoded encode_event(const std::string& event) {
   std::string why;
   if (!pfm_ready(&why)) throw std::runtime_error(why);
@@ -81,6 +77,21 @@ Encoded encode_event(const std::string& event) {
   e.attr.size = sizeof(perf_event_attr);
   return e;
 }
+
+bool is_clock_event(const Encoded& e) {
+  return e.attr.type == PERF_TYPE_SOFTWARE &&
+         (e.attr.config == PERF_COUNT_SW_TASK_CLOCK || e.attr.config == PERF_COUNT_SW_CPU_CLOCK);
+}
+
+long open_event(perf_event_attr& attr, int pid, int cpu, int group_fd) {
+  return syscall(__NR_perf_event_open, &attr, pid, cpu, group_fd, 0);
+}
+
+}  // namespace perf_detail
+
+using namespace perf_detail;
+
+namespace {
 
 // The mmapped control page of an event, for rdpmc.
 struct MappedPage {
@@ -181,7 +192,7 @@ struct PerfCounters::Impl {
         attr.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED |
                            PERF_FORMAT_TOTAL_TIME_RUNNING;
         attr.disabled = 0;
-        long fd = syscall(__NR_perf_event_open, &attr, pid, cpu, group.empty() ? -1 : group.front(), 0);
+        long fd = open_event(attr, pid, cpu, group.empty() ? -1 : group.front());
         if (fd < 0) {
           failed_errno = errno;
           break;
@@ -247,13 +258,13 @@ std::vector<Encoded> usable_events(const std::vector<std::string>& names, int pi
       Encoded e = encode_event(name);
       st.encoding = e.name;
       perf_event_attr attr = e.attr;
-      long fd = syscall(__NR_perf_event_open, &attr, pid, cpu, -1, 0);
+      long fd = open_event(attr, pid, cpu, -1);
       if (fd < 0 && (errno == EACCES || errno == EPERM) && !e.attr.exclude_kernel) {
         // perf_event_paranoid 2 (the usual default) allows user space only: count that, and say so.
         e.attr.exclude_kernel = 1;
         e.attr.exclude_hv = 1;
         attr = e.attr;
-        fd = syscall(__NR_perf_event_open, &attr, pid, cpu, -1, 0);
+        fd = open_event(attr, pid, cpu, -1);
         if (fd >= 0) st.note = "user space only: perf_event_paranoid " + std::to_string(paranoid_level());
       }
       if (fd < 0) {
@@ -275,12 +286,6 @@ std::vector<Encoded> usable_events(const std::vector<std::string>& names, int pi
 
 namespace {
 
-// Software clock events (task-clock, cpu-clock) advance only when read as a group's leader, so
-// each gets a group of its own.
-bool is_clock_event(const Encoded& e) {
-  return e.attr.type == PERF_TYPE_SOFTWARE &&
-         (e.attr.config == PERF_COUNT_SW_TASK_CLOCK || e.attr.config == PERF_COUNT_SW_CPU_CLOCK);
-}
 
 // Orders the statuses of `usable` events as their values will come: the shared group's
 // events, then the clock events; events not measured keep their place after them.
@@ -309,6 +314,8 @@ PerfCounters PerfCounters::create(const std::vector<std::string>& events,
   if (!tids.empty()) {
     std::vector<Encoded> usable = usable_events(events, tids.front(), -1, "thread", impl->status);
     std::vector<Encoded> shared, clocks;
+    // Software clock events (task-clock, cpu-clock) advance only when read as a group's
+    // leader, so each gets a group of its own.
     for (const Encoded& e : usable) (is_clock_event(e) ? clocks : shared).push_back(e);
     order_statuses(impl->status, 0, shared, clocks);
     std::vector<std::pair<int, int>> targets;
@@ -317,7 +324,12 @@ PerfCounters PerfCounters::create(const std::vector<std::string>& events,
     for (const Encoded& clock : clocks) impl->open_groups({clock}, 0, targets);
   } else {
     for (const std::string& name : events)
-      impl->status.push_back({name, "", "thread", false, "no thread to count on", ""});
+    {
+      CounterStatus st;
+      st.event = name;
+      st.reason = "no thread to count on";
+      impl->status.push_back(st);
+    }
   }
   if (!bandwidth.events.empty() && !bandwidth.cpus.empty()) {
     size_t first_status = impl->status.size();

@@ -3,6 +3,7 @@
 #include <ATen/Parallel.h>
 #include <ATen/record_function.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #if defined(__x86_64__)
 #include <x86intrin.h>
@@ -29,6 +30,7 @@
 
 #include "layoutprof/counters.h"
 #include "layoutprof/gpu.h"
+#include "layoutprof/sampling.h"
 #include "record/tensor_info.h"
 #include "record/uncaught.h"
 
@@ -284,6 +286,7 @@ struct ThreadBuffer {
   size_t site_events = 0;   // every op of the sites call, nested included
   size_t site_tensors = 0;  // and their tensors, inputs and outputs
   bool main = false;
+  int tid = 0;  // the kernel's thread id: which buffer a perf sample's thread recorded into
   UncaughtCount uncaught;  // the thread's std::uncaught_exceptions(), as one load
   // Another thread's callbacks against stop() reading this buffer (InFlight): the callbacks
   // in it now, and whether it has been taken, after which none may touch it.
@@ -368,6 +371,7 @@ ThreadBuffer& thread_buffer() {
     t_buffer->names = t_names;
     t_buffer->shapes = t_shapes;
     t_buffer->main = std::this_thread::get_id() == g_main_thread;
+    t_buffer->tid = static_cast<int>(::syscall(SYS_gettid));
     size_t n = std::min(t_buffer->main ? g_reserve_events : 64, g_max_events);
     if (t_buffer->main && g_spare_events.capacity() >= n) t_buffer->events.swap(g_spare_events);
     else reserve_resident(t_buffer->events, n);
@@ -641,6 +645,7 @@ std::pair<std::string, std::string> resolve_source(const torch::jit::SourceRange
 struct Recorder::State {
   at::CallbackHandle handle = 0;
   const PerfCounters* counters = nullptr;
+  const PerfSampler* sampler = nullptr;
   GpuTracer* gpu = nullptr;
   Mode mode = Mode::timed;
   int64_t start_ns = 0;
@@ -665,10 +670,11 @@ void Recorder::release_spare() {
   MappedVector<RawEvent>().swap(g_spare_events);
 }
 
-void Recorder::start(Mode mode, const PerfCounters* counters, GpuTracer* gpu) {
+void Recorder::start(Mode mode, const PerfCounters* counters, GpuTracer* gpu, const PerfSampler* sampler) {
   if (state_->handle) throw std::logic_error("recorder already started");
   const bool timed = mode != Mode::sites;
   state_->counters = counters && counters->events() > 0 && timed ? counters : nullptr;
+  state_->sampler = sampler && sampler->events() > 0 && timed ? sampler : nullptr;
   state_->gpu = timed ? gpu : nullptr;
   if (state_->gpu) state_->gpu->start();
   {
@@ -694,6 +700,7 @@ void Recorder::start(Mode mode, const PerfCounters* counters, GpuTracer* gpu) {
                                                 .needsInputs(true)
                                                 .needsOutputs(true);
   TickScale::now();  // the process's first pair of readings, the earlier the better
+  if (state_->sampler) state_->sampler->enable();
   state_->start_tick = ticks();
   state_->start_ns = now_ns();
   state_->backward_tick = -1;
@@ -906,6 +913,55 @@ std::vector<CounterValue> event_counters(const ThreadBuffer& b, const RawEvent& 
 
 namespace {
 
+// A call's perf samples, drained once recording stopped, on the op events' time line.
+struct CallSamples {
+  SamplerDrain drain;
+  std::vector<Sample> samples;
+  std::vector<uint64_t> periods;  // per counter
+  std::vector<double> scale;      // per counter: time enabled / running where multiplexed, else 1
+};
+
+// `origin_ns`: the steady-clock time the op events' times count from.
+CallSamples drain_samples(const PerfSampler& sampler, const Collected& c, int64_t origin_ns) {
+  CallSamples out;
+  sampler.drain(out.drain);
+  std::unordered_map<int, int32_t> thread_of;  // tid -> the call's thread index (its buffer)
+  for (size_t bi = 0; bi < c.buffers.size(); ++bi) thread_of.emplace(c.buffers[bi]->tid, static_cast<int32_t>(bi));
+  out.samples.reserve(out.drain.samples.size());
+  for (const RawSample& r : out.drain.samples) {
+    auto it = thread_of.find(r.tid);
+    out.samples.push_back({r.counter, it == thread_of.end() ? -1 : it->second, r.time_ns - origin_ns, r.addr});
+  }
+  out.periods = sampler.periods();
+  out.scale.assign(out.periods.size(), 1.0);
+  for (size_t k = 0; k < out.periods.size(); ++k)
+    if (out.drain.running_ns[k] > 0 && out.drain.running_ns[k] < out.drain.enabled_ns[k])
+      out.scale[k] = static_cast<double>(out.drain.enabled_ns[k]) / static_cast<double>(out.drain.running_ns[k]);
+  return out;
+}
+
+// A counted op's counters from its samples: raw = samples, scaled = samples x period (x the
+// multiplexing scale).
+std::vector<CounterValue> sampled_counters(const std::vector<uint64_t>& samples, const CallSamples& s) {
+  std::vector<CounterValue> values(samples.size());
+  for (size_t k = 0; k < samples.size(); ++k) {
+    values[k].raw = samples[k];
+    values[k].scaled = sampled_estimate(samples[k], s.periods[k]) * s.scale[k];
+    values[k].multiplexed = s.scale[k] != 1.0;
+  }
+  return values;
+}
+
+void fill_sample_totals(Call& call, const CallSamples& s, const SampleAttribution& a) {
+  call.sample_totals.assign(s.periods.size(), {});
+  for (const Sample& x : s.samples)
+    if (x.counter < call.sample_totals.size()) ++call.sample_totals[x.counter].samples;
+  for (size_t k = 0; k < call.sample_totals.size(); ++k) {
+    call.sample_totals[k].attributed = call.sample_totals[k].samples - static_cast<int64_t>(a.unattributed[k]);
+    call.sample_totals[k].lost = static_cast<int64_t>(s.drain.lost[k]);
+  }
+}
+
 // Whether this call's event `i` is the first call's op `id`: the same name, and the same parent
 // where the recorder knows it (an intra-op thread's outermost op gets its parent from timing,
 // in stop()). `parent` is the parent's op id in the first call, or -1.
@@ -1012,6 +1068,7 @@ std::vector<int32_t> match_by_site(const Collected& c, const Call& first) {
 Call Recorder::stop_figures(const Call& first) {
   if (!state_->handle || state_->mode == Mode::sites) throw std::logic_error("no timed call");
   const int64_t stop_tick = ticks();
+  if (state_->sampler) state_->sampler->disable();
   const TickScale scale = TickScale::now();
   Collected c = collect(state_->handle, state_->gpu);
   state_->handle = 0;
@@ -1057,6 +1114,24 @@ Call Recorder::stop_figures(const Call& first) {
     for (const CounterValue& v : event_counters(b, raw, next_counted[at.buffer], state_->counters))
       call.counters.push_counter(v);
   }
+  if (state_->sampler) {
+    // The counted ops' samples, in the order the counted ops start (as read counters come).
+    CallSamples samples = drain_samples(*state_->sampler, c, 0);
+    std::vector<SampleSpan> spans(c.events);
+    for (size_t i = 0; i < c.events; ++i) {
+      const Collected::Ref at = c.ref(i);
+      const ThreadBuffer& b = *c.buffers[at.buffer];
+      const RawEvent& raw = b.events[at.local];
+      spans[i] = {scale.ns(raw.start), scale.ns(raw.end ? raw.end : stop_tick),
+                  raw.parent >= 0 ? static_cast<int32_t>(c.id(at.buffer, raw.parent)) : -1, at.buffer,
+                  b.main && (raw.parent < 0 || raw.name->is_copy)};
+    }
+    const SampleAttribution a = attribute_samples(spans, samples.samples, samples.periods.size());
+    for (size_t i = 0; i < c.events; ++i)
+      if (spans[i].counted)
+        for (const CounterValue& v : sampled_counters(a.counted[i], samples)) call.counters.push_counter(v);
+    fill_sample_totals(call, samples, a);
+  }
   for (int64_t d : durations) call.duration_ns.push_back(d);
   for (int64_t g : gpu_times) call.gpu_ns.push_back(g);
   call.duration_ns.shrink_to_fit();
@@ -1090,9 +1165,35 @@ void link_backward(const Collected& c, Call& call) {
 }
 }  // namespace
 
+// The shown call's samples: each counted op's counters, and where data addresses fell in the
+// ops' tensors.
+namespace {
+void attribute_call_samples(Call& call, const PerfSampler& sampler, const Collected& c,
+                            const std::vector<SampleSpan>& spans, int64_t origin_ns) {
+  CallSamples samples = drain_samples(sampler, c, origin_ns);
+  const SampleAttribution a = attribute_samples(spans, samples.samples, samples.periods.size());
+  for (size_t i = 0; i < spans.size(); ++i)
+    if (spans[i].counted) {
+      const std::vector<CounterValue> values = sampled_counters(a.counted[i], samples);
+      call.events[i].counters.assign(values.begin(), values.end());
+    }
+  fill_sample_totals(call, samples, a);
+  if (call.tensors_recorded)
+    call.tensor_samples = attribute_addresses(spans, samples.samples, a, [&](int32_t op, uint64_t addr) {
+      const OpEvent& e = call.events[op];
+      for (size_t k = 0; k < e.outputs.size(); ++k)
+        if (tensor_holds(e.outputs[k], addr)) return static_cast<int>(e.inputs.size() + k);
+      for (size_t k = 0; k < e.inputs.size(); ++k)
+        if (tensor_holds(e.inputs[k], addr)) return static_cast<int>(k);
+      return -1;
+    });
+}
+}  // namespace
+
 Call Recorder::stop() {
   if (!state_->handle || state_->mode == Mode::sites) throw std::logic_error("no timed call");
   const int64_t stop_tick = ticks();
+  if (state_->sampler) state_->sampler->disable();
   const TickScale scale = TickScale::now();
   Collected c = collect(state_->handle, state_->gpu);
   state_->handle = 0;
@@ -1113,6 +1214,8 @@ Call Recorder::stop() {
   std::vector<size_t> next_counted(buffers.size(), 0), next_site(buffers.size(), 0);
   std::map<std::pair<const void*, size_t>, std::pair<std::string, std::string>> resolved;
   call.sites_recorded = g_capture_sites && state_->mode == Mode::timed;
+  std::vector<SampleSpan> spans;  // sampled counters: the events as attribution sees them
+  if (state_->sampler) spans.resize(c.events);
   for (size_t bi = 0; bi < buffers.size(); ++bi)
     if (buffers[bi]->main) base[bi] = call.tensors->adopt(std::move(buffers[bi]->tensors));
   for (size_t i = 0; i < c.events; ++i) {
@@ -1180,6 +1283,8 @@ Call Recorder::stop() {
     }
     if (state_->backward_tick >= 0 && call.backward_from < 0 && raw.start >= state_->backward_tick)
       call.backward_from = static_cast<int64_t>(i);
+    if (state_->sampler)
+      spans[i] = {e.start_ns, e.start_ns + e.duration_ns, e.parent, e.thread, b.main && (raw.parent < 0 || raw.name->is_copy)};
     // One buffer, the main thread's (nothing appends to it any more), is converted in its own
     // order: what is behind us goes back to the kernel.
     if (c.order.empty() && b.main && (i + 1) % kReleaseEvery == 0) {
@@ -1194,6 +1299,7 @@ Call Recorder::stop() {
     MappedVector<RawTensors>().swap(buffers[0]->ranges);
   }
   link_backward(c, call);
+  if (state_->sampler) attribute_call_samples(call, *state_->sampler, c, spans, scale.ns(state_->start_tick));
   return call;
 }
 

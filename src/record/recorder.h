@@ -11,6 +11,7 @@
 namespace layoutprof {
 
 class PerfCounters;
+class PerfSampler;
 class GpuTracer;
 
 // Where a top-level op was called from: its module path and source line.
@@ -43,7 +44,11 @@ class Recorder {
   // top-level op and every aten::copy_ of timed calls, on the calling thread.
   // `gpu`, if given, gets an external correlation id pushed for each of them, so that CUPTI
   // attributes their kernels; stop() flushes it (synchronise the device first).
-  void start(Mode mode = Mode::timed, const PerfCounters* counters = nullptr, GpuTracer* gpu = nullptr);
+  // `sampler`, if given and sampling anything, is enabled for timed calls and drained at
+  // stop(): its samples become the counters of the same ops (top-level ops and copies) and,
+  // where they carry data addresses, the shown call's Call::tensor_samples. Nothing per op.
+  void start(Mode mode = Mode::timed, const PerfCounters* counters = nullptr, GpuTracer* gpu = nullptr,
+             const PerfSampler* sampler = nullptr);
   // Each thread records at most this many op events per timed call; the ops it runs past
   // that are counted (Call::ops_not_recorded), not recorded. 0: no limit.
   void set_max_ops(int64_t max_ops);

@@ -573,11 +573,21 @@ Trace run_profile(const ProfileConfig& config, const ProgressFn& progress, std::
 
   // Counters open after warm-up, once LibTorch's intra-op threads exist: one group each.
   std::optional<PerfCounters> counters;
-  if (config.counters) {
+  std::optional<PerfSampler> sampler;
+  const std::vector<std::string> events = config.events.empty() ? PerfCounters::default_events() : config.events;
+  if (config.counters && config.sample_counters) {
+    // Sampled (the default): nothing is read per op; the samples are attributed after each call.
+    sampler.emplace(PerfSampler::create(events, process_threads()));
+    run.counters = sampler->status();
+    run.counter_mode = "sampled";
+    run.counter_read = sampler->describe();
+    run.bandwidth = "derived";
+    run.bandwidth_note = "sampled counters: the uncore memory-controller events are read in counting mode "
+                         "only (--counters count)";
+  } else if (config.counters) {
+    run.counter_mode = "counted";
     BandwidthEvents bandwidth = PerfCounters::bandwidth_events();
-    counters.emplace(PerfCounters::create(
-        config.events.empty() ? PerfCounters::default_events() : config.events,
-        process_threads(), bandwidth));
+    counters.emplace(PerfCounters::create(events, process_threads(), bandwidth));
     run.counters = counters->status();
     run.counter_read = counters->read_method() + " on " + std::to_string(counters->groups().size()) +
                        " group(s), at every top-level op and copy";
@@ -606,7 +616,7 @@ Trace run_profile(const ProfileConfig& config, const ProgressFn& progress, std::
     progress("recorded call " + std::to_string(i + 1) + "/" + std::to_string(iters));
     // The first call records every op's tensors; the others only what the medians need.
     recorder.start(trace.calls.empty() ? Recorder::Mode::timed : Recorder::Mode::figures,
-                   counters ? &*counters : nullptr, gpu.get());
+                   counters ? &*counters : nullptr, gpu.get(), sampler ? &*sampler : nullptr);
     auto t0 = std::chrono::steady_clock::now();
     bool failed = false;
     // The first training step also watches each parameter's gradient arrive.
@@ -670,6 +680,23 @@ Trace run_profile(const ProfileConfig& config, const ProgressFn& progress, std::
   if (trace.calls.size() > 1) run.measured.push_back(SpillFile::note());
   if (counters && counters->events() > 0)
     run.measured.push_back("performance counters: " + run.counter_read);
+  if (sampler && sampler->events() > 0) {
+    // Each sampled event's samples over the recorded calls.
+    size_t k = 0;
+    for (CounterStatus& st : run.counters) {
+      if (!st.measured) continue;
+      for (const Call& c : trace.calls)
+        if (k < c.sample_totals.size()) {
+          st.samples += c.sample_totals[k].samples;
+          st.attributed += c.sample_totals[k].attributed;
+          st.lost += c.sample_totals[k].lost;
+        }
+      ++k;
+    }
+    run.measured.push_back("performance counters, sampled: " + run.counter_read +
+                           "; each sample charged to the top-level op and copy running on forward()'s "
+                           "thread at its time (estimate = samples x period)");
+  }
   if (config.backward)
     run.measured.push_back(
         "parameter gradient layouts: sizes and strides of each gradient as autograd hands it to "
@@ -703,6 +730,7 @@ Trace run_profile(const ProfileConfig& config, const ProgressFn& progress, std::
   // the model runs, as in a plain forward().
   if (run.status != "ok") return trace;
   counters.reset();
+  sampler.reset();
   gpu.reset();
   auto plain = std::make_unique<LoadedModel>(module, inputs, device, config);
   if (config.timed_calls > 0) {

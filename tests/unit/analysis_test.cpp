@@ -145,7 +145,10 @@ TEST(Analysis, MediansOverCallsKeptAsSpilledFiguresAreTheSame) {
   };
   std::vector<Call> calls = {with_counters(100, 10), with_counters(900, 90), with_counters(300, 30)};
   Trace whole = trace_of(calls);
-  whole.run.counters = {CounterStatus{"page-faults", "", "thread", true, "", ""}};
+  CounterStatus faults;
+  faults.event = "page-faults";
+  faults.measured = true;
+  whole.run.counters = {faults};
   Trace kept = whole;
   for (size_t i = 1; i < kept.calls.size(); ++i) {
     kept.calls[i] = keep_figures_only(kept.calls[i], kept.calls[0]);

@@ -1,0 +1,304 @@
+// Sampled counters: perf_event_open with a sample period, per thread, into mmapped ring buffers
+// (perf_event_open(2), "MMAP layout"). Nothing here runs per op: the recorder enables the
+// events as a call starts, disables them as it stops, and drains the buffers then.
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "counters/perf_events.h"
+#include "layoutprof/counters.h"
+
+namespace layoutprof {
+
+using namespace perf_detail;
+
+namespace {
+
+size_t page_size() {
+  static const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  return page;
+}
+
+// Events per sample where --events gives none: about a few thousand samples a second at the
+// rates these events run at on a busy core (perf record's default is 4000 a second), primes so
+// that the sampling does not lock onto a loop's period.
+uint64_t default_period(const Encoded& e) {
+  if (is_clock_event(e)) return 250000;  // ns of task-clock / cpu-clock: 4000 a second
+  if (e.attr.type == PERF_TYPE_SOFTWARE &&
+      (e.attr.config == PERF_COUNT_SW_PAGE_FAULTS || e.attr.config == PERF_COUNT_SW_PAGE_FAULTS_MIN ||
+       e.attr.config == PERF_COUNT_SW_PAGE_FAULTS_MAJ))
+    return 16;  // a sample per 64 KB of memory first touched (4 KB pages)
+  if (e.attr.type == PERF_TYPE_SOFTWARE) return 1009;
+  if (e.attr.type == PERF_TYPE_HARDWARE &&
+      (e.attr.config == PERF_COUNT_HW_CPU_CYCLES || e.attr.config == PERF_COUNT_HW_INSTRUCTIONS ||
+       e.attr.config == PERF_COUNT_HW_REF_CPU_CYCLES || e.attr.config == PERF_COUNT_HW_BUS_CYCLES))
+    return 2000003;
+  if (e.attr.type == PERF_TYPE_HW_CACHE) return 10007;  // misses and accesses of a cache or TLB
+  return 100003;
+}
+
+bool is_page_fault_event(const perf_event_attr& a) {
+  return a.type == PERF_TYPE_SOFTWARE &&
+         (a.config == PERF_COUNT_SW_PAGE_FAULTS || a.config == PERF_COUNT_SW_PAGE_FAULTS_MIN ||
+          a.config == PERF_COUNT_SW_PAGE_FAULTS_MAJ);
+}
+
+constexpr uint64_t kSampleType =
+    PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR;
+
+struct Ring {
+  void* base = MAP_FAILED;
+  size_t bytes = 0;
+  Ring() = default;
+  Ring(const Ring&) = delete;
+  Ring& operator=(const Ring&) = delete;
+  ~Ring() {
+    if (base != MAP_FAILED) ::munmap(base, bytes);
+  }
+};
+
+// Maps a ring of 2^n data pages on `fd`, halving from `pages` where the locked-memory limit
+// (perf_event_mlock_kb, RLIMIT_MEMLOCK) refuses; nullptr, with errno, when none fits.
+std::unique_ptr<Ring> map_ring(int fd, size_t pages) {
+  for (; pages >= 1; pages /= 2) {
+    auto ring = std::make_unique<Ring>();
+    ring->bytes = (pages + 1) * page_size();
+    ring->base = ::mmap(nullptr, ring->bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (ring->base != MAP_FAILED) return ring;
+    if (errno != EPERM && errno != ENOMEM) return nullptr;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+struct PerfSampler::Impl {
+  std::vector<CounterStatus> status;
+  std::vector<uint64_t> periods;  // per measured event
+  struct Fd {
+    int fd;
+    uint32_t counter;
+    uint64_t enabled = 0, running = 0;  // at the last drain
+  };
+  std::vector<Fd> fds;
+  std::vector<std::unique_ptr<Ring>> rings;  // one per thread
+  std::unordered_map<uint64_t, uint32_t> counter_of;  // sample id -> measured event
+  size_t events = 0;
+  size_t threads = 0;
+  size_t ring_kb = 0;
+
+  ~Impl() {
+    rings.clear();
+    for (const Fd& f : fds) ::close(f.fd);
+  }
+
+  void drain_ring(const Ring& ring, SamplerDrain& out) const {
+    auto* meta = static_cast<perf_event_mmap_page*>(ring.base);
+    const uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+    uint64_t tail = meta->data_tail;
+    const auto* data = static_cast<const unsigned char*>(ring.base) + page_size();
+    const uint64_t size = ring.bytes - page_size();
+    std::vector<unsigned char> record;
+    while (tail + sizeof(perf_event_header) <= head) {
+      perf_event_header h;
+      copy_out(data, size, tail, &h, sizeof h);
+      if (h.size < sizeof h || tail + h.size > head) break;
+      record.resize(h.size);
+      copy_out(data, size, tail, record.data(), h.size);
+      tail += h.size;
+      const auto* words = reinterpret_cast<const uint64_t*>(record.data() + sizeof h);
+      const size_t n = (h.size - sizeof h) / sizeof(uint64_t);
+      if (h.type == PERF_RECORD_SAMPLE && n >= 5) {
+        // id, ip, pid|tid, time, addr: kSampleType's fields in the kernel's order.
+        auto it = counter_of.find(words[0]);
+        if (it == counter_of.end()) continue;
+        RawSample s;
+        s.counter = it->second;
+        uint32_t pid_tid[2];
+        std::memcpy(pid_tid, &words[2], sizeof pid_tid);
+        s.tid = static_cast<int32_t>(pid_tid[1]);
+        s.time_ns = static_cast<int64_t>(words[3]);
+        s.addr = words[4];
+        out.samples.push_back(s);
+      } else if (h.type == PERF_RECORD_LOST && n >= 2) {
+        auto it = counter_of.find(words[0]);
+        if (it != counter_of.end()) out.lost[it->second] += words[1];
+      }
+    }
+    __atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
+  }
+
+  static void copy_out(const unsigned char* data, uint64_t size, uint64_t at, void* to, size_t n) {
+    const uint64_t from = at % size;
+    const size_t first = static_cast<size_t>(std::min<uint64_t>(n, size - from));
+    std::memcpy(to, data + from, first);
+    if (first < n) std::memcpy(static_cast<unsigned char*>(to) + first, data, n - first);
+  }
+};
+
+PerfSampler::PerfSampler(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+PerfSampler::PerfSampler(PerfSampler&&) noexcept = default;
+PerfSampler& PerfSampler::operator=(PerfSampler&&) noexcept = default;
+PerfSampler::~PerfSampler() = default;
+
+const std::vector<CounterStatus>& PerfSampler::status() const { return impl_->status; }
+size_t PerfSampler::events() const { return impl_->events; }
+const std::vector<uint64_t>& PerfSampler::periods() const { return impl_->periods; }
+
+std::string PerfSampler::describe() const {
+  return "perf ring buffers of " + std::to_string(impl_->ring_kb) + " KB on " + std::to_string(impl_->threads) +
+         " thread(s), read after each recorded call";
+}
+
+void PerfSampler::enable() const {
+  for (const Impl::Fd& f : impl_->fds) ::ioctl(f.fd, PERF_EVENT_IOC_ENABLE, 0);
+}
+
+void PerfSampler::disable() const {
+  for (const Impl::Fd& f : impl_->fds) ::ioctl(f.fd, PERF_EVENT_IOC_DISABLE, 0);
+}
+
+void PerfSampler::drain(SamplerDrain& out) const {
+  out.samples.clear();
+  out.lost.assign(impl_->events, 0);
+  out.enabled_ns.assign(impl_->events, 0);
+  out.running_ns.assign(impl_->events, 0);
+  for (const auto& ring : impl_->rings) impl_->drain_ring(*ring, out);
+  for (Impl::Fd& f : impl_->fds) {
+    uint64_t v[3];  // value, time_enabled, time_running
+    if (::read(f.fd, v, sizeof v) != static_cast<ssize_t>(sizeof v)) continue;
+    out.enabled_ns[f.counter] += v[1] - std::min(v[1], f.enabled);
+    out.running_ns[f.counter] += v[2] - std::min(v[2], f.running);
+    f.enabled = v[1];
+    f.running = v[2];
+  }
+}
+
+PerfSampler PerfSampler::create(const std::vector<std::string>& events, const std::vector<int>& tids) {
+  auto impl = std::make_unique<Impl>();
+  std::vector<Encoded> usable;
+  const int probe_tid = tids.empty() ? 0 : tids.front();
+  for (const std::string& name : events) {
+    CounterStatus st;
+    st.event = name;
+    st.mode = "sampled";
+    try {
+      Encoded e = encode_event(name);
+      st.encoding = e.name;
+      if (e.attr.freq) throw std::runtime_error("a sampled event needs a fixed period (:period=N), not :freq");
+      if (tids.empty()) throw std::runtime_error("no thread to sample");
+      perf_event_attr& a = e.attr;
+      if (a.sample_period == 0) a.sample_period = default_period(e);
+      a.sample_type = kSampleType;
+      a.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+      a.disabled = 1;
+      a.use_clockid = 1;
+      a.clockid = CLOCK_MONOTONIC;  // std::chrono::steady_clock's clock
+      // Hardware events: precise samples (Intel PEBS, AMD IBS) where the PMU has them: the
+      // instruction that caused the event, and for memory events its data address.
+      const bool try_precise = a.type != PERF_TYPE_SOFTWARE && a.precise_ip == 0;
+      long fd = -1;
+      int err = 0;
+      const int lowest = try_precise ? 0 : static_cast<int>(a.precise_ip);
+      for (int precise = try_precise ? 2 : lowest; precise >= lowest; --precise) {
+        a.precise_ip = static_cast<uint64_t>(precise);
+        perf_event_attr attempt = a;
+        fd = open_event(attempt, probe_tid, -1, -1);
+        err = errno;
+        if (fd < 0 && (err == EACCES || err == EPERM) && !a.exclude_kernel) {
+          a.exclude_kernel = 1;
+          a.exclude_hv = 1;
+          attempt = a;
+          fd = open_event(attempt, probe_tid, -1, -1);
+          err = errno;
+          if (fd >= 0) st.note = "user space only: perf_event_paranoid " + std::to_string(paranoid_level());
+        }
+        if (fd >= 0) break;
+      }
+      if (fd < 0) {
+        st.reason = err == EINVAL ? std::strerror(err) +
+                                        std::string(": the kernel refuses to sample it (no sampling "
+                                                    "interrupt on this PMU, or no use_clockid)")
+                                  : open_failure(err);
+        impl->status.push_back(st);
+        continue;
+      }
+      ::close(static_cast<int>(fd));
+      st.measured = true;
+      st.period = a.sample_period;
+      if (is_page_fault_event(a)) st.data_address = "the faulting address (page-faults)";
+      else if (a.precise_ip > 0)
+        st.data_address = "precise samples (precise_ip " + std::to_string(a.precise_ip) +
+                          ": PEBS/IBS), with data addresses where the event is a memory access";
+      usable.push_back(e);
+    } catch (const std::exception& ex) {
+      st.reason = ex.what();
+    }
+    impl->status.push_back(st);
+  }
+  // Measured events first, in their order, as the values will come.
+  std::stable_partition(impl->status.begin(), impl->status.end(), [](const CounterStatus& c) { return c.measured; });
+  for (const Encoded& e : usable) impl->periods.push_back(e.attr.sample_period);
+  impl->events = usable.size();
+
+  bool first_thread = true;
+  for (int tid : tids) {
+    if (usable.empty()) break;
+    std::vector<int> opened;
+    bool failed = false;
+    for (size_t k = 0; k < usable.size() && !failed; ++k) {
+      perf_event_attr a = usable[k].attr;
+      long fd = open_event(a, tid, -1, -1);
+      if (fd < 0) {
+        failed = true;  // a thread that exited since it was listed
+        break;
+      }
+      opened.push_back(static_cast<int>(fd));
+    }
+    std::unique_ptr<Ring> ring;
+    if (!failed) {
+      // forward()'s thread takes most samples: a larger ring.
+      ring = map_ring(opened.front(), first_thread ? 256 : 64);
+      failed = !ring;
+      for (size_t k = 1; k < opened.size() && !failed; ++k)
+        failed = ::ioctl(opened[k], PERF_EVENT_IOC_SET_OUTPUT, opened.front()) != 0;
+    }
+    std::vector<uint64_t> ids(opened.size(), 0);
+    for (size_t k = 0; k < opened.size() && !failed; ++k)
+      failed = ::ioctl(opened[k], PERF_EVENT_IOC_ID, &ids[k]) != 0;
+    if (failed) {
+      const int err = errno;
+      ring.reset();
+      for (int fd : opened) ::close(fd);
+      if (first_thread) {  // forward()'s own thread: nothing can be sampled
+        for (CounterStatus& st : impl->status)
+          if (st.measured) {
+            st.measured = false;
+            st.reason = "its ring buffer could not be set up: " + open_failure(err);
+          }
+        impl->events = 0;
+        impl->periods.clear();
+        return PerfSampler(std::move(impl));
+      }
+      continue;
+    }
+    if (first_thread) impl->ring_kb = (ring->bytes - page_size()) / 1024;
+    first_thread = false;
+    for (size_t k = 0; k < opened.size(); ++k) {
+      impl->fds.push_back({opened[k], static_cast<uint32_t>(k)});
+      impl->counter_of[ids[k]] = static_cast<uint32_t>(k);
+    }
+    impl->rings.push_back(std::move(ring));
+    ++impl->threads;
+  }
+  return PerfSampler(std::move(impl));
+}
+
+}  // namespace layoutprof
