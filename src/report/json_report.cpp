@@ -197,13 +197,23 @@ std::string text_from(const json& j) { return j.is_null() ? "" : j.get<std::stri
 
 json counter_status_json(const std::vector<CounterStatus>& counters) {
   json list = json::array();
-  for (const CounterStatus& c : counters)
-    list.push_back({{"event", c.event},
-                    {"encoding", c.encoding},
-                    {"scope", c.scope},
-                    {"measured", c.measured},
-                    {"reason", c.measured ? json(nullptr) : json(c.reason)},
-                    {"note", c.note}});
+  for (const CounterStatus& c : counters) {
+    json item = {{"event", c.event},
+                 {"encoding", c.encoding},
+                 {"scope", c.scope},
+                 {"measured", c.measured},
+                 {"reason", c.measured ? json(nullptr) : json(c.reason)},
+                 {"note", c.note},
+                 {"mode", c.mode}};
+    if (c.sampled() && c.measured) {
+      item["period"] = c.period;
+      item["data_address"] = text_or_null(c.data_address);
+      item["samples"] = c.samples;
+      item["attributed"] = c.attributed;
+      item["lost"] = c.lost;
+    }
+    list.push_back(std::move(item));
+  }
   return list;
 }
 
@@ -234,6 +244,7 @@ json plain_run_json(const RunInfo& r) {
               {"backward", r.backward},
               {"loss", text_or_null(r.loss)},
               {"counters", counter_status_json(r.counters)},
+              {"counter_mode", text_or_null(r.counter_mode)},
               {"counter_read", r.counter_read},
               {"bandwidth", r.bandwidth},
               {"bandwidth_note", r.bandwidth_note},
@@ -295,8 +306,22 @@ RunInfo run_from(const json& j) {
     st.measured = c.at("measured").get<bool>();
     st.reason = text_from(c.at("reason"));
     st.note = c.at("note").get<std::string>();
+    // Added with sampled counters: earlier reports counted.
+    st.mode = c.value("mode", std::string("counted"));
+    if (st.mode != "counted" && st.mode != "sampled") throw std::out_of_range("a counter's mode is neither counted nor sampled");
+    if (st.sampled() && st.measured) {
+      st.period = as<uint64_t>(c.at("period"));
+      if (st.period == 0) throw std::out_of_range("a sampled counter's period is 0");
+      st.data_address = text_from(c.at("data_address"));
+      st.samples = as<int64_t>(c.at("samples"));
+      st.attributed = as<int64_t>(c.at("attributed"));
+      st.lost = as<int64_t>(c.at("lost"));
+      if (st.samples < 0 || st.attributed < 0 || st.lost < 0 || st.attributed > st.samples)
+        throw std::out_of_range("a sampled counter's sample counts are impossible");
+    }
     r.counters.push_back(st);
   }
+  r.counter_mode = j.contains("counter_mode") ? text_from(j.at("counter_mode")) : (r.counters.empty() ? "" : "counted");
   r.counter_read = j.at("counter_read").get<std::string>();
   r.bandwidth = j.at("bandwidth").get<std::string>();
   r.bandwidth_note = j.at("bandwidth_note").get<std::string>();
@@ -402,6 +427,12 @@ void write_copy(TextBuf& out, const CopyRecord& c, const std::vector<std::string
   o.key("op").num(c.op);
   o.key("origin").num_or_null(c.origin);
   o.key("origin_input").num_or_null(c.origin_input);
+  if (!c.src_samples.empty()) {  // sampled data addresses: [source, destination] per counter
+    json a = json::object();
+    for (size_t k = 0; k < c.src_samples.size() && k < names.size(); ++k)
+      a[names[k]] = {{"source", c.src_samples[k]}, {"destination", c.dst_samples[k]}};
+    o.key("address_samples").raw(dump_compact(a));
+  }
   o.key("src");
   write_tensor(o, c.src);
   o.end('}');
@@ -440,6 +471,19 @@ CopyRecord copy_from(const J& j, const std::vector<std::string>& names) {
   c.dtlb = dtlb_from(j.at("dtlb"));
   c.counters = counters_from(j.at("counters"), names);
   c.gpu_ns = id_from(j.at("gpu_ns"));
+  if (j.contains("address_samples")) {
+    const auto& a = j.at("address_samples");
+    for (const std::string& name : names) {
+      if (!a.contains(name.c_str())) continue;
+      if (c.src_samples.empty()) {
+        c.src_samples.assign(names.size(), 0);
+        c.dst_samples.assign(names.size(), 0);
+      }
+      const size_t k = static_cast<size_t>(&name - names.data());
+      c.src_samples[k] = as<uint64_t>(a.at(name.c_str()).at("source"));
+      c.dst_samples[k] = as<uint64_t>(a.at(name.c_str()).at("destination"));
+    }
+  }
   return c;
 }
 
@@ -828,7 +872,9 @@ void write_report_json(std::ostream& out, const Report& r) {
   TensorIds ids;
   for (const OpEvent& op : r.ops) intern_op(op, tables, ids);
   TextBuf row;  // one entry's text at a time (rows: about 64 KB of them)
-  out << "{\"schema_version\": " << kSchemaVersion << ",\n\"figures\": " << dump_compact(figures_json())
+  json figures = figures_json();
+  if (r.run.counter_mode == "sampled") figures["counters"] = "sampled";
+  out << "{\"schema_version\": " << kSchemaVersion << ",\n\"figures\": " << dump_compact(figures)
       << ",\n\"run\": " << dump_compact(run_json(r.run))
       << ",\n\"summary\": " << dump_compact(summary_json(r.summary, names)) << ",\n\"ops\": {\"encoding\": "
       << dump_compact(kOpsEncoding) << ",\n\"names\": ";
@@ -896,7 +942,13 @@ void write_report_json(std::ostream& out, const Report& r) {
   write_array(out, r.modules, [&](const ModuleStats& m) { out << dump_compact(module_json(m, names)); });
   out << ",\n\"parameters\": ";
   write_array(out, r.parameters, [&](const ParamGrad& p) { out << dump_compact(parameter_json(p, r)); });
-  out << "\n}\n";
+  // Sampled data addresses: [op, slot (inputs, then outputs), counter, samples] per tensor.
+  out << ",\n\"tensor_samples\": [";
+  for (size_t i = 0; i < r.tensor_samples.size(); ++i) {
+    const TensorSamples& t = r.tensor_samples[i];
+    out << (i ? "," : "") << '[' << t.op << ',' << t.slot << ',' << t.counter << ',' << t.samples << ']';
+  }
+  out << "]\n}\n";
 }
 
 std::string report_json_text(const Report& r) {
@@ -1101,6 +1153,23 @@ Report report_from_doc(const json& doc, Streamed* streamed) {
         r.parameters.push_back(parameter_from(j));
         if (r.parameters.back().producer >= sink->size())
           throw std::out_of_range("a parameter's grad_producer is out of range");
+      }
+    if (doc.contains("tensor_samples"))
+      for (const json& t : doc.at("tensor_samples")) {
+        if (!t.is_array() || t.size() != 4) throw std::out_of_range("a tensor_samples entry is not [op, slot, counter, samples]");
+        TensorSamples ts;
+        ts.op = as<int32_t>(t[0]);
+        ts.slot = as<int32_t>(t[1]);
+        ts.counter = as<uint32_t>(t[2]);
+        ts.samples = as<uint64_t>(t[3]);
+        if (ts.op < 0 || ts.op >= sink->size() || ts.slot < 0 || ts.counter >= names.size())
+          throw std::out_of_range("a tensor_samples entry names an op, tensor or counter out of range");
+        if (detail == OpDetail::full) {
+          const OpEvent& op = r.ops[ts.op];
+          if (static_cast<size_t>(ts.slot) >= op.inputs.size() + op.outputs.size())
+            throw std::out_of_range("a tensor_samples entry names a tensor its op does not have");
+          r.tensor_samples.push_back(ts);
+        }
       }
     check_ids(r, sink->top());
     if (detail == OpDetail::top_level) {
