@@ -155,7 +155,8 @@ void write_chrome_trace(std::ostream& out, const Report& r) {
 
   // Counter tracks: running totals at the end of each top-level op.
   std::vector<std::string> names;
-  for (const CounterStatus* s : r.run.measured_counters()) names.push_back(s->event);
+  for (const CounterStatus* s : r.run.measured_counters())
+    names.push_back(s->sampled() ? s->event + " (sampled estimate)" : s->event);
   std::vector<double> total(names.size(), 0.0);
   auto counter = [&](const std::string& name, int64_t at_ns, double value) {
     JsonOut o = w.next();

@@ -20,6 +20,7 @@
 #include "layoutprof/comparison_text.h"
 #include "layoutprof/format_comparison.h"
 #include "layoutprof/reporter.h"
+#include "layoutprof/sampling.h"
 #include "layoutprof/text_report.h"
 #include "report/comparison_json.h"
 #include "report/json_out.h"
@@ -116,7 +117,8 @@ json run_json(const RunInfo& run) {
     inputs.push_back({{"spec", in.spec.text}, {"dtype", in.tensor.dtype()}, {"layout", in.tensor.label().str()}});
   json counters = json::array();
   for (const CounterStatus& c : run.counters)
-    counters.push_back({{"event", c.event}, {"measured", c.measured}, {"reason", c.reason}, {"note", c.note}});
+    counters.push_back({{"event", c.event}, {"measured", c.measured}, {"reason", c.reason}, {"note", c.note},
+                        {"mode", c.mode}, {"period", c.period}, {"samples", c.samples}, {"lost", c.lost}});
   return {{"model", run.model},
           {"inputs", inputs},
           {"torch", run.torch_version},
@@ -151,7 +153,8 @@ json summary_json(const Report& r) {
   const auto measured = r.run.measured_counters();
   for (size_t k = 0; k < measured.size() && k < s.counters.size(); ++k)
     counters.push_back({{"event", measured[k]->event}, {"value", s.counters[k].scaled},
-                        {"multiplexed", s.counters[k].multiplexed}});
+                        {"multiplexed", s.counters[k].multiplexed}, {"mode", measured[k]->mode},
+                        {"error", measured[k]->sampled() ? sampled_error(s.counters[k].raw, measured[k]->period) : 0.0}});
   return {{"ops", s.ops},
           {"top_level_ops", s.top_level_ops},
           {"wall_ns", s.wall_ns},
@@ -439,7 +442,8 @@ hline("run", R.device + ", " + R.threads + " threads, LibTorch " + R.torch + ", 
   (R.calls_identical ? " (same op sequence)" : " (calls DIFFER: op list is one call)"));
 hline("status", R.status + (R.error ? ": " + R.error : ""), "status-" + R.status);
 R.measured.forEach(m => hline("measured", m));
-R.counters.filter(c => c.measured).forEach(c => hline("counter", c.event + (c.note ? " (" + c.note + ")" : "") + ": measured"));
+R.counters.filter(c => c.measured).forEach(c => hline("counter", c.event + (c.note ? " (" + c.note + ")" : "") +
+  (c.mode === "sampled" ? ": sampled, one every " + c.period + " (" + c.samples + " samples, " + c.lost + " lost)" : ": measured")));
 R.counters.filter(c => !c.measured).forEach(c => hline("not measured", c.event + ": " + c.reason));
 R.not_measured.forEach(m => hline("not measured", m));
 hline("derived", "copies, bytes, split points and layout classes, from the recorded tensor metadata");
@@ -461,7 +465,8 @@ card(mb(allBytes) + " MB", "copied, all classes (derived)");
 card(T.split_points, "split points (derived)");
 card(T.dtlb.walks, "DTLB walks (modelled)");
 if (T.gpu.traced) card(ms(T.gpu.gpu_ns) + " ms", "GPU time (measured, CUPTI)");
-T.counters.forEach(c => card(c.value.toPrecision(4), c.event + " (measured" + (c.multiplexed ? ", multiplexed" : "") + ")"));
+T.counters.forEach(c => card(c.value.toPrecision(4) + (c.mode === "sampled" ? " ± " + c.error.toPrecision(2) : ""),
+  c.event + (c.mode === "sampled" ? " (sampled estimate" : " (measured") + (c.multiplexed ? ", multiplexed" : "") + ")"));
 app.append(cards);
 
 // --- layout lane ---------------------------------------------------------------------------

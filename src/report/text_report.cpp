@@ -1,4 +1,5 @@
 #include "layoutprof/text_report.h"
+#include "layoutprof/sampling.h"
 
 #include <algorithm>
 #include <cctype>
@@ -98,8 +99,15 @@ void write_header(std::ostream& out, const Report& r) {
   out << "\n";
   for (const std::string& m : run.measured) out << "  measured  " << m << "\n";
   std::string counted;
-  for (const CounterStatus* c : run.measured_counters())
-    counted += (counted.empty() ? "" : ", ") + c->event + (c->note.empty() ? "" : " (" + c->note + ")");
+  for (const CounterStatus* c : run.measured_counters()) {
+    std::string how = c->note;
+    if (c->sampled()) {
+      how = "sampled, one every " + std::to_string(c->period) + ": " + std::to_string(c->samples) + " samples, " +
+            std::to_string(c->attributed) + " in top-level ops, " + std::to_string(c->lost) + " lost" +
+            (c->data_address.empty() ? "" : "; addresses: " + c->data_address) + (how.empty() ? "" : "; " + how);
+    }
+    counted += (counted.empty() ? "" : ", ") + c->event + (how.empty() ? "" : " (" + how + ")");
+  }
   if (!counted.empty()) out << "  counters  " << counted << "\n";
   for (const CounterStatus& c : run.counters)
     if (!c.measured) out << "  not measured  " << c.event << ": " << c.reason << "\n";
@@ -162,7 +170,7 @@ HeatmapTable heatmap_table(const Report& r, GroupBy group_by, int requested_dept
     if (counters[k]->scope == "thread") {
       thread_counters.push_back(k);
       const std::string title = counter_label(counters[k]->event);
-      cols.push_back({title, std::max<size_t>(10, width(title) + 1), "measured", {}, {}});
+      cols.push_back({title, std::max<size_t>(10, width(title) + 1), counters[k]->sampled() ? "sampled" : "measured", {}, {}});
     }
   for (const HeatmapRow& row : t.rows) {
     double gbps = row.time_ns > 0 ? static_cast<double>(heatmap_bandwidth_bytes(r.run, row)) /
@@ -195,8 +203,13 @@ HeatmapTable heatmap_table(const Report& r, GroupBy group_by, int requested_dept
     }
   }
   t.legend = "ops, non-contig in, copies, MB: derived; GB/s: " + r.run.bandwidth +
-             "; time and counters: measured over the top-level ops, median over calls, * = "
-             "multiplexed and scaled; DTLB walks: modelled";
+             (r.run.counter_mode == "sampled"
+                  ? "; time: measured over the top-level ops, median over calls; counters: sampled "
+                    "estimates (samples x period) over the top-level ops, median over calls, * = "
+                    "multiplexed and scaled"
+                  : "; time and counters: measured over the top-level ops, median over calls, * = "
+                    "multiplexed and scaled") +
+             "; DTLB walks: modelled";
   return t;
 }
 
@@ -282,9 +295,17 @@ void write_totals(std::ostream& out, const Report& r) {
         << " kernels and transfers, of which layout copies " << ms(s.gpu.copy_gpu_ns) << " ms; "
         << s.gpu.unattributed << " records matched no op, " << s.gpu.dropped << " dropped\n";
   const auto counters = r.run.measured_counters();
-  for (size_t k = 0; k < counters.size() && k < s.counters.size(); ++k)
+  for (size_t k = 0; k < counters.size() && k < s.counters.size(); ++k) {
+    if (counters[k]->sampled()) {
+      out << "  " << counters[k]->event << " (sampled, one every " << counters[k]->period
+          << (s.counters[k].multiplexed ? ", multiplexed" : "") << "): " << si(s.counters[k].scaled) << " +- "
+          << si(sampled_error(s.counters[k].raw, counters[k]->period)) << " (" << s.counters[k].raw
+          << " samples) over the top-level ops\n";
+      continue;
+    }
     out << "  " << counters[k]->event << " (measured" << (s.counters[k].multiplexed ? ", multiplexed" : "")
         << "): " << si(s.counters[k].scaled) << " over the top-level ops\n";
+  }
 }
 
 std::string dims(const std::vector<int64_t>& v) {
@@ -336,6 +357,28 @@ void write_grad_layouts(std::ostream& out, const Report& r) {
 
 }  // namespace
 
+// Sampled data addresses: the tensors most samples fell in, with the op that touched them.
+void write_tensor_samples(std::ostream& out, const Report& r, int top) {
+  if (r.tensor_samples.empty()) return;
+  const auto counters = r.run.measured_counters();
+  std::vector<const TensorSamples*> rows;
+  for (const TensorSamples& t : r.tensor_samples) rows.push_back(&t);
+  std::stable_sort(rows.begin(), rows.end(), [](const TensorSamples* a, const TensorSamples* b) { return a->samples > b->samples; });
+  out << "\nSampled data addresses: the op tensors the samples fell in (" << rows.size() << ", top "
+      << std::min<size_t>(rows.size(), static_cast<size_t>(std::max(top, 0))) << "; sampled estimate = samples x period)\n";
+  for (size_t i = 0; i < rows.size() && i < static_cast<size_t>(std::max(top, 0)); ++i) {
+    const TensorSamples& t = *rows[i];
+    const OpEvent& op = r.ops[t.op];
+    const bool output = static_cast<size_t>(t.slot) >= op.inputs.size();
+    const TensorInfo& tensor = output ? op.outputs[t.slot - op.inputs.size()] : op.inputs[t.slot];
+    const CounterStatus& c = *counters.at(t.counter);
+    out << "  " << (i + 1) << ". " << c.event << ": " << t.samples << " samples (" << si(sampled_estimate(t.samples, c.period))
+        << ") in " << op.name << "'s " << (output ? "output " : "input ") << tensor.arg << " " << dims(tensor.sizes())
+        << " " << tensor.dtype() << " " << tensor.label().str() << (op.module.empty() ? "" : " in " + op.module.str())
+        << (op.source.empty() ? "" : " at " + op.source.str()) << "\n";
+  }
+}
+
 void write_text_report(std::ostream& out, const Report& report, const TextOptions& options) {
   require_whole_report(report);
   write_header(out, report);
@@ -343,6 +386,7 @@ void write_text_report(std::ostream& out, const Report& report, const TextOption
   write_heatmap(out, report, options);
   write_split_points(out, report, options.top);
   write_grad_layouts(out, report);
+  write_tensor_samples(out, report, options.top);
   write_totals(out, report);
 }
 
