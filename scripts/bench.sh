@@ -14,6 +14,7 @@
 #
 #   scripts/bench.sh                          against Debian's LibTorch 1.13
 #   TORCH_PYTHON=wheel scripts/bench.sh       against the tested 2.x wheel (see scripts/setup.sh)
+#   scripts/bench.sh --counters               the counters' table only
 set -euo pipefail
 cd "$(dirname "$0")/.."
 B=$(scripts/setup.sh)
@@ -37,6 +38,7 @@ print(f"| {name}{counters} | {shape} | {lp['plain_ms']:.2f} | {lp['ratio']:.3f} 
 PY
 }
 echo "LibTorch $TORCH_VERSION ($B), torch.profiler from $TORCH_PY; $(nproc) cores; reps: $REPS;"
+if [ "${1:-}" != --counters ]; then
 echo "plain times are medians in ms, ratios are medians of recorded over plain (measured);"
 echo "callbacks: ns per op event of RecordFunction made and ended in a loop with no op, over a bare one,"
 echo "under the empty callback / under layoutprof's (its stop() included)"
@@ -64,6 +66,34 @@ row mobilenet_v2 "$MODELS/mobilenet_v2.pt" 1x3x32x32
 # every copy reads each thread's groups at its start and end.
 row resnet18 "$B/samples/resnet18.pt" 8x3x224x224 --counters
 row small_transformer "$B/samples/small_transformer.pt" 1x4x256 --counters
+fi
+# The counters' modes (issue: counters that cost nothing per op), interleaved round by round in
+# one process: whole recorded calls without counters, with the default events sampled (a run's
+# default) and counted, each as a ratio to a plain forward; the counters' own cost is the median
+# of the paired differences with the call without counters, per op event and per sample.
+counters_row() {  # name model shape
+  local lp tp
+  lp=$("$B/layoutprof-bench" "$2" --input "$3" --reps "$REPS" --counter-modes)
+  tp=$("$TORCH_PY" scripts/bench_torch_profiler.py "$2" "$3" "$REPS" 2>/dev/null)
+  python3 - "$1" "$3" "$lp" "$tp" <<'PY'
+import json, sys
+name, shape, lp, tp = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), json.loads(sys.argv[4])
+print(f"| {name} | {shape} | {lp['plain_ms']:.2f} | {lp['none_ratio']:.3f} | {lp['sampled_ratio']:.3f} | {lp['counted_ratio']:.3f} "
+      f"| {tp['call_ratio']:.3f} | {lp['ops']:.0f} | {lp['samples_per_call']:.1f} | {lp['sampled_ns_per_op_event']:.0f} "
+      f"| {lp['sampled_ns_per_sample']:.0f} | {lp['counted_ns_per_op_event']:.0f} | {lp['sampled_events'] or 'none'} |")
+PY
+}
+echo
+echo "Counters: ratios of a whole recorded call to a plain forward (medians); the counters' own cost"
+echo "is the median paired difference with the call without counters (ns per op event, per sample)"
+echo "| model | input | plain ms | no counters | sampled (default) | counted | torch.profiler call | op events | samples per call | sampled ns per op event | sampled ns per sample | counted ns per op event | events sampled, one every |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+counters_row resnet18 "$B/samples/resnet18.pt" 8x3x224x224
+counters_row resnet18 "$B/samples/resnet18.pt" 1x3x224x224
+counters_row small_transformer "$B/samples/small_transformer.pt" 1x16x256
+counters_row small_transformer "$B/samples/small_transformer.pt" 1x4x256
+counters_row op_loop "$B/samples/op_loop.pt" 600x8x8
+[ "${1:-}" != --counters ] || exit 0
 # Training steps (--backward): forward with autograd, backward from a seeded gradient, the
 # gradients cleared; every floating-point parameter trained. Ratios of a recorded step to a
 # plain step.

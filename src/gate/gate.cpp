@@ -1,4 +1,5 @@
 #include "layoutprof/gate.h"
+#include "layoutprof/sampling.h"
 
 #include <algorithm>
 #include <cmath>
@@ -428,22 +429,38 @@ Comparison compare_reports(const Report& base_report, const Report& now_report, 
     c.notes.push_back(std::string("GPU time: only the ") + (sb.gpu.traced ? "baseline" : "new run") +
                       " traced a GPU, so it is not compared");
   }
-  std::map<std::string, CounterValue> base_counters;
+  // A sampled total is an estimate: its one-sigma error (sampling.h), 0 for a counted one.
+  auto error_of = [](const CounterStatus& st, const CounterValue& v) {
+    return st.sampled() ? sampled_error(v.raw, st.period) : 0.0;
+  };
+  std::map<std::string, std::pair<CounterValue, const CounterStatus*>> base_counters;
   const auto base_measured = base_report.run.measured_counters();
   for (size_t k = 0; k < base_measured.size() && k < sb.counters.size(); ++k)
-    base_counters[base_measured[k]->event] = sb.counters[k];
+    base_counters[base_measured[k]->event] = {sb.counters[k], base_measured[k]};
   const auto now_measured = now_report.run.measured_counters();
   for (size_t k = 0; k < now_measured.size() && k < sn.counters.size(); ++k) {
     const std::string& event = now_measured[k]->event;
     auto it = base_counters.find(event);
     if (it == base_counters.end()) continue;
-    double before = it->second.scaled, after = sn.counters[k].scaled;
-    if (o.gate_counters)
-      c.checks.push_back({"total", event + " (measured)", !exceeds(before, after, *o.gate_counters),
-                          std::to_string(static_cast<int64_t>(before)), std::to_string(static_cast<int64_t>(after)), ""});
-    else
-      c.notes.push_back(event + " " + fixed(before, 0) + " → " + fixed(after, 0) + fmt_change(before, after) +
-                        ", measured: not gated (--gate-counters to gate it)");
+    const CounterStatus& base_st = *it->second.second;
+    const CounterStatus& now_st = *now_measured[k];
+    double before = it->second.first.scaled, after = sn.counters[k].scaled;
+    const bool sampled = base_st.sampled() || now_st.sampled();
+    // The difference of two estimates is noise up to about two of its standard deviations.
+    const double noise = 2 * std::hypot(error_of(base_st, it->second.first), error_of(now_st, sn.counters[k]));
+    const std::string kind = sampled ? "sampled" : "measured";
+    if (o.gate_counters) {
+      const bool regressed = before > 0 && after - before > *o.gate_counters * before + noise;
+      c.checks.push_back({"total", event + " (" + kind + ")", !regressed,
+                          std::to_string(static_cast<int64_t>(before)),
+                          std::to_string(static_cast<int64_t>(after)) +
+                              (sampled ? " (+- " + fixed(noise / 2, 0) + ": allowed " + fixed(noise, 0) + " more)" : ""),
+                          ""});
+    } else {
+      c.notes.push_back(event + " " + fixed(before, 0) + " → " + fixed(after, 0) + fmt_change(before, after) + ", " +
+                        kind + (sampled ? " (estimates, +- " + fixed(noise / 2, 0) + ")" : "") +
+                        ": not gated (--gate-counters to gate it)");
+    }
   }
   return c;
 }

@@ -2,6 +2,10 @@
 // side in one process: plain forward() vs forward() under the layoutprof observer, interleaved
 // so that machine noise hits both alike. Prints one JSON line.
 // layoutprof-bench MODEL --input SPEC... --plain N: N plain forward() calls and nothing else.
+// layoutprof-bench MODEL --input SPEC... --counter-modes [--reps N]: plain forward() against
+// whole recorded calls without counters, with the default events sampled (a run's default) and
+// with them counted, the four interleaved round by round; the counters' own cost per op event
+// and per sample from the paired differences with the call without counters.
 #include <ATen/record_function.h>
 #include <torch/script.h>
 
@@ -37,6 +41,78 @@ at::RecordFunctionCallback empty_callback(bool backward) {
                              at::RecordScope::FUNCTION});
 }
 
+// The counters' cost, measured as a run pays it: whole recorded calls (start(), forward, stop()
+// converting and keeping the events, the samples drained and attributed), the first recording
+// tensors and the others figures only, as a run records them.
+template <typename Step>
+int compare_counter_modes(layoutprof::Recorder& recorder, Step& step, int reps, const std::string& model_path) {
+  using clock = std::chrono::steady_clock;
+  const auto events = layoutprof::PerfCounters::default_events();
+  const auto tids = layoutprof::process_threads();
+  layoutprof::PerfSampler sampler = layoutprof::PerfSampler::create(events, tids);
+  layoutprof::PerfCounters counters = layoutprof::PerfCounters::create(events, tids);
+  struct Mode {
+    const char* name;
+    const layoutprof::PerfCounters* counters;
+    const layoutprof::PerfSampler* sampler;
+    std::vector<layoutprof::Call> kept;
+    std::vector<double> ms;
+  };
+  std::vector<Mode> modes = {{"none", nullptr, nullptr, {}, {}},
+                             {"sampled", nullptr, &sampler, {}, {}},
+                             {"counted", &counters, nullptr, {}, {}}};
+  std::vector<double> plain;
+  auto record = [&](Mode& m) {
+    const auto t0 = clock::now();
+    const bool first = m.kept.empty();
+    recorder.start(first ? layoutprof::Recorder::Mode::timed : layoutprof::Recorder::Mode::figures, m.counters,
+                   nullptr, m.sampler);
+    step(true);
+    m.kept.push_back(first ? recorder.stop() : recorder.stop_figures(m.kept.front()));
+    m.kept.back().spill();
+    if (first) m.kept.front().park();
+    m.ms.push_back(std::chrono::duration<double, std::milli>(clock::now() - t0).count());
+  };
+  for (int r = 0; r < reps; ++r) {
+    // Each round in another order, so that cache warmth and drift favour none.
+    const auto t0 = clock::now();
+    step(false);
+    plain.push_back(std::chrono::duration<double, std::milli>(clock::now() - t0).count());
+    for (size_t k = 0; k < modes.size(); ++k) record(modes[(k + static_cast<size_t>(r)) % modes.size()]);
+  }
+  recorder.release_spare();
+  for (Mode& m : modes) m.kept.front().unpark();
+  const double ops = static_cast<double>(modes[0].kept.front().events.size());
+  double samples = 0;
+  for (const layoutprof::Call& c : modes[1].kept)
+    for (const auto& t : c.sample_totals) samples += static_cast<double>(t.samples);
+  samples /= static_cast<double>(modes[1].kept.size());
+  // Paired differences with the call without counters, round by round.
+  auto extra_ms = [&](const Mode& m) {
+    std::vector<double> d;
+    for (size_t r = 0; r < m.ms.size(); ++r) d.push_back(m.ms[r] - modes[0].ms[r]);
+    return median(d);
+  };
+  const double p = median(plain);
+  std::string periods;
+  for (size_t k = 0, j = 0; k < sampler.status().size(); ++k)
+    if (sampler.status()[k].measured)
+      periods += (periods.empty() ? "" : ", ") + sampler.status()[k].event + " every " + std::to_string(sampler.periods()[j++]);
+  std::cout << "{\"model\": \"" << model_path << "\", \"plain_ms\": " << p << ", \"reps\": " << reps
+            << ", \"ops\": " << ops << ", \"samples_per_call\": " << samples << ", \"sampled_events\": \"" << periods
+            << "\", \"counted_events\": " << counters.events();
+  for (const Mode& m : modes) {
+    std::cout << ", \"" << m.name << "_ratio\": " << median(m.ms) / p;
+    if (m.counters || m.sampler) {
+      const double extra = extra_ms(m);
+      std::cout << ", \"" << m.name << "_extra_ms\": " << extra << ", \"" << m.name
+                << "_ns_per_op_event\": " << extra * 1e6 / ops;
+    }
+  }
+  std::cout << ", \"sampled_ns_per_sample\": " << (samples > 0 ? extra_ms(modes[1]) * 1e6 / samples : 0) << "}\n";
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -50,9 +126,11 @@ int main(int argc, char** argv) {
   int plain_calls = 0;
   bool with_counters = false;
   bool backward = false;  // each call a training step, as --backward runs them
+  bool counter_modes = false;
   for (int i = 2; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--counters")) with_counters = true;
     else if (!std::strcmp(argv[i], "--backward")) backward = true;
+    else if (!std::strcmp(argv[i], "--counter-modes")) counter_modes = true;
     else if (!std::strcmp(argv[i], "--input") && i + 1 < argc) specs.push_back(layoutprof::parse_input_spec(argv[++i]));
     else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::stoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--plain") && i + 1 < argc) plain_calls = std::stoi(argv[++i]);
@@ -98,6 +176,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   for (int i = 0; i < 3; ++i) step(false);
+  if (counter_modes) return compare_counter_modes(recorder, step, reps, model_path);
 
   // Counters as layoutprof opens them by default; the cost of one read of every group.
   std::optional<layoutprof::PerfCounters> counters;

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <functional>
 #include <optional>
@@ -742,18 +743,143 @@ json run_report(const std::string& sample, const std::string& file, std::vector<
   return fs::exists(report) ? json::parse(read_file(report)) : json::object();
 }
 
-TEST(Counters, PageFaultsOnAFreshTensorAndNoneOnAView) {
+// First touches of a fresh 64 MB tensor: one page fault per page, unless the kernel backs
+// anonymous memory with huge pages on its own (transparent_hugepage "always").
+int64_t pages_of(int64_t bytes) {
+  std::ifstream thp("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string modes((std::istreambuf_iterator<char>(thp)), std::istreambuf_iterator<char>());
+  if (modes.find("[always]") != std::string::npos) return -1;
+  return bytes / ::sysconf(_SC_PAGESIZE);
+}
+
+TEST(Counters, PageFaultsCountedOnAFreshTensorAndNoneOnAView) {
   Result r;
-  json j = run_report("fresh_tensor", "faults.json", {"--events", "page-faults"}, &r);
+  json j = run_report("fresh_tensor", "faults.json", {"--events", "page-faults", "--counters", "count"}, &r);
   ASSERT_EQ(j["run"]["counters"].size(), 1u);
   const json& status = j["run"]["counters"][0];
   if (!status["measured"].get<bool>()) GTEST_SKIP() << "page-faults not measured: " << status["reason"];
+  EXPECT_EQ(status["mode"], "counted");
+  EXPECT_EQ(j["run"]["counter_mode"], "counted");
+  EXPECT_EQ(j["figures"]["counters"], "measured");
   auto view = top_level_op(j, "aten::t");
   auto write = top_level_op(j, "aten::mul");
   ASSERT_TRUE(view && write);
   EXPECT_EQ(op_counts(*view)["page-faults"], 0u);
   EXPECT_GT(op_counts(*write)["page-faults"], 0u) << "a fresh 64 MB tensor is written";
-  EXPECT_THAT(r.out, HasSubstr("page-faults"));
+  if (const int64_t pages = pages_of(4096 * 4096 * 4); pages > 0) {
+    EXPECT_GE(op_counts(*write)["page-faults"], static_cast<uint64_t>(pages) * 95 / 100);
+    EXPECT_LE(op_counts(*write)["page-faults"], static_cast<uint64_t>(pages) * 105 / 100);
+  }
+  EXPECT_THAT(r.out, HasSubstr("page-faults (measured)"));
+}
+
+// The default: page faults sampled with their addresses. The samples land on the op that
+// wrote the fresh tensor and, through their faulting addresses, on that tensor; none on the
+// view, whose op touches no page.
+TEST(SampledCounters, FirstTouchFaultsLandOnTheWritingOpAndItsTensorNotOnTheView) {
+  Result r;
+  json j = run_report("fresh_tensor", "sampled_faults.json", {"--events", "page-faults"}, &r);
+  ASSERT_EQ(j["run"]["counters"].size(), 1u);
+  const json& status = j["run"]["counters"][0];
+  if (!status["measured"].get<bool>()) GTEST_SKIP() << "page-faults not sampled: " << status["reason"];
+  EXPECT_EQ(status["mode"], "sampled") << "sampling is the default";
+  EXPECT_EQ(j["run"]["counter_mode"], "sampled");
+  EXPECT_EQ(j["figures"]["counters"], "sampled");
+  const uint64_t period = status["period"].get<uint64_t>();
+  EXPECT_EQ(period, 16u);
+  EXPECT_THAT(status["data_address"].get<std::string>(), HasSubstr("faulting address"));
+  EXPECT_EQ(status["lost"], 0);
+  EXPECT_GT(status["attributed"].get<int64_t>(), 0);
+  EXPECT_LE(status["attributed"].get<int64_t>(), status["samples"].get<int64_t>());
+  const json ops = expand_ops(j);
+  int64_t view_id = -1, write_id = -1;
+  for (const json& op : ops)
+    if (op["parent"].is_null()) {
+      if (op["name"] == "aten::t") view_id = op["id"].get<int64_t>();
+      if (op["name"] == "aten::mul") write_id = op["id"].get<int64_t>();
+    }
+  ASSERT_GE(view_id, 0);
+  ASSERT_GE(write_id, 0);
+  const json& write = ops[write_id];
+  const uint64_t samples = write["counters"]["page-faults"]["raw"].get<uint64_t>();
+  EXPECT_EQ(ops[view_id]["counters"]["page-faults"]["raw"], 0u) << "a view touches no page";
+  EXPECT_GT(samples, 0u);
+  EXPECT_DOUBLE_EQ(write["counters"]["page-faults"]["scaled"].get<double>(), static_cast<double>(samples * period))
+      << "the estimate is samples x period";
+  if (const int64_t pages = pages_of(4096 * 4096 * 4); pages > 0) {
+    EXPECT_GE(samples * period, static_cast<uint64_t>(pages) * 9 / 10) << "every page faults once";
+    EXPECT_LE(samples * period, static_cast<uint64_t>(pages) * 11 / 10);
+  }
+  // Where the faulting addresses fell: the mul's output, and no tensor of the view's.
+  const size_t output_slot = write["inputs"].size();
+  uint64_t in_output = 0;
+  for (const json& t : j["tensor_samples"]) {
+    const int64_t op = t[0].get<int64_t>();
+    EXPECT_NE(op, view_id) << "no sampled fault in the view's tensors";
+    if (op == write_id && t[1].get<size_t>() == output_slot) in_output += t[3].get<uint64_t>();
+  }
+  EXPECT_GE(in_output, samples * 95 / 100) << "the faults are the output's first touches";
+  EXPECT_LE(in_output, samples);
+  EXPECT_THAT(r.out, HasSubstr("page-faults (sampled, one every 16)"));
+  EXPECT_THAT(r.out, HasSubstr("in aten::mul's output 0 [4096, 4096] f32 contiguous"));
+}
+
+// task-clock sampled on one thread: each top-level op's estimate against its measured time.
+// An op's CPU time cannot exceed its wall time on one thread, so no estimate may pass its
+// op's time by more than the error; descheduling (a busy machine) can only lower an estimate.
+TEST(SampledCounters, TaskClockSamplesAgreeWithTheOpsMeasuredTimes) {
+  for (const std::string& sample : {std::string("fresh_tensor"), std::string("resnet18")}) {
+    const json& entry = entry_named(sample);
+    if (!fs::exists(sample_path(entry))) {
+      std::cout << sample << " not made here: " << unmade_reason(sample) << "\n";
+      continue;
+    }
+    fs::path report = work_dir() / ("task_clock_" + sample + ".json");
+    Result r = run(model_args(entry, {"--json", report.string(), "--events", "task-clock", "--threads", "1",
+                                      "--iters", "3"}));
+    ASSERT_EQ(r.code, 0) << r.err;
+    json j = json::parse(read_file(report));
+    const json& status = j["run"]["counters"][0];
+    if (!status["measured"].get<bool>()) GTEST_SKIP() << "task-clock not sampled: " << status["reason"];
+    const double period = status["period"].get<double>();
+    double est_total = 0, time_total = 0, samples_total = 0;
+    const json* longest = nullptr;
+    const json ops = expand_ops(j);
+    for (const json& op : ops) {
+      if (!op["parent"].is_null()) continue;
+      const double n = op["counters"]["task-clock"]["raw"].get<double>();
+      const double estimate = op["counters"]["task-clock"]["scaled"].get<double>();
+      const double time = op["duration_ns"].get<double>();
+      const double error = period * std::sqrt(n + 1);
+      EXPECT_LE(estimate, time + 4 * error) << sample << ": " << op["name"] << " at " << op["source"];
+      est_total += estimate;
+      time_total += time;
+      samples_total += n;
+      if (!longest || time > (*longest)["duration_ns"].get<double>()) longest = &op;
+    }
+    const double error_total = period * std::sqrt(samples_total + 1);
+    EXPECT_LE(est_total, time_total + 4 * error_total) << sample;
+    EXPECT_GE(est_total, 0.7 * time_total - 4 * error_total) << sample << ": the samples miss the ops' time";
+    ASSERT_NE(longest, nullptr);
+    const double n = (*longest)["counters"]["task-clock"]["raw"].get<double>();
+    EXPECT_GE((*longest)["counters"]["task-clock"]["scaled"].get<double>(),
+              0.7 * (*longest)["duration_ns"].get<double>() - 4 * period * std::sqrt(n + 1))
+        << sample << ": the longest op, " << (*longest)["name"];
+  }
+}
+
+TEST(SampledCounters, CounterModeOptionsAreChecked) {
+  const std::string model = sample_path(entry_named("transpose_reshape")).string();
+  Result bad = run({model, "--input", "2x3x4", "--counters", "sometimes"});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_THAT(bad.err, HasSubstr("--counters"));
+  Result contradict = run({model, "--input", "2x3x4", "--counters", "off", "--events", "task-clock"});
+  EXPECT_EQ(contradict.code, 2);
+  EXPECT_THAT(contradict.err, HasSubstr("contradict"));
+  Result r;
+  json off = run_report("transpose_reshape", "counters_off.json", {"--counters", "off"}, &r);
+  EXPECT_TRUE(off["run"]["counters"].empty());
+  EXPECT_TRUE(off["run"]["counter_mode"].is_null());
 }
 
 TEST(Scale, MaxOpsStopsRecordingSaysWhereAndTheGateRefusesTheReport) {

@@ -205,6 +205,38 @@ TEST(Gate, TimeIsShownButGatedOnlyWhenAsked) {
   EXPECT_FALSE(find(c, "total", "forward time (measured)").passed);
 }
 
+// A report whose summary holds one counter total: counted, or sampled (samples x period).
+Report with_counter(uint64_t raw, double scaled, const std::string& mode, uint64_t period) {
+  Report r = model(false);
+  CounterStatus st;
+  st.event = "page-faults";
+  st.measured = true;
+  st.mode = mode;
+  st.period = period;
+  r.run.counters = {st};
+  r.summary.counters = {CounterValue{raw, scaled, false}};
+  return r;
+}
+
+TEST(Gate, SampledCountersAreGatedOnlyWhenAskedAndBeyondTheirError) {
+  const Report base = with_counter(100, 100 * 1000.0, "sampled", 1000);
+  const Report within = with_counter(110, 110 * 1000.0, "sampled", 1000);   // +10%: noise at 100 samples
+  const Report beyond = with_counter(200, 200 * 1000.0, "sampled", 1000);   // +100%
+  Comparison shown = compare_reports(base, beyond, GateOptions{});
+  EXPECT_FALSE(shown.regressed()) << "counters are not gated unless asked";
+  EXPECT_THAT(shown.notes, Contains(HasSubstr("sampled (estimates, +- ")));
+  GateOptions gated;
+  gated.gate_counters = 0.05;
+  Comparison a = compare_reports(base, within, gated);
+  EXPECT_TRUE(find(a, "total", "page-faults (sampled)").passed)
+      << "10 more samples of 100 is within two standard deviations of the difference";
+  Comparison b = compare_reports(base, beyond, gated);
+  EXPECT_FALSE(find(b, "total", "page-faults (sampled)").passed);
+  // The same totals counted are exact: +10% is past 5%.
+  Comparison counted = compare_reports(with_counter(100000, 100000, "counted", 0), with_counter(110000, 110000, "counted", 0), gated);
+  EXPECT_FALSE(find(counted, "total", "page-faults (measured)").passed);
+}
+
 TEST(Gate, GpuTimeAndLayoutCopyKernelTimeAreGatedWithTime) {
   Report base = model(true);
   base.summary.gpu.traced = true;
