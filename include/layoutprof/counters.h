@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "layoutprof/sampling.h"
 #include "layoutprof/trace.h"
 
 namespace layoutprof {
@@ -59,8 +60,9 @@ class PerfCounters {
   static std::string list_events();
   // The libpfm4 encoding of an event name, or an exception naming the event and pfm_strerror.
   static std::string encode(const std::string& event);
-  // Memory-controller read and write events of the uncore PMUs libpfm4 finds here.
-  static BandwidthEvents bandwidth_events();
+  // Memory-controller read and write events of the uncore PMUs libpfm4 finds here; or, where
+  // `chosen` names events (--bandwidth-events), those, each count taken as a 64-byte line.
+  static BandwidthEvents bandwidth_events(const std::vector<std::string>& chosen = {});
 
  private:
   struct Impl;
@@ -82,6 +84,8 @@ struct RawSample {
 struct SamplerDrain {
   std::vector<RawSample> samples;
   std::vector<uint64_t> lost, enabled_ns, running_ns;
+  // The system-wide (uncore) events read every interval while enabled, on the steady clock.
+  std::vector<IntervalReading> intervals;
 };
 
 // The same events as PerfCounters, sampled instead of read per op: each opened per thread with
@@ -93,7 +97,11 @@ class PerfSampler {
   // Always returns a usable object: events that cannot be sampled are left out, with the reason
   // in status(). A period given with the event (libpfm4's ":period=N" or ":freq=N") is kept;
   // otherwise default_period() gives it.
-  static PerfSampler create(const std::vector<std::string>& events, const std::vector<int>& tids);
+  // `bandwidth`'s uncore events, where given, are read system-wide every `interval_ns` by a
+  // thread of the sampler's own while enabled (uncore PMUs take no sample interrupts): their
+  // statuses come last, with mode "interval" and the interval as their period.
+  static PerfSampler create(const std::vector<std::string>& events, const std::vector<int>& tids,
+                            const BandwidthEvents& bandwidth = {}, int64_t interval_ns = 1000000);
 
   PerfSampler(PerfSampler&& other) noexcept;
   PerfSampler& operator=(PerfSampler&& other) noexcept;
@@ -101,8 +109,9 @@ class PerfSampler {
 
   // Entries with mode "sampled", period and data_address set for those measured.
   const std::vector<CounterStatus>& status() const;
-  size_t events() const;
-  const std::vector<uint64_t>& periods() const;  // per measured event
+  size_t events() const;  // measured: the sampled per-thread events, then the interval ones
+  size_t interval_events() const;
+  const std::vector<uint64_t>& periods() const;  // per sampled per-thread event
   void enable() const;   // every event of every thread (one ioctl each, per call)
   void disable() const;
   // Everything written since the last drain.

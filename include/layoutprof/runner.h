@@ -24,6 +24,9 @@ struct ProfileConfig {
   // call; --counters count: read at every top-level op and copy (exact per op, costs per op).
   bool sample_counters = true;
   std::vector<std::string> events;  // libpfm4 event names; empty: PerfCounters::default_events()
+  // System-wide events for memory traffic (64 bytes a count); empty: the memory controllers'
+  // CAS counts libpfm4 finds (PerfCounters::bandwidth_events).
+  std::vector<std::string> bandwidth_events;
   std::string tlb;                  // DTLB model configuration (--tlb); empty: the default
   int64_t max_ops = 0;              // op events recorded per call and thread; 0: default_max_ops()
   bool backward = false;            // each call a training step: forward, then backward

@@ -45,6 +45,21 @@ struct SampleAttribution {
 SampleAttribution attribute_samples(const std::vector<SampleSpan>& spans, const std::vector<Sample>& samples,
                                     size_t counters);
 
+// One reading of system-wide counters taken at an interval (uncore memory-controller events):
+// what each counted since the reading before, scaled by time_enabled / time_running.
+struct IntervalReading {
+  int64_t time_ns = 0;  // steady clock, on the op events' time line
+  std::vector<double> delta;
+  bool multiplexed = false;
+};
+
+// Spreads each interval's counts over the counted spans of thread 0 by how much of the
+// interval each ran (a span nested in another gets its share in both, as a counting read at its
+// start and end would). Per span, per event; empty vectors for spans not counted. The time
+// before the first reading is not covered.
+std::vector<std::vector<double>> attribute_intervals(const std::vector<SampleSpan>& spans,
+                                                     const std::vector<IntervalReading>& readings, size_t events);
+
 // Where a sample's data address fell: in which tensor of which op. `tensor_at(op, addr)` gives
 // the tensor's slot (TensorSamples::slot) in that op whose bytes hold the address, or -1; the
 // sample's innermost op is asked first, then its enclosing ops outward (a kernel's writes fall

@@ -97,6 +97,28 @@ std::vector<TensorSamples> attribute_addresses(const std::vector<SampleSpan>& sp
   return out;
 }
 
+std::vector<std::vector<double>> attribute_intervals(const std::vector<SampleSpan>& spans,
+                                                     const std::vector<IntervalReading>& readings, size_t events) {
+  std::vector<std::vector<double>> out(spans.size());
+  for (size_t i = 0; i < spans.size(); ++i) {
+    const SampleSpan& s = spans[i];
+    if (!s.counted) continue;
+    out[i].assign(events, 0.0);
+    // Interval k runs from reading k - 1 to reading k: from the one holding the span's start.
+    auto it = std::upper_bound(readings.begin(), readings.end(), s.start_ns,
+                               [](int64_t t, const IntervalReading& r) { return t < r.time_ns; });
+    for (size_t k = std::max<size_t>(1, static_cast<size_t>(it - readings.begin()));
+         k < readings.size() && readings[k - 1].time_ns <= s.end_ns; ++k) {
+      const int64_t from = readings[k - 1].time_ns, to = readings[k].time_ns;
+      const int64_t overlap = std::min(to, s.end_ns) - std::max(from, s.start_ns);
+      if (overlap <= 0 || to <= from) continue;
+      const double share = static_cast<double>(overlap) / static_cast<double>(to - from);
+      for (size_t e = 0; e < events && e < readings[k].delta.size(); ++e) out[i][e] += readings[k].delta[e] * share;
+    }
+  }
+  return out;
+}
+
 bool tensor_holds(const TensorInfo& t, uint64_t addr) {
   if (t.storage == 0 || t.elem_size() <= 0) return false;
   const auto& sizes = t.sizes();

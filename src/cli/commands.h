@@ -46,6 +46,7 @@ struct RunOptions {
   bool list_events = false;
   bool no_counters = false;
   std::string counter_mode = "sample";  // --counters sample|count|off
+  std::string bandwidth_events;         // --bandwidth-events
   std::string tlb;
   std::string trace;  // Chrome trace / Perfetto JSON file
   std::string baseline;

@@ -58,6 +58,10 @@ void setup_run(CLI::App& app, RunOptions& o) {
                  "count: read at every top-level op and copy (exact, a few us per op); off: none")
       ->check(CLI::IsMember({"sample", "count", "off"}))
       ->capture_default_str();
+  app.add_option("--bandwidth-events", o.bandwidth_events,
+                 "system-wide events that count memory traffic, 64 bytes a count, comma-separated "
+                 "libpfm4 names (default: the memory controllers' CAS counts libpfm4 finds); read "
+                 "per op when counting, every 1 ms and shared among the ops by time when sampling");
   app.add_flag("--list-events", o.list_events, "list the events this machine's PMUs offer, then exit");
   app.add_flag("--no-counters", o.no_counters, "read no performance counters (--counters off)");
   app.add_option("--tlb", o.tlb,
@@ -121,6 +125,9 @@ int run_run(const RunOptions& o) {
   config.counters = !o.no_counters && o.counter_mode != "off";
   config.sample_counters = o.counter_mode == "sample";
   config.events = split_event_list(o.events);
+  config.bandwidth_events = split_event_list(o.bandwidth_events);
+  if (!config.counters && !config.bandwidth_events.empty())
+    throw UsageError("--bandwidth-events needs counters (not --counters off)");
   config.tlb = o.tlb;
   config.max_ops = o.max_ops;
   if (!o.loss.empty() && !o.backward) throw UsageError("--loss needs --backward");

@@ -399,8 +399,35 @@ std::vector<pfm_pmu_info_t> present_pmus() {
 
 }  // namespace
 
-BandwidthEvents PerfCounters::bandwidth_events() {
+namespace {
+
+// The first CPU of each socket.
+std::vector<int> first_cpu_of_each_socket() {
+  std::map<int, int> first_cpu;
+  for (int cpu = 0;; ++cpu) {
+    std::ifstream in("/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/topology/physical_package_id");
+    if (!in) break;
+    int package = 0;
+    in >> package;
+    first_cpu.emplace(package, cpu);
+  }
+  std::vector<int> cpus;
+  for (auto [package, cpu] : first_cpu) cpus.push_back(cpu);
+  if (cpus.empty()) cpus.push_back(0);
+  return cpus;
+}
+
+}  // namespace
+
+BandwidthEvents PerfCounters::bandwidth_events(const std::vector<std::string>& chosen) {
   BandwidthEvents bw;
+  if (!chosen.empty()) {
+    bw.events = chosen;
+    bw.cpus = first_cpu_of_each_socket();
+    bw.note = "--bandwidth-events, system-wide on " + std::to_string(bw.cpus.size()) +
+              " socket(s), 64 bytes a count";
+    return bw;
+  }
   std::string why;
   if (!pfm_ready(&why)) {
     bw.note = why;
@@ -426,17 +453,7 @@ BandwidthEvents PerfCounters::bandwidth_events() {
               (present.empty() ? std::string("none") : present) + ")";
     return bw;
   }
-  // The first CPU of each socket.
-  std::map<int, int> first_cpu;
-  for (int cpu = 0;; ++cpu) {
-    std::ifstream in("/sys/devices/system/cpu/cpu" + std::to_string(cpu) +
-                     "/topology/physical_package_id");
-    if (!in) break;
-    int package = 0;
-    in >> package;
-    first_cpu.emplace(package, cpu);
-  }
-  for (auto [package, cpu] : first_cpu) bw.cpus.push_back(cpu);
+  bw.cpus = first_cpu_of_each_socket();
   bw.note = "uncore memory-controller CAS counts, system-wide on " +
             std::to_string(bw.cpus.size()) + " socket(s)";
   return bw;

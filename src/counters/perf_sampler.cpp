@@ -7,6 +7,11 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <optional>
+#include <thread>
 #include <cstring>
 #include <ctime>
 #include <stdexcept>
@@ -90,11 +95,70 @@ struct PerfSampler::Impl {
   std::vector<Fd> fds;
   std::vector<std::unique_ptr<Ring>> rings;  // one per thread
   std::unordered_map<uint64_t, uint32_t> counter_of;  // sample id -> measured event
-  size_t events = 0;
+  size_t events = 0;  // sampled per-thread events
   size_t threads = 0;
   size_t ring_kb = 0;
 
+  // Uncore events, counted system-wide and read every `interval` by `reader`.
+  std::optional<PerfCounters> uncore;
+  std::chrono::nanoseconds interval{1000000};
+  std::thread reader;
+  std::mutex mutex;
+  std::condition_variable wake;
+  bool reading = false, quit = false;
+  std::vector<std::pair<int64_t, std::vector<uint64_t>>> snapshots;  // (steady ns, snapshot)
+
+  size_t uncore_events() const { return uncore ? uncore->events() : 0; }
+
+  // The uncore events: counted system-wide (PerfCounters' groups per socket), read at
+  // intervals. Their statuses go after the per-thread ones (append_interval_statuses).
+  void add_interval_events(const BandwidthEvents& bandwidth) {
+    if (bandwidth.events.empty() || bandwidth.cpus.empty()) return;
+    uncore.emplace(PerfCounters::create({}, {}, bandwidth));
+    if (uncore->events() > 0) reader = std::thread([this] { read_loop(); });
+  }
+
+  void append_interval_statuses() {
+    if (!uncore) return;
+    for (CounterStatus st : uncore->status()) {
+      st.mode = "interval";
+      if (st.measured) {
+        st.period = static_cast<uint64_t>(interval.count());
+        st.note = "read system-wide every " + std::to_string(interval.count() / 1000) +
+                  " us, each interval's count shared among the ops running in it by time" +
+                  (st.note.empty() ? "" : "; " + st.note);
+      }
+      status.push_back(st);
+    }
+  }
+
+  void take_snapshot() {  // under `mutex`
+    std::vector<uint64_t> snap(uncore->snapshot_size());
+    uncore->read(snap.data());
+    snapshots.emplace_back(std::chrono::steady_clock::now().time_since_epoch().count(), std::move(snap));
+  }
+
+  void read_loop() {
+    std::unique_lock<std::mutex> lock(mutex);
+    while (!quit) {
+      if (!reading) {
+        wake.wait(lock, [&] { return reading || quit; });
+        continue;
+      }
+      // Not woken by disable() within the interval: a reading is due.
+      if (!wake.wait_for(lock, interval, [&] { return !reading || quit; })) take_snapshot();
+    }
+  }
+
   ~Impl() {
+    if (reader.joinable()) {
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        quit = true;
+      }
+      wake.notify_all();
+      reader.join();
+    }
     rings.clear();
     for (const Fd& f : fds) ::close(f.fd);
   }
@@ -149,7 +213,8 @@ PerfSampler& PerfSampler::operator=(PerfSampler&&) noexcept = default;
 PerfSampler::~PerfSampler() = default;
 
 const std::vector<CounterStatus>& PerfSampler::status() const { return impl_->status; }
-size_t PerfSampler::events() const { return impl_->events; }
+size_t PerfSampler::events() const { return impl_->events + impl_->uncore_events(); }
+size_t PerfSampler::interval_events() const { return impl_->uncore_events(); }
 const std::vector<uint64_t>& PerfSampler::periods() const { return impl_->periods; }
 
 std::string PerfSampler::describe() const {
@@ -158,11 +223,27 @@ std::string PerfSampler::describe() const {
 }
 
 void PerfSampler::enable() const {
+  if (impl_->uncore_events() > 0) {
+    {
+      std::lock_guard<std::mutex> lock(impl_->mutex);
+      impl_->take_snapshot();  // the first interval starts now
+      impl_->reading = true;
+    }
+    impl_->wake.notify_all();
+  }
   for (const Impl::Fd& f : impl_->fds) ::ioctl(f.fd, PERF_EVENT_IOC_ENABLE, 0);
 }
 
 void PerfSampler::disable() const {
   for (const Impl::Fd& f : impl_->fds) ::ioctl(f.fd, PERF_EVENT_IOC_DISABLE, 0);
+  if (impl_->uncore_events() > 0) {
+    {
+      std::lock_guard<std::mutex> lock(impl_->mutex);
+      if (impl_->reading) impl_->take_snapshot();  // the last interval ends now
+      impl_->reading = false;
+    }
+    impl_->wake.notify_all();
+  }
 }
 
 void PerfSampler::drain(SamplerDrain& out) const {
@@ -171,6 +252,27 @@ void PerfSampler::drain(SamplerDrain& out) const {
   out.enabled_ns.assign(impl_->events, 0);
   out.running_ns.assign(impl_->events, 0);
   for (const auto& ring : impl_->rings) impl_->drain_ring(*ring, out);
+  out.intervals.clear();
+  if (impl_->uncore_events() > 0) {
+    std::lock_guard<std::mutex> lock(impl_->mutex);
+    const auto& snaps = impl_->snapshots;
+    for (size_t i = 0; i < snaps.size(); ++i) {
+      IntervalReading r;
+      r.time_ns = snaps[i].first;
+      if (i > 0) {  // the first reading of a call opens its first interval
+        const auto values = counter_delta(snaps[i - 1].second.data(), snaps[i].second.data(),
+                                          impl_->uncore->groups(), impl_->uncore->events());
+        for (const CounterValue& v : values) {
+          r.delta.push_back(v.scaled);
+          r.multiplexed = r.multiplexed || v.multiplexed;
+        }
+      } else {
+        r.delta.assign(impl_->uncore->events(), 0.0);
+      }
+      out.intervals.push_back(std::move(r));
+    }
+    impl_->snapshots.clear();
+  }
   for (Impl::Fd& f : impl_->fds) {
     uint64_t v[3];  // value, time_enabled, time_running
     if (::read(f.fd, v, sizeof v) != static_cast<ssize_t>(sizeof v)) continue;
@@ -181,8 +283,11 @@ void PerfSampler::drain(SamplerDrain& out) const {
   }
 }
 
-PerfSampler PerfSampler::create(const std::vector<std::string>& events, const std::vector<int>& tids) {
+PerfSampler PerfSampler::create(const std::vector<std::string>& events, const std::vector<int>& tids,
+                                const BandwidthEvents& bandwidth, int64_t interval_ns) {
   auto impl = std::make_unique<Impl>();
+  impl->interval = std::chrono::nanoseconds(std::max<int64_t>(interval_ns, 10000));
+  impl->add_interval_events(bandwidth);
   std::vector<Encoded> usable;
   const int probe_tid = tids.empty() ? 0 : tids.front();
   for (const std::string& name : events) {
@@ -285,6 +390,7 @@ PerfSampler PerfSampler::create(const std::vector<std::string>& events, const st
           }
         impl->events = 0;
         impl->periods.clear();
+        impl->append_interval_statuses();
         return PerfSampler(std::move(impl));
       }
       continue;
@@ -298,6 +404,7 @@ PerfSampler PerfSampler::create(const std::vector<std::string>& events, const st
     impl->rings.push_back(std::move(ring));
     ++impl->threads;
   }
+  impl->append_interval_statuses();
   return PerfSampler(std::move(impl));
 }
 

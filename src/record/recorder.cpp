@@ -917,8 +917,9 @@ namespace {
 struct CallSamples {
   SamplerDrain drain;
   std::vector<Sample> samples;
-  std::vector<uint64_t> periods;  // per counter
-  std::vector<double> scale;      // per counter: time enabled / running where multiplexed, else 1
+  std::vector<uint64_t> periods;  // per sampled counter
+  std::vector<double> scale;      // per sampled counter: time enabled / running where multiplexed, else 1
+  size_t interval_events = 0;     // the uncore events after them, read at intervals
 };
 
 // `origin_ns`: the steady-clock time the op events' times count from.
@@ -933,6 +934,8 @@ CallSamples drain_samples(const PerfSampler& sampler, const Collected& c, int64_
     out.samples.push_back({r.counter, it == thread_of.end() ? -1 : it->second, r.time_ns - origin_ns, r.addr});
   }
   out.periods = sampler.periods();
+  out.interval_events = sampler.interval_events();
+  for (IntervalReading& r : out.drain.intervals) r.time_ns -= origin_ns;
   out.scale.assign(out.periods.size(), 1.0);
   for (size_t k = 0; k < out.periods.size(); ++k)
     if (out.drain.running_ns[k] > 0 && out.drain.running_ns[k] < out.drain.enabled_ns[k])
@@ -940,16 +943,31 @@ CallSamples drain_samples(const PerfSampler& sampler, const Collected& c, int64_
   return out;
 }
 
-// A counted op's counters from its samples: raw = samples, scaled = samples x period (x the
-// multiplexing scale).
-std::vector<CounterValue> sampled_counters(const std::vector<uint64_t>& samples, const CallSamples& s) {
-  std::vector<CounterValue> values(samples.size());
+// A counted op's counters: from its samples (raw = samples, scaled = samples x period, x the
+// multiplexing scale), then its share of the interval-read events' counts.
+std::vector<CounterValue> sampled_counters(const std::vector<uint64_t>& samples, const std::vector<double>& shares,
+                                           const CallSamples& s) {
+  std::vector<CounterValue> values(samples.size() + s.interval_events);
   for (size_t k = 0; k < samples.size(); ++k) {
     values[k].raw = samples[k];
     values[k].scaled = sampled_estimate(samples[k], s.periods[k]) * s.scale[k];
     values[k].multiplexed = s.scale[k] != 1.0;
   }
+  bool multiplexed = false;
+  for (const IntervalReading& r : s.drain.intervals) multiplexed = multiplexed || r.multiplexed;
+  for (size_t e = 0; e < s.interval_events && e < shares.size(); ++e) {
+    CounterValue& v = values[samples.size() + e];
+    v.scaled = shares[e];
+    v.raw = static_cast<uint64_t>(std::llround(shares[e]));
+    v.multiplexed = multiplexed;
+  }
   return values;
+}
+
+// Per span, its share of the interval-read events (empty where none were read).
+std::vector<std::vector<double>> interval_shares(const std::vector<SampleSpan>& spans, const CallSamples& s) {
+  if (s.interval_events == 0) return std::vector<std::vector<double>>(spans.size());
+  return attribute_intervals(spans, s.drain.intervals, s.interval_events);
 }
 
 void fill_sample_totals(Call& call, const CallSamples& s, const SampleAttribution& a) {
@@ -1127,9 +1145,10 @@ Call Recorder::stop_figures(const Call& first) {
                   b.main && (raw.parent < 0 || raw.name->is_copy)};
     }
     const SampleAttribution a = attribute_samples(spans, samples.samples, samples.periods.size());
+    const auto shares = interval_shares(spans, samples);
     for (size_t i = 0; i < c.events; ++i)
       if (spans[i].counted)
-        for (const CounterValue& v : sampled_counters(a.counted[i], samples)) call.counters.push_counter(v);
+        for (const CounterValue& v : sampled_counters(a.counted[i], shares[i], samples)) call.counters.push_counter(v);
     fill_sample_totals(call, samples, a);
   }
   for (int64_t d : durations) call.duration_ns.push_back(d);
@@ -1172,9 +1191,10 @@ void attribute_call_samples(Call& call, const PerfSampler& sampler, const Collec
                             const std::vector<SampleSpan>& spans, int64_t origin_ns) {
   CallSamples samples = drain_samples(sampler, c, origin_ns);
   const SampleAttribution a = attribute_samples(spans, samples.samples, samples.periods.size());
+  const auto shares = interval_shares(spans, samples);
   for (size_t i = 0; i < spans.size(); ++i)
     if (spans[i].counted) {
-      const std::vector<CounterValue> values = sampled_counters(a.counted[i], samples);
+      const std::vector<CounterValue> values = sampled_counters(a.counted[i], shares[i], samples);
       call.events[i].counters.assign(values.begin(), values.end());
     }
   fill_sample_totals(call, samples, a);

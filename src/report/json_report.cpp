@@ -205,6 +205,7 @@ json counter_status_json(const std::vector<CounterStatus>& counters) {
                  {"reason", c.measured ? json(nullptr) : json(c.reason)},
                  {"note", c.note},
                  {"mode", c.mode}};
+    if (c.mode == "interval" && c.measured) item["period"] = c.period;
     if (c.sampled() && c.measured) {
       item["period"] = c.period;
       item["data_address"] = text_or_null(c.data_address);
@@ -308,7 +309,9 @@ RunInfo run_from(const json& j) {
     st.note = c.at("note").get<std::string>();
     // Added with sampled counters: earlier reports counted.
     st.mode = c.value("mode", std::string("counted"));
-    if (st.mode != "counted" && st.mode != "sampled") throw std::out_of_range("a counter's mode is neither counted nor sampled");
+    if (st.mode != "counted" && st.mode != "sampled" && st.mode != "interval")
+      throw std::out_of_range("a counter's mode is not counted, sampled or interval");
+    if (st.mode == "interval" && st.measured) st.period = as<uint64_t>(c.at("period"));
     if (st.sampled() && st.measured) {
       st.period = as<uint64_t>(c.at("period"));
       if (st.period == 0) throw std::out_of_range("a sampled counter's period is 0");

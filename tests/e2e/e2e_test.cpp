@@ -868,6 +868,31 @@ TEST(SampledCounters, TaskClockSamplesAgreeWithTheOpsMeasuredTimes) {
   }
 }
 
+// Bandwidth over time: system-wide events read every millisecond, each interval's count shared
+// among the ops running in it. These VMs have no uncore PMU; cpu-clock counted system-wide on
+// the first CPU stands in (root, or perf_event_paranoid <= 0): it counts the nanoseconds
+// between readings, so each op's share must be about its own time.
+TEST(SampledCounters, IntervalEventsAreSharedAmongTheOpsRunningInEachInterval) {
+  Result r;
+  json j = run_report("fresh_tensor", "interval.json", {"--events", "task-clock", "--bandwidth-events", "cpu-clock"}, &r);
+  std::optional<json> status;
+  for (const json& c : j["run"]["counters"])
+    if (c["event"] == "cpu-clock") status = c;
+  ASSERT_TRUE(status);
+  EXPECT_EQ((*status)["mode"], "interval");
+  EXPECT_EQ((*status)["scope"], "system");
+  if (!(*status)["measured"].get<bool>()) GTEST_SKIP() << "cpu-clock not counted system-wide: " << (*status)["reason"];
+  EXPECT_EQ((*status)["period"], 1000000);
+  EXPECT_EQ(j["run"]["bandwidth"], "measured");
+  for (const json& op : expand_ops(j)) {
+    if (!op["parent"].is_null()) continue;
+    const double share = op["counters"]["cpu-clock"]["scaled"].get<double>();
+    const double time = op["duration_ns"].get<double>();
+    EXPECT_NEAR(share, time, 0.1 * time + 50000) << op["name"] << ": its share of the intervals it ran in";
+  }
+  EXPECT_THAT(r.out, HasSubstr("cpu-clock (read system-wide every 1000 us"));
+}
+
 TEST(SampledCounters, CounterModeOptionsAreChecked) {
   const std::string model = sample_path(entry_named("transpose_reshape")).string();
   Result bad = run({model, "--input", "2x3x4", "--counters", "sometimes"});

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <numeric>
 #include <random>
+#include <thread>
 
 #include "layoutprof/counters.h"
 
@@ -265,6 +266,68 @@ TEST(PerfSampler, ClockSamplesAndUnsampleableEventsSayWhy) {
   EXPECT_LE(drain.samples.size(), 125u);
   EXPECT_GT(drain.enabled_ns[0], 0u);
   EXPECT_EQ(sampler.events(), 1u);
+}
+
+TEST(AttributeIntervals, EachIntervalsCountSharedByTimeAmongTheOpsRunningInIt) {
+  // Readings at 0, 100, 200, 300: 1000, 10 and 400 counted in the three intervals.
+  std::vector<IntervalReading> readings(4);
+  for (int k = 0; k < 4; ++k) readings[k].time_ns = 100 * k;
+  readings[0].delta = {0};
+  readings[1].delta = {1000};
+  readings[2].delta = {10};
+  readings[3].delta = {400};
+  const std::vector<SampleSpan> spans = {span(50, 150, -1, 0, true),   // half of the first, half of the second
+                                         span(60, 70, 0, 0, true),     // a tenth of the first, nested
+                                         span(60, 70, 0, 0, false),    // not counted
+                                         span(200, 300, -1, 1, true),  // counted flag from the caller
+                                         span(350, 400, -1, 0, true)}; // after the last reading
+  auto got = attribute_intervals(spans, readings, 1);
+  ASSERT_EQ(got.size(), spans.size());
+  EXPECT_DOUBLE_EQ(got[0][0], 500.0 + 5.0);
+  EXPECT_DOUBLE_EQ(got[1][0], 100.0);
+  EXPECT_TRUE(got[2].empty());
+  EXPECT_DOUBLE_EQ(got[3][0], 400.0);
+  EXPECT_DOUBLE_EQ(got[4][0], 0.0) << "no reading covers it";
+}
+
+// System-wide events read at an interval: the thread that reads them, the readings' times and
+// counts, with a software event standing in for an uncore one (these VMs have no uncore PMU).
+TEST(PerfSampler, IntervalEventsAreReadEveryIntervalWhileEnabled) {
+  BandwidthEvents system;
+  system.events = {"cpu-clock"};
+  system.cpus = {0};
+  const int tid = static_cast<int>(syscall(SYS_gettid));
+  PerfSampler sampler = PerfSampler::create({"task-clock"}, {tid}, system, 2000000);
+  ASSERT_EQ(sampler.status().size(), 2u);
+  const CounterStatus& st = sampler.status()[1];
+  EXPECT_EQ(st.mode, "interval");
+  EXPECT_EQ(st.scope, "system");
+  if (!st.measured) GTEST_SKIP() << "cpu-clock cannot be counted system-wide here: " << st.reason;
+  EXPECT_EQ(st.period, 2000000u);
+  EXPECT_EQ(sampler.interval_events(), 1u);
+  EXPECT_EQ(sampler.events(), 2u);
+  const auto t0 = std::chrono::steady_clock::now();
+  sampler.enable();
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  sampler.disable();
+  const auto t1 = std::chrono::steady_clock::now();
+  SamplerDrain drain;
+  sampler.drain(drain);
+  ASSERT_GE(drain.intervals.size(), 5u) << "a reading about every 2 ms of 30";
+  EXPECT_LE(drain.intervals.size(), 30u / 2 + 3);
+  EXPECT_GE(drain.intervals.front().time_ns, t0.time_since_epoch().count());
+  EXPECT_LE(drain.intervals.back().time_ns, t1.time_since_epoch().count());
+  double counted = 0;
+  for (size_t k = 1; k < drain.intervals.size(); ++k) {
+    EXPECT_GT(drain.intervals[k].time_ns, drain.intervals[k - 1].time_ns);
+    counted += drain.intervals[k].delta.at(0);
+  }
+  const double span = static_cast<double>(drain.intervals.back().time_ns - drain.intervals.front().time_ns);
+  EXPECT_NEAR(counted, span, 0.1 * span) << "cpu-clock on one CPU counts the nanoseconds between readings";
+  SamplerDrain idle;
+  std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  sampler.drain(idle);
+  EXPECT_TRUE(idle.intervals.empty()) << "no reading while disabled";
 }
 
 TEST(PerfSampler, NoThreadsMeansNothingSampledWithAReason) {
