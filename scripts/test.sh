@@ -66,12 +66,12 @@ for suite in "${suites[@]}"; do
     # Any report fails the test that saw it. LibTorch is not instrumented: the leaks it
     # allocates itself are not layoutprof's (tests/sanitizers/lsan.supp, matched on the three
     # frames kept per allocation). Not run here: the profiler cross-check (Python and torch
-    # only, no layoutprof code), and the page-fault counts of one op (ASan's shadow memory
-    # faults pages in the recorder's own code, inside the op).
+    # only, no layoutprof code), and the page-fault counts and sampled fault addresses of one
+    # op (ASan's shadow memory faults pages in the recorder's own code, inside the op).
     export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1:malloc_context_size=3"
     export LSAN_OPTIONS="suppressions=$PWD/tests/sanitizers/lsan.supp:print_suppressions=0"
     export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
-    ctest_args=(-E 'ProfilerCrossCheck|Counters.PageFaultsOnAFreshTensorAndNoneOnAView')
+    ctest_args=(-E 'ProfilerCrossCheck|Counters.PageFaultsCountedOnAFreshTensorAndNoneOnAView|SampledCounters.FirstTouchFaults')
   fi
   # An archive scripted by the 2.x torch, for the 1.13 suite's "too new" test.
   if (cd "$build" && LAYOUTPROF_NEWER_SAMPLES=$newer_samples ctest --output-on-failure -j 2 "${ctest_args[@]}" "$@" | tee ctest.log); then

@@ -112,7 +112,10 @@ class PerfSampler {
   size_t events() const;  // measured: the sampled per-thread events, then the interval ones
   size_t interval_events() const;
   const std::vector<uint64_t>& periods() const;  // per sampled per-thread event
-  void enable() const;   // every event of every thread (one ioctl each, per call)
+  // Every event of every thread, one ioctl each: about 10 us each in these VMs (another
+  // thread's event takes an interprocessor interrupt), so a run enables them once, before its
+  // first recorded call, and keeps them on (Recorder). Each does nothing when already so.
+  void enable() const;
   void disable() const;
   // Everything written since the last drain.
   void drain(SamplerDrain& out) const;

@@ -40,10 +40,13 @@ SampleAttribution attribute_samples(const std::vector<SampleSpan>& spans, const 
 
   std::map<uint32_t, std::vector<int32_t>> by_thread;  // spans of each thread, by start
   for (size_t i = 0; i < spans.size(); ++i) by_thread[spans[i].thread].push_back(static_cast<int32_t>(i));
+  // By start, the longer first on a tie (a parent before its child); the recorder's spans come
+  // in start order already, and then need no sort.
+  auto before = [&](int32_t x, int32_t y) {
+    return std::tie(spans[x].start_ns, spans[y].end_ns) < std::tie(spans[y].start_ns, spans[x].end_ns);
+  };
   for (auto& [thread, order] : by_thread)
-    std::stable_sort(order.begin(), order.end(), [&](int32_t x, int32_t y) {
-      return std::tie(spans[x].start_ns, spans[y].end_ns) < std::tie(spans[y].start_ns, spans[x].end_ns);
-    });
+    if (!std::is_sorted(order.begin(), order.end(), before)) std::stable_sort(order.begin(), order.end(), before);
 
   // Thread 0's innermost op at every sample's time: what the sample is charged to.
   std::vector<std::pair<int64_t, size_t>> all;

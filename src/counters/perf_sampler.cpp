@@ -31,11 +31,13 @@ size_t page_size() {
   return page;
 }
 
-// Events per sample where --events gives none: about a few thousand samples a second at the
-// rates these events run at on a busy core (perf record's default is 4000 a second), primes so
-// that the sampling does not lock onto a loop's period.
+// Events per sample where --events gives none: a few hundred to a few thousand samples a second
+// at the rates these events run at on a busy core, primes so that the sampling does not lock
+// onto a loop's period. The clock events are timer interrupts: one costs 15-20 us in these VMs
+// (bench.sh's counters table), so 500 a second, where perf record's default of 4000 would cost
+// 7% of the time.
 uint64_t default_period(const Encoded& e) {
-  if (is_clock_event(e)) return 250000;  // ns of task-clock / cpu-clock: 4000 a second
+  if (is_clock_event(e)) return 2000000;  // ns of task-clock / cpu-clock: 500 a second
   if (e.attr.type == PERF_TYPE_SOFTWARE &&
       (e.attr.config == PERF_COUNT_SW_PAGE_FAULTS || e.attr.config == PERF_COUNT_SW_PAGE_FAULTS_MIN ||
        e.attr.config == PERF_COUNT_SW_PAGE_FAULTS_MAJ))
@@ -95,6 +97,7 @@ struct PerfSampler::Impl {
   std::vector<Fd> fds;
   std::vector<std::unique_ptr<Ring>> rings;  // one per thread
   std::unordered_map<uint64_t, uint32_t> counter_of;  // sample id -> measured event
+  bool enabled = false;
   size_t events = 0;  // sampled per-thread events
   size_t threads = 0;
   size_t ring_kb = 0;
@@ -107,6 +110,7 @@ struct PerfSampler::Impl {
   std::condition_variable wake;
   bool reading = false, quit = false;
   std::vector<std::pair<int64_t, std::vector<uint64_t>>> snapshots;  // (steady ns, snapshot)
+  std::vector<uint64_t> drained;  // the last snapshot drain() read: the next interval starts there
 
   size_t uncore_events() const { return uncore ? uncore->events() : 0; }
 
@@ -223,6 +227,8 @@ std::string PerfSampler::describe() const {
 }
 
 void PerfSampler::enable() const {
+  if (impl_->enabled) return;
+  impl_->enabled = true;
   if (impl_->uncore_events() > 0) {
     {
       std::lock_guard<std::mutex> lock(impl_->mutex);
@@ -235,6 +241,8 @@ void PerfSampler::enable() const {
 }
 
 void PerfSampler::disable() const {
+  if (!impl_->enabled) return;
+  impl_->enabled = false;
   for (const Impl::Fd& f : impl_->fds) ::ioctl(f.fd, PERF_EVENT_IOC_DISABLE, 0);
   if (impl_->uncore_events() > 0) {
     {
@@ -259,9 +267,11 @@ void PerfSampler::drain(SamplerDrain& out) const {
     for (size_t i = 0; i < snaps.size(); ++i) {
       IntervalReading r;
       r.time_ns = snaps[i].first;
-      if (i > 0) {  // the first reading of a call opens its first interval
-        const auto values = counter_delta(snaps[i - 1].second.data(), snaps[i].second.data(),
-                                          impl_->uncore->groups(), impl_->uncore->events());
+      // The first reading since enable() opens the first interval; later ones close one.
+      const std::vector<uint64_t>* from = i > 0 ? &snaps[i - 1].second : impl_->drained.empty() ? nullptr : &impl_->drained;
+      if (from) {
+        const auto values = counter_delta(from->data(), snaps[i].second.data(), impl_->uncore->groups(),
+                                          impl_->uncore->events());
         for (const CounterValue& v : values) {
           r.delta.push_back(v.scaled);
           r.multiplexed = r.multiplexed || v.multiplexed;
@@ -271,6 +281,8 @@ void PerfSampler::drain(SamplerDrain& out) const {
       }
       out.intervals.push_back(std::move(r));
     }
+    if (!snaps.empty()) impl_->drained = snaps.back().second;
+    if (!impl_->enabled) impl_->drained.clear();  // enable() starts afresh
     impl_->snapshots.clear();
   }
   for (Impl::Fd& f : impl_->fds) {

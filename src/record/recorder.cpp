@@ -922,10 +922,15 @@ struct CallSamples {
   size_t interval_events = 0;     // the uncore events after them, read at intervals
 };
 
-// `origin_ns`: the steady-clock time the op events' times count from.
-CallSamples drain_samples(const PerfSampler& sampler, const Collected& c, int64_t origin_ns) {
+// `origin_ns`: the steady-clock time the op events' times count from. The sampler stays enabled
+// between calls (Recorder::start): what it took outside [from_ns, to_ns] is dropped.
+CallSamples drain_samples(const PerfSampler& sampler, const Collected& c, int64_t origin_ns, int64_t from_ns,
+                          int64_t to_ns) {
   CallSamples out;
   sampler.drain(out.drain);
+  out.drain.samples.erase(std::remove_if(out.drain.samples.begin(), out.drain.samples.end(),
+                                         [&](const RawSample& r) { return r.time_ns < from_ns || r.time_ns > to_ns; }),
+                          out.drain.samples.end());
   std::unordered_map<int, int32_t> thread_of;  // tid -> the call's thread index (its buffer)
   for (size_t bi = 0; bi < c.buffers.size(); ++bi) thread_of.emplace(c.buffers[bi]->tid, static_cast<int32_t>(bi));
   out.samples.reserve(out.drain.samples.size());
@@ -1086,7 +1091,6 @@ std::vector<int32_t> match_by_site(const Collected& c, const Call& first) {
 Call Recorder::stop_figures(const Call& first) {
   if (!state_->handle || state_->mode == Mode::sites) throw std::logic_error("no timed call");
   const int64_t stop_tick = ticks();
-  if (state_->sampler) state_->sampler->disable();
   const TickScale scale = TickScale::now();
   Collected c = collect(state_->handle, state_->gpu);
   state_->handle = 0;
@@ -1134,7 +1138,7 @@ Call Recorder::stop_figures(const Call& first) {
   }
   if (state_->sampler) {
     // The counted ops' samples, in the order the counted ops start (as read counters come).
-    CallSamples samples = drain_samples(*state_->sampler, c, 0);
+    CallSamples samples = drain_samples(*state_->sampler, c, 0, scale.ns(state_->start_tick), scale.ns(stop_tick));
     std::vector<SampleSpan> spans(c.events);
     for (size_t i = 0; i < c.events; ++i) {
       const Collected::Ref at = c.ref(i);
@@ -1188,8 +1192,8 @@ void link_backward(const Collected& c, Call& call) {
 // ops' tensors.
 namespace {
 void attribute_call_samples(Call& call, const PerfSampler& sampler, const Collected& c,
-                            const std::vector<SampleSpan>& spans, int64_t origin_ns) {
-  CallSamples samples = drain_samples(sampler, c, origin_ns);
+                            const std::vector<SampleSpan>& spans, int64_t origin_ns, int64_t stop_ns) {
+  CallSamples samples = drain_samples(sampler, c, origin_ns, origin_ns, stop_ns);
   const SampleAttribution a = attribute_samples(spans, samples.samples, samples.periods.size());
   const auto shares = interval_shares(spans, samples);
   for (size_t i = 0; i < spans.size(); ++i)
@@ -1213,7 +1217,6 @@ void attribute_call_samples(Call& call, const PerfSampler& sampler, const Collec
 Call Recorder::stop() {
   if (!state_->handle || state_->mode == Mode::sites) throw std::logic_error("no timed call");
   const int64_t stop_tick = ticks();
-  if (state_->sampler) state_->sampler->disable();
   const TickScale scale = TickScale::now();
   Collected c = collect(state_->handle, state_->gpu);
   state_->handle = 0;
@@ -1319,7 +1322,7 @@ Call Recorder::stop() {
     MappedVector<RawTensors>().swap(buffers[0]->ranges);
   }
   link_backward(c, call);
-  if (state_->sampler) attribute_call_samples(call, *state_->sampler, c, spans, scale.ns(state_->start_tick));
+  if (state_->sampler) attribute_call_samples(call, *state_->sampler, c, spans, scale.ns(state_->start_tick), scale.ns(stop_tick));
   return call;
 }
 

@@ -45,9 +45,10 @@ at::RecordFunctionCallback empty_callback(bool backward) {
 // converting and keeping the events, the samples drained and attributed), the first recording
 // tensors and the others figures only, as a run records them.
 template <typename Step>
-int compare_counter_modes(layoutprof::Recorder& recorder, Step& step, int reps, const std::string& model_path) {
+int compare_counter_modes(layoutprof::Recorder& recorder, Step& step, int reps, const std::string& model_path,
+                          std::vector<std::string> events) {
   using clock = std::chrono::steady_clock;
-  const auto events = layoutprof::PerfCounters::default_events();
+  if (events.empty()) events = layoutprof::PerfCounters::default_events();
   const auto tids = layoutprof::process_threads();
   layoutprof::PerfSampler sampler = layoutprof::PerfSampler::create(events, tids);
   layoutprof::PerfCounters counters = layoutprof::PerfCounters::create(events, tids);
@@ -127,10 +128,12 @@ int main(int argc, char** argv) {
   bool with_counters = false;
   bool backward = false;  // each call a training step, as --backward runs them
   bool counter_modes = false;
+  std::vector<std::string> counter_events;  // --counter-modes: the events (default: a run's)
   for (int i = 2; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--counters")) with_counters = true;
     else if (!std::strcmp(argv[i], "--backward")) backward = true;
     else if (!std::strcmp(argv[i], "--counter-modes")) counter_modes = true;
+    else if (!std::strcmp(argv[i], "--events") && i + 1 < argc) counter_events = layoutprof::split_event_list(argv[++i]);
     else if (!std::strcmp(argv[i], "--input") && i + 1 < argc) specs.push_back(layoutprof::parse_input_spec(argv[++i]));
     else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::stoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--plain") && i + 1 < argc) plain_calls = std::stoi(argv[++i]);
@@ -176,7 +179,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   for (int i = 0; i < 3; ++i) step(false);
-  if (counter_modes) return compare_counter_modes(recorder, step, reps, model_path);
+  if (counter_modes) return compare_counter_modes(recorder, step, reps, model_path, counter_events);
 
   // Counters as layoutprof opens them by default; the cost of one read of every group.
   std::optional<layoutprof::PerfCounters> counters;

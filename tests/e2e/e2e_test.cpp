@@ -835,20 +835,22 @@ TEST(SampledCounters, TaskClockSamplesAgreeWithTheOpsMeasuredTimes) {
       continue;
     }
     fs::path report = work_dir() / ("task_clock_" + sample + ".json");
-    Result r = run(model_args(entry, {"--json", report.string(), "--events", "task-clock", "--threads", "1",
-                                      "--iters", "3"}));
+    Result r = run(model_args(entry, {"--json", report.string(), "--events", "task-clock:period=250000",
+                                      "--threads", "1", "--iters", "3"}));
     ASSERT_EQ(r.code, 0) << r.err;
     json j = json::parse(read_file(report));
     const json& status = j["run"]["counters"][0];
     if (!status["measured"].get<bool>()) GTEST_SKIP() << "task-clock not sampled: " << status["reason"];
     const double period = status["period"].get<double>();
+    EXPECT_EQ(period, 250000) << "the period given with the event";
+    const std::string event = status["event"];
     double est_total = 0, time_total = 0, samples_total = 0;
     const json* longest = nullptr;
     const json ops = expand_ops(j);
     for (const json& op : ops) {
       if (!op["parent"].is_null()) continue;
-      const double n = op["counters"]["task-clock"]["raw"].get<double>();
-      const double estimate = op["counters"]["task-clock"]["scaled"].get<double>();
+      const double n = op["counters"][event]["raw"].get<double>();
+      const double estimate = op["counters"][event]["scaled"].get<double>();
       const double time = op["duration_ns"].get<double>();
       const double error = period * std::sqrt(n + 1);
       EXPECT_LE(estimate, time + 4 * error) << sample << ": " << op["name"] << " at " << op["source"];
@@ -861,8 +863,8 @@ TEST(SampledCounters, TaskClockSamplesAgreeWithTheOpsMeasuredTimes) {
     EXPECT_LE(est_total, time_total + 4 * error_total) << sample;
     EXPECT_GE(est_total, 0.7 * time_total - 4 * error_total) << sample << ": the samples miss the ops' time";
     ASSERT_NE(longest, nullptr);
-    const double n = (*longest)["counters"]["task-clock"]["raw"].get<double>();
-    EXPECT_GE((*longest)["counters"]["task-clock"]["scaled"].get<double>(),
+    const double n = (*longest)["counters"][event]["raw"].get<double>();
+    EXPECT_GE((*longest)["counters"][event]["scaled"].get<double>(),
               0.7 * (*longest)["duration_ns"].get<double>() - 4 * period * std::sqrt(n + 1))
         << sample << ": the longest op, " << (*longest)["name"];
   }
