@@ -334,6 +334,63 @@ TEST(JsonReport, AVariantsConversionAndPlainCallsRoundTrip) {
   }
 }
 
+// A run whose counters were sampled: the mode, period and sample counts, where the samples'
+// addresses fell (the copy's source and destination), through the JSON and back.
+TEST(JsonReport, SampledCountersAndTheirAddressesRoundTrip) {
+  Call call = testing::transpose_reshape_call();
+  int64_t copy = -1;
+  for (OpEvent& e : call.events) {
+    if (e.parent < 0 || e.name == Str("aten::copy_")) e.counters = {CounterValue{3, 48.0, false}};
+    if (e.name == Str("aten::copy_")) copy = e.id;
+  }
+  ASSERT_GE(copy, 0);
+  call.tensor_samples = {{static_cast<int32_t>(copy), 1, 0, 2},  // the copy's source (input 1)
+                         {static_cast<int32_t>(copy), static_cast<int32_t>(call.events[copy].inputs.size()), 0, 1}};
+  Trace t = testing::trace_of({call});
+  t.run.inputs = sample_report().run.inputs;
+  CounterStatus st;
+  st.event = "page-faults";
+  st.measured = true;
+  st.mode = "sampled";
+  st.period = 16;
+  st.data_address = "the faulting address (page-faults)";
+  st.samples = 10;
+  st.attributed = 9;
+  t.run.counters = {st};
+  t.run.counter_mode = "sampled";
+  const Report r = analyze(t);
+  ASSERT_EQ(r.copies.size(), 1u);
+  EXPECT_EQ(r.copies[0].src_samples, std::vector<uint64_t>{2});
+  EXPECT_EQ(r.copies[0].dst_samples, std::vector<uint64_t>{1});
+  json j = report_to_json(r);
+  EXPECT_EQ(j["figures"]["counters"], "sampled");
+  EXPECT_EQ(j["run"]["counter_mode"], "sampled");
+  EXPECT_EQ(j["run"]["counters"][0]["period"], 16);
+  EXPECT_EQ(j["run"]["counters"][0]["attributed"], 9);
+  EXPECT_EQ(j["copies"][0]["address_samples"], json::parse(R"({"page-faults": {"source": 2, "destination": 1}})"));
+  EXPECT_EQ(j["tensor_samples"].size(), 2u);
+  const Report back = report_from_json(j);
+  EXPECT_EQ(back.run.counters[0].mode, "sampled");
+  EXPECT_EQ(back.tensor_samples.size(), 2u);
+  EXPECT_EQ(report_to_json(back), j);
+  std::ostringstream text;
+  write_text_report(text, back, TextOptions{});
+  EXPECT_THAT(text.str(), HasSubstr("page-faults (sampled, one every 16): 96 +- 42 (6 samples) over the top-level ops"));
+  EXPECT_THAT(text.str(), HasSubstr("2 samples (32) in aten::copy_'s input 1"));
+  for (const auto& [what, mutate] : std::vector<std::pair<std::string, std::function<void(json&)>>>{
+           {"a period of 0", [](json& d) { d["run"]["counters"][0]["period"] = 0; }},
+           {"more attributed than sampled", [](json& d) { d["run"]["counters"][0]["attributed"] = 11; }},
+           {"an unknown mode", [](json& d) { d["run"]["counters"][0]["mode"] = "guessed"; }},
+           {"a tensor its op does not have", [](json& d) { d["tensor_samples"][0][1] = 9; }},
+           {"an op out of range", [](json& d) { d["tensor_samples"][0][0] = 999; }},
+           {"a counter out of range", [](json& d) { d["tensor_samples"][0][2] = 1; }},
+           {"not four numbers", [](json& d) { d["tensor_samples"][0] = json::array({1, 2}); }}}) {
+    json bad = j;
+    mutate(bad);
+    EXPECT_THROW(report_from_json(bad), UsageError) << what;
+  }
+}
+
 struct BadDoc {
   const char* what;
   std::function<void(json&)> mutate;
