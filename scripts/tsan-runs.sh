@@ -6,7 +6,9 @@
 #
 # - the recorder's tests (recorder_tests: the observer, its per-thread buffers, stop()), and
 # - every sample that does not fork, run by layoutprof with --threads 2 (intra-op threads
-#   recording into their own buffers while the main thread runs; two recorded calls).
+#   recording into their own buffers while the main thread runs; two recorded calls), with the
+#   counters sampled as a default run samples them, and cpu-clock read system-wide at intervals
+#   (--bandwidth-events) so that the sampler's reading thread runs beside the calls.
 # Any ThreadSanitizer report fails (exit code 66). LibTorch is not instrumented; the
 # fork_wait sample is left out: its futures are freed by LibTorch's pool threads after a
 # reference count decremented in LibTorch's (uninstrumented) code and in c10 header code
@@ -27,7 +29,7 @@ while IFS=$'\t' read -r name file inputs; do
   args=()
   for i in $inputs; do args+=(--input "$i"); done
   log="$B/tsan-$name.log"
-  "$B/layoutprof" "$B/samples/$file" "${args[@]}" --threads 2 --warmup 1 --iters 2 --no-counters >"$log" 2>&1
+  "$B/layoutprof" "$B/samples/$file" "${args[@]}" --threads 2 --warmup 1 --iters 2 --bandwidth-events cpu-clock >"$log" 2>&1
   rc=$?
   runs=$((runs + 1))
   # 0, or 4 for the sample whose model raises: anything else (66: a report) fails.
