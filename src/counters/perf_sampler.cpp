@@ -102,8 +102,12 @@ struct PerfSampler::Impl {
   size_t threads = 0;
   size_t ring_kb = 0;
 
-  // Uncore events, counted system-wide and read every `interval` by `reader`.
-  std::optional<PerfCounters> uncore;
+  // While enabled, a thread of the sampler's own (`reader`) wakes every `interval` to read the
+  // uncore events, and every kRingCheck (or as often, when there are none) to empty the rings
+  // past half full into `staged`, so that a long call loses no samples. `mutex` guards the
+  // rings' tails, `staged` and the uncore snapshots.
+  static constexpr std::chrono::milliseconds kRingCheck{20};
+  std::optional<PerfCounters> uncore;  // counted system-wide
   std::chrono::nanoseconds interval{1000000};
   std::thread reader;
   std::mutex mutex;
@@ -111,6 +115,8 @@ struct PerfSampler::Impl {
   bool reading = false, quit = false;
   std::vector<std::pair<int64_t, std::vector<uint64_t>>> snapshots;  // (steady ns, snapshot)
   std::vector<uint64_t> drained;  // the last snapshot drain() read: the next interval starts there
+  std::vector<RawSample> staged;  // samples the reader took off the rings since the last drain()
+  std::vector<uint64_t> staged_lost;
 
   size_t uncore_events() const { return uncore ? uncore->events() : 0; }
 
@@ -119,7 +125,11 @@ struct PerfSampler::Impl {
   void add_interval_events(const BandwidthEvents& bandwidth) {
     if (bandwidth.events.empty() || bandwidth.cpus.empty()) return;
     uncore.emplace(PerfCounters::create({}, {}, bandwidth));
-    if (uncore->events() > 0) reader = std::thread([this] { read_loop(); });
+  }
+
+  void start_reader() {
+    staged_lost.assign(events, 0);
+    if (uncore_events() > 0 || !rings.empty()) reader = std::thread([this] { read_loop(); });
   }
 
   void append_interval_statuses() {
@@ -144,14 +154,28 @@ struct PerfSampler::Impl {
 
   void read_loop() {
     std::unique_lock<std::mutex> lock(mutex);
+    const auto tick = uncore_events() > 0 ? std::min<std::chrono::nanoseconds>(interval, kRingCheck)
+                                          : std::chrono::nanoseconds(kRingCheck);
+    auto next_check = std::chrono::steady_clock::now() + kRingCheck;
     while (!quit) {
       if (!reading) {
         wake.wait(lock, [&] { return reading || quit; });
         continue;
       }
-      // Not woken by disable() within the interval: a reading is due.
-      if (!wake.wait_for(lock, interval, [&] { return !reading || quit; })) take_snapshot();
+      // Not woken by disable() within the tick: a reading is due.
+      if (wake.wait_for(lock, tick, [&] { return !reading || quit; })) continue;
+      if (uncore_events() > 0) take_snapshot();
+      if (std::chrono::steady_clock::now() >= next_check) {
+        for (const auto& ring : rings)
+          if (ring_fill(*ring) * 2 > ring->bytes - page_size()) drain_ring(*ring, staged, staged_lost);
+        next_check = std::chrono::steady_clock::now() + kRingCheck;
+      }
     }
+  }
+
+  static uint64_t ring_fill(const Ring& ring) {
+    auto* meta = static_cast<perf_event_mmap_page*>(ring.base);
+    return __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE) - meta->data_tail;
   }
 
   ~Impl() {
@@ -167,7 +191,8 @@ struct PerfSampler::Impl {
     for (const Fd& f : fds) ::close(f.fd);
   }
 
-  void drain_ring(const Ring& ring, SamplerDrain& out) const {
+  // Under `mutex`.
+  void drain_ring(const Ring& ring, std::vector<RawSample>& samples, std::vector<uint64_t>& lost) const {
     auto* meta = static_cast<perf_event_mmap_page*>(ring.base);
     const uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
     uint64_t tail = meta->data_tail;
@@ -194,10 +219,10 @@ struct PerfSampler::Impl {
         s.tid = static_cast<int32_t>(pid_tid[1]);
         s.time_ns = static_cast<int64_t>(words[3]);
         s.addr = words[4];
-        out.samples.push_back(s);
+        samples.push_back(s);
       } else if (h.type == PERF_RECORD_LOST && n >= 2) {
         auto it = counter_of.find(words[0]);
-        if (it != counter_of.end()) out.lost[it->second] += words[1];
+        if (it != counter_of.end()) lost[it->second] += words[1];
       }
     }
     __atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
@@ -223,16 +248,16 @@ const std::vector<uint64_t>& PerfSampler::periods() const { return impl_->period
 
 std::string PerfSampler::describe() const {
   return "perf ring buffers of " + std::to_string(impl_->ring_kb) + " KB on " + std::to_string(impl_->threads) +
-         " thread(s), read after each recorded call";
+         " thread(s), read after each recorded call (and every 20 ms where past half full)";
 }
 
 void PerfSampler::enable() const {
   if (impl_->enabled) return;
   impl_->enabled = true;
-  if (impl_->uncore_events() > 0) {
+  if (impl_->reader.joinable()) {
     {
       std::lock_guard<std::mutex> lock(impl_->mutex);
-      impl_->take_snapshot();  // the first interval starts now
+      if (impl_->uncore_events() > 0) impl_->take_snapshot();  // the first interval starts now
       impl_->reading = true;
     }
     impl_->wake.notify_all();
@@ -244,10 +269,10 @@ void PerfSampler::disable() const {
   if (!impl_->enabled) return;
   impl_->enabled = false;
   for (const Impl::Fd& f : impl_->fds) ::ioctl(f.fd, PERF_EVENT_IOC_DISABLE, 0);
-  if (impl_->uncore_events() > 0) {
+  if (impl_->reader.joinable()) {
     {
       std::lock_guard<std::mutex> lock(impl_->mutex);
-      if (impl_->reading) impl_->take_snapshot();  // the last interval ends now
+      if (impl_->reading && impl_->uncore_events() > 0) impl_->take_snapshot();  // the last interval ends now
       impl_->reading = false;
     }
     impl_->wake.notify_all();
@@ -259,10 +284,13 @@ void PerfSampler::drain(SamplerDrain& out) const {
   out.lost.assign(impl_->events, 0);
   out.enabled_ns.assign(impl_->events, 0);
   out.running_ns.assign(impl_->events, 0);
-  for (const auto& ring : impl_->rings) impl_->drain_ring(*ring, out);
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  out.samples.swap(impl_->staged);  // what the reader took off the rings, in order, then the rest
+  for (size_t k = 0; k < impl_->staged_lost.size() && k < out.lost.size(); ++k) out.lost[k] = impl_->staged_lost[k];
+  impl_->staged_lost.assign(impl_->events, 0);
+  for (const auto& ring : impl_->rings) impl_->drain_ring(*ring, out.samples, out.lost);
   out.intervals.clear();
   if (impl_->uncore_events() > 0) {
-    std::lock_guard<std::mutex> lock(impl_->mutex);
     const auto& snaps = impl_->snapshots;
     for (size_t i = 0; i < snaps.size(); ++i) {
       IntervalReading r;
@@ -403,6 +431,7 @@ PerfSampler PerfSampler::create(const std::vector<std::string>& events, const st
         impl->events = 0;
         impl->periods.clear();
         impl->append_interval_statuses();
+        impl->start_reader();
         return PerfSampler(std::move(impl));
       }
       continue;
@@ -417,6 +446,7 @@ PerfSampler PerfSampler::create(const std::vector<std::string>& events, const st
     ++impl->threads;
   }
   impl->append_interval_statuses();
+  impl->start_reader();
   return PerfSampler(std::move(impl));
 }
 

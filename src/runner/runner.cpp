@@ -716,6 +716,11 @@ Trace run_profile(const ProfileConfig& config, const ProgressFn& progress, std::
         }
       ++k;
     }
+    for (const CounterStatus& st : run.counters)
+      if (st.sampled() && st.lost > 0)
+        run.not_measured.push_back(st.event + ": " + std::to_string(st.lost) +
+                                   " samples lost (a ring buffer was full during a call): its estimates "
+                                   "undercount; a longer period (" + st.event + ":period=N) takes fewer");
     run.measured.push_back("performance counters, sampled: " + run.counter_read +
                            "; each sample charged to the top-level op and copy running on forward()'s "
                            "thread at its time (estimate = samples x period)");
