@@ -106,7 +106,7 @@ struct PerfSampler::Impl {
   // uncore events, and every kRingCheck (or as often, when there are none) to empty the rings
   // past half full into `staged`, so that a long call loses no samples. `mutex` guards the
   // rings' tails, `staged` and the uncore snapshots.
-  static constexpr std::chrono::milliseconds kRingCheck{20};
+  static constexpr std::chrono::milliseconds kRingCheck{5};
   std::optional<PerfCounters> uncore;  // counted system-wide
   std::chrono::nanoseconds interval{1000000};
   std::thread reader;
@@ -248,7 +248,7 @@ const std::vector<uint64_t>& PerfSampler::periods() const { return impl_->period
 
 std::string PerfSampler::describe() const {
   return "perf ring buffers of " + std::to_string(impl_->ring_kb) + " KB on " + std::to_string(impl_->threads) +
-         " thread(s), read after each recorded call (and every 20 ms where past half full)";
+         " thread(s), read after each recorded call (and every 5 ms where past half full)";
 }
 
 void PerfSampler::enable() const {
@@ -410,7 +410,7 @@ PerfSampler PerfSampler::create(const std::vector<std::string>& events, const st
     std::unique_ptr<Ring> ring;
     if (!failed) {
       // forward()'s thread takes most samples: a larger ring.
-      ring = map_ring(opened.front(), first_thread ? 256 : 64);
+      ring = map_ring(opened.front(), first_thread ? 256 : 128);
       failed = !ring;
       for (size_t k = 1; k < opened.size() && !failed; ++k)
         failed = ::ioctl(opened[k], PERF_EVENT_IOC_SET_OUTPUT, opened.front()) != 0;
