@@ -87,6 +87,20 @@ long open_event(perf_event_attr& attr, int pid, int cpu, int group_fd) {
   return syscall(__NR_perf_event_open, &attr, pid, cpu, group_fd, 0);
 }
 
+long open_probe(perf_event_attr& attr, int pid, int cpu, std::string& note) {
+  perf_event_attr attempt = attr;
+  long fd = open_event(attempt, pid, cpu, -1);
+  if (fd < 0 && (errno == EACCES || errno == EPERM) && !attr.exclude_kernel) {
+    // perf_event_paranoid 2 (the usual default) allows user space only: take that, and say so.
+    attr.exclude_kernel = 1;
+    attr.exclude_hv = 1;
+    attempt = attr;
+    fd = open_event(attempt, pid, cpu, -1);
+    if (fd >= 0) note = "user space only: perf_event_paranoid " + std::to_string(paranoid_level());
+  }
+  return fd;
+}
+
 }  // namespace perf_detail
 
 using namespace perf_detail;
@@ -257,16 +271,7 @@ std::vector<Encoded> usable_events(const std::vector<std::string>& names, int pi
     try {
       Encoded e = encode_event(name);
       st.encoding = e.name;
-      perf_event_attr attr = e.attr;
-      long fd = open_event(attr, pid, cpu, -1);
-      if (fd < 0 && (errno == EACCES || errno == EPERM) && !e.attr.exclude_kernel) {
-        // perf_event_paranoid 2 (the usual default) allows user space only: count that, and say so.
-        e.attr.exclude_kernel = 1;
-        e.attr.exclude_hv = 1;
-        attr = e.attr;
-        fd = open_event(attr, pid, cpu, -1);
-        if (fd >= 0) st.note = "user space only: perf_event_paranoid " + std::to_string(paranoid_level());
-      }
+      const long fd = open_probe(e.attr, pid, cpu, st.note);
       if (fd < 0) {
         st.reason = open_failure(errno);
       } else {

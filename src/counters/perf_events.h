@@ -24,5 +24,9 @@ int paranoid_level();
 // task-clock or cpu-clock: software events that count nanoseconds.
 bool is_clock_event(const Encoded& e);
 long open_event(perf_event_attr& attr, int pid, int cpu, int group_fd);
+// Opens `attr` alone on (pid, cpu) to see whether it can be; where perf_event_paranoid refuses
+// kernel-and-user, sets exclude_kernel (and hv) in `attr`, tries again and says so in `note`.
+// Returns the fd (the caller closes it) or -1 with errno set.
+long open_probe(perf_event_attr& attr, int pid, int cpu, std::string& note);
 
 }  // namespace layoutprof::perf_detail

@@ -31,6 +31,12 @@ size_t page_size() {
   return page;
 }
 
+bool is_page_fault_event(const perf_event_attr& a) {
+  return a.type == PERF_TYPE_SOFTWARE &&
+         (a.config == PERF_COUNT_SW_PAGE_FAULTS || a.config == PERF_COUNT_SW_PAGE_FAULTS_MIN ||
+          a.config == PERF_COUNT_SW_PAGE_FAULTS_MAJ);
+}
+
 // Events per sample where --events gives none: a few hundred to a few thousand samples a second
 // at the rates these events run at on a busy core, primes so that the sampling does not lock
 // onto a loop's period. The clock events are timer interrupts: one costs 15-20 us in these VMs
@@ -38,10 +44,7 @@ size_t page_size() {
 // 7% of the time.
 uint64_t default_period(const Encoded& e) {
   if (is_clock_event(e)) return 2000000;  // ns of task-clock / cpu-clock: 500 a second
-  if (e.attr.type == PERF_TYPE_SOFTWARE &&
-      (e.attr.config == PERF_COUNT_SW_PAGE_FAULTS || e.attr.config == PERF_COUNT_SW_PAGE_FAULTS_MIN ||
-       e.attr.config == PERF_COUNT_SW_PAGE_FAULTS_MAJ))
-    return 16;  // a sample per 64 KB of memory first touched (4 KB pages)
+  if (is_page_fault_event(e.attr)) return 16;  // a sample per 64 KB of memory first touched (4 KB pages)
   if (e.attr.type == PERF_TYPE_SOFTWARE) return 1009;
   if (e.attr.type == PERF_TYPE_HARDWARE &&
       (e.attr.config == PERF_COUNT_HW_CPU_CYCLES || e.attr.config == PERF_COUNT_HW_INSTRUCTIONS ||
@@ -49,12 +52,6 @@ uint64_t default_period(const Encoded& e) {
     return 2000003;
   if (e.attr.type == PERF_TYPE_HW_CACHE) return 10007;  // misses and accesses of a cache or TLB
   return 100003;
-}
-
-bool is_page_fault_event(const perf_event_attr& a) {
-  return a.type == PERF_TYPE_SOFTWARE &&
-         (a.config == PERF_COUNT_SW_PAGE_FAULTS || a.config == PERF_COUNT_SW_PAGE_FAULTS_MIN ||
-          a.config == PERF_COUNT_SW_PAGE_FAULTS_MAJ);
 }
 
 constexpr uint64_t kSampleType =
@@ -352,20 +349,10 @@ PerfSampler PerfSampler::create(const std::vector<std::string>& events, const st
       long fd = -1;
       int err = 0;
       const int lowest = try_precise ? 0 : static_cast<int>(a.precise_ip);
-      for (int precise = try_precise ? 2 : lowest; precise >= lowest; --precise) {
+      for (int precise = try_precise ? 2 : lowest; precise >= lowest && fd < 0; --precise) {
         a.precise_ip = static_cast<uint64_t>(precise);
-        perf_event_attr attempt = a;
-        fd = open_event(attempt, probe_tid, -1, -1);
+        fd = open_probe(a, probe_tid, -1, st.note);
         err = errno;
-        if (fd < 0 && (err == EACCES || err == EPERM) && !a.exclude_kernel) {
-          a.exclude_kernel = 1;
-          a.exclude_hv = 1;
-          attempt = a;
-          fd = open_event(attempt, probe_tid, -1, -1);
-          err = errno;
-          if (fd >= 0) st.note = "user space only: perf_event_paranoid " + std::to_string(paranoid_level());
-        }
-        if (fd >= 0) break;
       }
       if (fd < 0) {
         st.reason = err == EINVAL ? std::strerror(err) +

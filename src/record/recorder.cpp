@@ -209,6 +209,9 @@ struct Name {
   Str str;       // the text, interned for the OpEvents
 };
 
+// The ops that get counters: forward()'s thread's top-level ops and its copies.
+inline bool counted_op(bool main, bool top, const Name* name) { return main && (top || name->is_copy); }
+
 struct RawEvent {  // 32 bytes: a call's array of them is walked once per op
   const Name* name;  // into ThreadBuffer::names
   int64_t start;     // ticks() as the op started
@@ -524,7 +527,7 @@ std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction& fn) {
     e.sited = true;
   }
   const auto index = static_cast<int32_t>(b.events.size());
-  if (b.main && (top || e.name->is_copy)) {
+  if (counted_op(b.main, top, e.name)) {
     if (g_counters) {
       e.counted = true;
       b.counted_open.push_back(static_cast<int32_t>(b.counted.size()));
@@ -928,13 +931,11 @@ CallSamples drain_samples(const PerfSampler& sampler, const Collected& c, int64_
                           int64_t to_ns) {
   CallSamples out;
   sampler.drain(out.drain);
-  out.drain.samples.erase(std::remove_if(out.drain.samples.begin(), out.drain.samples.end(),
-                                         [&](const RawSample& r) { return r.time_ns < from_ns || r.time_ns > to_ns; }),
-                          out.drain.samples.end());
   std::unordered_map<int, int32_t> thread_of;  // tid -> the call's thread index (its buffer)
   for (size_t bi = 0; bi < c.buffers.size(); ++bi) thread_of.emplace(c.buffers[bi]->tid, static_cast<int32_t>(bi));
   out.samples.reserve(out.drain.samples.size());
   for (const RawSample& r : out.drain.samples) {
+    if (r.time_ns < from_ns || r.time_ns > to_ns) continue;
     auto it = thread_of.find(r.tid);
     out.samples.push_back({r.counter, it == thread_of.end() ? -1 : it->second, r.time_ns - origin_ns, r.addr});
   }
@@ -975,7 +976,25 @@ std::vector<std::vector<double>> interval_shares(const std::vector<SampleSpan>& 
   return attribute_intervals(spans, s.drain.intervals, s.interval_events);
 }
 
-void fill_sample_totals(Call& call, const CallSamples& s, const SampleAttribution& a) {
+// A call's samples attributed to its spans (op events): each counted span's counters (empty for
+// the others), and the call's sample totals filled in.
+struct SampledCall {
+  CallSamples samples;
+  SampleAttribution attribution;
+  std::vector<std::vector<CounterValue>> counters;  // per span
+};
+
+SampledCall sample_call(Call& call, const PerfSampler& sampler, const Collected& c, const std::vector<SampleSpan>& spans,
+                        int64_t origin_ns, int64_t from_ns, int64_t to_ns) {
+  SampledCall out;
+  out.samples = drain_samples(sampler, c, origin_ns, from_ns, to_ns);
+  const CallSamples& s = out.samples;
+  out.attribution = attribute_samples(spans, s.samples, s.periods.size());
+  const SampleAttribution& a = out.attribution;
+  const auto shares = interval_shares(spans, s);
+  out.counters.resize(spans.size());
+  for (size_t i = 0; i < spans.size(); ++i)
+    if (spans[i].counted) out.counters[i] = sampled_counters(a.counted[i], shares[i], s);
   call.sample_totals.assign(s.periods.size(), {});
   for (const Sample& x : s.samples)
     if (x.counter < call.sample_totals.size()) ++call.sample_totals[x.counter].samples;
@@ -983,6 +1002,7 @@ void fill_sample_totals(Call& call, const CallSamples& s, const SampleAttributio
     call.sample_totals[k].attributed = call.sample_totals[k].samples - static_cast<int64_t>(a.unattributed[k]);
     call.sample_totals[k].lost = static_cast<int64_t>(s.drain.lost[k]);
   }
+  return out;
 }
 
 // Whether this call's event `i` is the first call's op `id`: the same name, and the same parent
@@ -1138,7 +1158,6 @@ Call Recorder::stop_figures(const Call& first) {
   }
   if (state_->sampler) {
     // The counted ops' samples, in the order the counted ops start (as read counters come).
-    CallSamples samples = drain_samples(*state_->sampler, c, 0, scale.ns(state_->start_tick), scale.ns(stop_tick));
     std::vector<SampleSpan> spans(c.events);
     for (size_t i = 0; i < c.events; ++i) {
       const Collected::Ref at = c.ref(i);
@@ -1146,14 +1165,12 @@ Call Recorder::stop_figures(const Call& first) {
       const RawEvent& raw = b.events[at.local];
       spans[i] = {scale.ns(raw.start), scale.ns(raw.end ? raw.end : stop_tick),
                   raw.parent >= 0 ? static_cast<int32_t>(c.id(at.buffer, raw.parent)) : -1, at.buffer,
-                  b.main && (raw.parent < 0 || raw.name->is_copy)};
+                  counted_op(b.main, raw.parent < 0, raw.name)};
     }
-    const SampleAttribution a = attribute_samples(spans, samples.samples, samples.periods.size());
-    const auto shares = interval_shares(spans, samples);
-    for (size_t i = 0; i < c.events; ++i)
-      if (spans[i].counted)
-        for (const CounterValue& v : sampled_counters(a.counted[i], shares[i], samples)) call.counters.push_counter(v);
-    fill_sample_totals(call, samples, a);
+    const SampledCall sampled =
+        sample_call(call, *state_->sampler, c, spans, 0, scale.ns(state_->start_tick), scale.ns(stop_tick));
+    for (const std::vector<CounterValue>& values : sampled.counters)
+      for (const CounterValue& v : values) call.counters.push_counter(v);
   }
   for (int64_t d : durations) call.duration_ns.push_back(d);
   for (int64_t g : gpu_times) call.gpu_ns.push_back(g);
@@ -1193,17 +1210,11 @@ void link_backward(const Collected& c, Call& call) {
 namespace {
 void attribute_call_samples(Call& call, const PerfSampler& sampler, const Collected& c,
                             const std::vector<SampleSpan>& spans, int64_t origin_ns, int64_t stop_ns) {
-  CallSamples samples = drain_samples(sampler, c, origin_ns, origin_ns, stop_ns);
-  const SampleAttribution a = attribute_samples(spans, samples.samples, samples.periods.size());
-  const auto shares = interval_shares(spans, samples);
+  const SampledCall sampled = sample_call(call, sampler, c, spans, origin_ns, origin_ns, stop_ns);
   for (size_t i = 0; i < spans.size(); ++i)
-    if (spans[i].counted) {
-      const std::vector<CounterValue> values = sampled_counters(a.counted[i], shares[i], samples);
-      call.events[i].counters.assign(values.begin(), values.end());
-    }
-  fill_sample_totals(call, samples, a);
+    if (spans[i].counted) call.events[i].counters.assign(sampled.counters[i].begin(), sampled.counters[i].end());
   if (call.tensors_recorded)
-    call.tensor_samples = attribute_addresses(spans, samples.samples, a, [&](int32_t op, uint64_t addr) {
+    call.tensor_samples = attribute_addresses(spans, sampled.samples.samples, sampled.attribution, [&](int32_t op, uint64_t addr) {
       const OpEvent& e = call.events[op];
       for (size_t k = 0; k < e.outputs.size(); ++k)
         if (tensor_holds(e.outputs[k], addr)) return static_cast<int>(e.inputs.size() + k);
@@ -1307,7 +1318,7 @@ Call Recorder::stop() {
     if (state_->backward_tick >= 0 && call.backward_from < 0 && raw.start >= state_->backward_tick)
       call.backward_from = static_cast<int64_t>(i);
     if (state_->sampler)
-      spans[i] = {e.start_ns, e.start_ns + e.duration_ns, e.parent, e.thread, b.main && (raw.parent < 0 || raw.name->is_copy)};
+      spans[i] = {e.start_ns, e.start_ns + e.duration_ns, e.parent, e.thread, counted_op(b.main, raw.parent < 0, raw.name)};
     // One buffer, the main thread's (nothing appends to it any more), is converted in its own
     // order: what is behind us goes back to the kernel.
     if (c.order.empty() && b.main && (i + 1) % kReleaseEvery == 0) {

@@ -593,32 +593,31 @@ Trace run_profile(const ProfileConfig& config, const ProgressFn& progress, std::
   std::optional<PerfCounters> counters;
   std::optional<PerfSampler> sampler;
   const std::vector<std::string> events = config.events.empty() ? PerfCounters::default_events() : config.events;
+  const BandwidthEvents bandwidth =
+      config.counters ? PerfCounters::bandwidth_events(config.bandwidth_events) : BandwidthEvents{};
   if (config.counters && config.sample_counters) {
     // Sampled (the default): nothing is read per op; the samples are attributed after each call.
-    BandwidthEvents bandwidth = PerfCounters::bandwidth_events(config.bandwidth_events);
     sampler.emplace(PerfSampler::create(events, process_threads(), bandwidth));
     run.counters = sampler->status();
     run.counter_mode = "sampled";
     run.counter_read = sampler->describe();
-    run.bandwidth = sampler->interval_events() > 0 ? "measured" : "derived";
-    run.bandwidth_note = bandwidth.note;
-    if (sampler->interval_events() > 0)
-      run.bandwidth_note += ", read every 1 ms by a thread of layoutprof's own and shared among the ops "
-                            "running in each interval by time";
-    for (const CounterStatus& c : run.counters)
-      if (c.scope == "system" && !c.measured) run.bandwidth_note += "; " + c.event + ": " + c.reason;
   } else if (config.counters) {
-    run.counter_mode = "counted";
-    BandwidthEvents bandwidth = PerfCounters::bandwidth_events(config.bandwidth_events);
     counters.emplace(PerfCounters::create(events, process_threads(), bandwidth));
     run.counters = counters->status();
+    run.counter_mode = "counted";
     run.counter_read = counters->read_method() + " on " + std::to_string(counters->groups().size()) +
                        " group(s), at every top-level op and copy" + counting_cost(*counters);
-    bool measured = std::any_of(run.counters.begin(), run.counters.end(), [](const CounterStatus& c) {
+  }
+  if (config.counters) {
+    // Memory traffic: the system-wide (uncore) events, per op when counting, at intervals when sampling.
+    const bool measured = std::any_of(run.counters.begin(), run.counters.end(), [](const CounterStatus& c) {
       return c.scope == "system" && c.measured;
     });
     run.bandwidth = measured ? "measured" : "derived";
     run.bandwidth_note = bandwidth.note;
+    if (measured && sampler)
+      run.bandwidth_note += ", read every 1 ms by a thread of layoutprof's own and shared among the ops "
+                            "running in each interval by time";
     for (const CounterStatus& c : run.counters)
       if (c.scope == "system" && !c.measured) run.bandwidth_note += "; " + c.event + ": " + c.reason;
   } else {
