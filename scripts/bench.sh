@@ -15,9 +15,12 @@
 #   scripts/bench.sh                          against Debian's LibTorch 1.13
 #   TORCH_PYTHON=wheel scripts/bench.sh       against the tested 2.x wheel (see scripts/setup.sh)
 #   scripts/bench.sh --counters               the counters' table only
+#   scripts/bench.sh --startup                start-up time and RSS of the report commands,
+#                                             without LibTorch and with it (bench_startup.py)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 B=$(scripts/setup.sh)
+[ "${1:-}" != --startup ] || exec python3 scripts/bench_startup.py "$B" "${REPS:-21}"
 source scripts/torch-env.sh
 torch_env_resolve  # TORCH_PY: the torch.profiler side runs on the same torch
 REPS=${REPS:-15}

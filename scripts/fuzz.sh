@@ -29,7 +29,7 @@ export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}
 # reuses what this one compiled.
 export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD} CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
 if [ ! -f "$B/build.ninja" ]; then
-  CC=clang-14 CXX=clang++-14 cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLAYOUTPROF_FUZZ=ON >&2
+  CC=clang-14 CXX=clang++-14 cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLAYOUTPROF_FUZZ=ON -DLAYOUTPROF_WERROR=ON >&2
 fi
 cmake --build "$B" -j "$(nproc)" --target "${list[@]/#/fuzz_}" >&2
 

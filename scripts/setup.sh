@@ -13,13 +13,14 @@
 #                                             ~/.cache/layoutprof/ (LAYOUTPROF_CACHE)
 # BUILD_DIR overrides the build folder. LAYOUTPROF_SANITIZE=address,undefined builds with those
 # sanitizers (layoutprof's code; LibTorch is used as it is), reusing build/'s samples.
+# LAYOUTPROF_WERROR=ON makes warnings errors (scripts/test.sh sets it; off otherwise).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/torch-env.sh
 
 PACKAGES=(g++ cmake ninja-build ccache pkg-config libpfm4-dev
           libcli11-dev nlohmann-json3-dev libsimdjson-dev libgtest-dev libgmock-dev googletest
-          python3-jsonschema python3-venv chromium chromium-driver python3-selenium)
+          python3-jsonschema python3-venv chromium chromium-driver python3-selenium time)
 # Debian's LibTorch and its Python (for the samples), unless another torch is asked for.
 [ -n "${TORCH_PYTHON:-}" ] || PACKAGES+=(libtorch-dev python3-torch python3-torchvision)
 
@@ -35,10 +36,13 @@ if [ -n "${LAYOUTPROF_SANITIZE:-}" ]; then
   flags="-fsanitize=$LAYOUTPROF_SANITIZE -fno-omit-frame-pointer -fno-sanitize-recover=all"
   sanitize_args=(-DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=$LAYOUTPROF_SANITIZE")
 fi
+werror=${LAYOUTPROF_WERROR:-OFF}
 if [ ! -f "$BUILD_DIR/build.ninja" ]; then
   echo "setup: configuring $BUILD_DIR against LibTorch $TORCH_VERSION${LAYOUTPROF_SANITIZE:+ with -fsanitize=$LAYOUTPROF_SANITIZE}" >&2
-  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${TORCH_CMAKE_ARGS[@]}" \
-    ${sanitize_args[@]+"${sanitize_args[@]}"} >&2
+  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLAYOUTPROF_WERROR="$werror" \
+    "${TORCH_CMAKE_ARGS[@]}" ${sanitize_args[@]+"${sanitize_args[@]}"} >&2
+elif ! grep -qx "LAYOUTPROF_WERROR:BOOL=$werror" "$BUILD_DIR/CMakeCache.txt"; then
+  cmake -S . -B "$BUILD_DIR" -DLAYOUTPROF_WERROR="$werror" >&2
 fi
 cmake --build "$BUILD_DIR" -j "$(nproc)" >&2
 

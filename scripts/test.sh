@@ -20,6 +20,7 @@
 # per LibTorch comes last.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+export LAYOUTPROF_WERROR=ON  # every build tested here treats warnings as errors
 
 which=all
 if [[ "${1:-}" == "--torch" ]]; then

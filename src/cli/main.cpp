@@ -1,49 +1,45 @@
-// layoutprof: the memory-layout profiler for TorchScript models.
-// The only place that turns errors into exit codes (see README, "Exit codes").
-#include <iostream>
+// layoutprof: the memory-layout profiler of PyTorch models.
+// This executable links no LibTorch: the commands that only read reports (render, check,
+// diff, --version) run here and start in milliseconds; every other command line is handed,
+// as it is, to layoutprof-run, the program that loads and runs models.
+#include <cstring>
+#include <optional>
+#include <string>
 
 #include "cli/commands.h"
-#include "layoutprof/errors.h"
-#include "layoutprof/runner.h"
+#include "cli/entry.h"
+#include "cli/model_runner.h"
+
+namespace {
+
+bool reads_reports_only(int argc, char** argv) {
+  if (argc < 2) return false;
+  for (const char* command : {"render", "check", "diff", "--version"}) {
+    if (std::strcmp(argv[1], command) == 0) return true;
+  }
+  return false;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace layoutprof;
-  CLI::App app{"layoutprof: shapes, strides and hidden layout copies of every op of a "
-               "TorchScript model"};
-  app.set_version_flag("--version", std::string("layoutprof ") + LAYOUTPROF_VERSION +
-                                        " (LibTorch " + torch_version() + ")");
-  RunOptions run_options;
-  setup_run(app, run_options);
+  if (!reads_reports_only(argc, argv)) return exec_model_runner(argv);
+
+  CLI::App app{"layoutprof: shapes, strides and hidden layout copies of every op of a PyTorch model"};
+  app.set_version_flag("--version", std::string("layoutprof ") + LAYOUTPROF_VERSION + " (LibTorch " +
+                                        LAYOUTPROF_TORCH_VERSION + ")");
   RenderOptions render_options;
   CLI::App* render = setup_render(app, render_options);
   CompareOptions check_options, diff_options;
   CLI::App* check = setup_check(app, check_options);
-  CLI::App* diff = setup_diff(app, diff_options);
-  CompareFormatsOptions formats_options;
-  CLI::App* formats = setup_compare_formats(app, formats_options);
+  setup_diff(app, diff_options);
+  app.require_subcommand(1);
+  if (std::optional<int> status = parse_command_line(app, argc, argv)) return *status;
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
-    std::cerr << "layoutprof: " << e.what() << " (see --help)\n";
-    return kExitUsage;
-  }
-
-  try {
+  return run_mapping_errors([&] {
     if (render->parsed()) return run_render(render_options);
     if (check->parsed()) return run_check(check_options);
-    if (diff->parsed()) return run_diff(diff_options);
-    if (formats->parsed()) return run_compare_formats(formats_options);
-    return run_run(run_options);
-  } catch (const Error& e) {
-    std::cerr << "layoutprof: " << e.what() << "\n";
-    return e.code();
-  } catch (const std::exception& e) {
-    // Every error of the input, the model or the machine has its own type and code above:
-    // what reaches here is layoutprof's own fault.
-    std::cerr << "layoutprof: internal error (a bug in layoutprof; please report it): " << first_line(e.what())
-              << "\n";
-    return kExitInternal;
-  }
+    return run_diff(diff_options);
+  });
 }

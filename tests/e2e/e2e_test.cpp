@@ -51,12 +51,12 @@ std::string quote(const std::string& s) {
   return q + "'";
 }
 
-// Runs the binary with NO_COLOR and no terminal, capturing stdout and stderr.
-Result run(const std::vector<std::string>& args) {
+// Runs `binary` with NO_COLOR and no terminal, capturing stdout and stderr.
+Result run_binary(const std::string& binary, const std::vector<std::string>& args) {
   static int n = 0;
   fs::path out = work_dir() / ("out" + std::to_string(n));
   fs::path err = work_dir() / ("err" + std::to_string(n++));
-  std::string cmd = "NO_COLOR=1 " + quote(LAYOUTPROF_BIN);
+  std::string cmd = "NO_COLOR=1 " + quote(binary);
   for (const auto& a : args) cmd += " " + quote(a);
   cmd += " >" + quote(out.string()) + " 2>" + quote(err.string()) + " </dev/null";
   int status = std::system(cmd.c_str());
@@ -66,6 +66,8 @@ Result run(const std::vector<std::string>& args) {
   r.err = read_file(err);
   return r;
 }
+
+Result run(const std::vector<std::string>& args) { return run_binary(LAYOUTPROF_BIN, args); }
 
 int lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
 
@@ -1171,6 +1173,39 @@ TEST(Cli, VersionNamesLibTorch) {
   EXPECT_EQ(r.code, 0);
   EXPECT_THAT(r.out, HasSubstr("layoutprof "));
   EXPECT_THAT(r.out, HasSubstr("(LibTorch " LIBTORCH_VERSION ")"));
+}
+
+// The libraries the dynamic loader maps for `binary`, as ldd lists them.
+std::string shared_libraries(const std::string& binary) {
+  Result r = run_binary("/usr/bin/ldd", {binary});
+  EXPECT_EQ(r.code, 0) << r.err;
+  return r.out;
+}
+
+TEST(Cli, TheUsersCommandLinksNoLibTorchItsModelRunnerDoes) {
+  const std::string runner = (fs::path(LAYOUTPROF_BIN).parent_path() / "layoutprof-run").string();
+  EXPECT_THAT(shared_libraries(runner), HasSubstr("libc10"));
+  const std::string libs = shared_libraries(LAYOUTPROF_BIN);
+  EXPECT_THAT(libs, ::testing::Not(HasSubstr("libtorch")));
+  EXPECT_THAT(libs, ::testing::Not(HasSubstr("libc10")));
+}
+
+TEST(Cli, WithoutItsModelRunnerARunSaysWhyInOneLineAndReportsStillRender) {
+  fs::path alone = work_dir() / "alone";
+  fs::create_directories(alone);
+  fs::copy_file(LAYOUTPROF_BIN, alone / "layoutprof", fs::copy_options::overwrite_existing);
+  Result r = run_binary((alone / "layoutprof").string(), {"model.pt", "--input", "1x3"});
+  EXPECT_EQ(r.code, 70);
+  EXPECT_EQ(lines(r.err), 1) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("cannot start layoutprof-run"));
+  EXPECT_THAT(r.err, HasSubstr((alone / "layoutprof-run").string()));
+
+  Result version = run_binary((alone / "layoutprof").string(), {"--version"});
+  EXPECT_EQ(version.code, 0) << version.err;
+  EXPECT_THAT(version.out, HasSubstr("(LibTorch " LIBTORCH_VERSION ")"));
+  Result render = run_binary((alone / "layoutprof").string(), {"render", "missing.json"});
+  EXPECT_EQ(render.code, 2) << render.err;  // read by the report reader, not handed over
+  EXPECT_THAT(render.err, ::testing::Not(HasSubstr("layoutprof-run")));
 }
 
 TEST(Cli, HelpListsTheOptions) {
