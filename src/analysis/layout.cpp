@@ -228,7 +228,12 @@ const TensorShape* intern_shape(TensorShape shape, bool classified) {
 }
 
 const TensorShape* empty_shape() {
-  static const TensorShape* empty = intern_shape(TensorShape{});
+  // A named shape, not a temporary: GCC 12 at -O2 takes the moved-from temporary's vectors
+  // for uninitialized (-Wmaybe-uninitialized, a false positive).
+  static const TensorShape* const empty = [] {
+    const TensorShape none;
+    return intern_shape(none);
+  }();
   return empty;
 }
 
