@@ -14,8 +14,11 @@
 #   scripts/test.sh --torch tsan        ThreadSanitizer (build-tsan/, Debian's 1.13): the recorder's
 #                                       tests, and every sample run with --threads 2 (see README)
 #   scripts/test.sh --torch fuzz        every libFuzzer target for FUZZ_SECONDS (default 30)
+#   scripts/test.sh --torch packaging   plain CMake builds as packagers make them (Release with
+#                                       GCC 12, clang 14; both LibTorch versions) and
+#                                       cmake --install (scripts/packaging.sh)
 #
-# `all` (the default, and CI) runs wheel, debian, sanitize, tsan and fuzz.
+# `all` (the default, and CI) runs wheel, debian, sanitize, tsan, fuzz and packaging.
 # Other arguments go to ctest (e.g. -R Gate). Exits non-zero if any suite fails; a summary line
 # per LibTorch comes last.
 set -euo pipefail
@@ -28,11 +31,11 @@ if [[ "${1:-}" == "--torch" ]]; then
   shift 2
 fi
 case "$which" in
-  all) suites=(wheel debian sanitize tsan fuzz) ;;  # the 2.x build first: the 1.13 suite loads its archives
-  debian | wheel | sanitize | tsan | fuzz) suites=("$which") ;;
+  all) suites=(wheel debian sanitize tsan fuzz packaging) ;;  # the 2.x build first: the 1.13 suite loads its archives
+  debian | wheel | sanitize | tsan | fuzz | packaging) suites=("$which") ;;
   python) [ -n "${TORCH_PYTHON:-}" ] || { echo "test: --torch python needs TORCH_PYTHON" >&2; exit 2; }
           suites=(python) ;;
-  *) echo "test: --torch $which: expected debian, wheel, python or all" >&2; exit 2 ;;
+  *) echo "test: --torch $which: expected debian, wheel, python, sanitize, tsan, fuzz, packaging or all" >&2; exit 2 ;;
 esac
 
 summary=() failed=0 newer_samples="" total=0 nfailed=0 skipped=0
@@ -43,6 +46,17 @@ for suite in "${suites[@]}"; do
     mkdir -p build-fuzz
     if scripts/fuzz.sh all "${FUZZ_SECONDS:-30}" | tee build-fuzz/fuzz.log; then result=passed; else result=FAILED; failed=1; fi
     summary+=("fuzz: $result: $(grep -c 'findings: 0 (exit 0)' build-fuzz/fuzz.log || true) of 5 targets without a finding; $((SECONDS - start)) s")
+    continue
+  fi
+  if [[ "$suite" == packaging ]]; then
+    echo "=== Packagers' builds: plain CMake, GCC 12 and clang 14, cmake --install ===" >&2
+    if scripts/packaging.sh | tee build-packaging.log; then result=passed; else result=FAILED; failed=1; fi
+    last=$(tail -n 1 build-packaging.log)
+    n_pass=$(sed -n 's/^packaging: \([0-9]*\) passed.*/\1/p' <<<"$last")
+    n_fail=$(sed -n 's/.*passed, \([0-9]*\) failed.*/\1/p' <<<"$last")
+    total=$((total + ${n_pass:-0} + ${n_fail:-0})); nfailed=$((nfailed + ${n_fail:-0}))
+    [ -n "$n_pass" ] || failed=1
+    summary+=("packaging: $result: $last; $((SECONDS - start)) s")
     continue
   fi
   if [[ "$suite" == tsan ]]; then

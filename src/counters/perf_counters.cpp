@@ -83,20 +83,20 @@ bool is_clock_event(const Encoded& e) {
          (e.attr.config == PERF_COUNT_SW_TASK_CLOCK || e.attr.config == PERF_COUNT_SW_CPU_CLOCK);
 }
 
-long open_event(perf_event_attr& attr, int pid, int cpu, int group_fd) {
-  return syscall(__NR_perf_event_open, &attr, pid, cpu, group_fd, 0);
+EventFd open_event(perf_event_attr& attr, int pid, int cpu, int group_fd) {
+  return EventFd(static_cast<int>(syscall(__NR_perf_event_open, &attr, pid, cpu, group_fd, 0)));
 }
 
-long open_probe(perf_event_attr& attr, int pid, int cpu, std::string& note) {
+EventFd open_probe(perf_event_attr& attr, int pid, int cpu, std::string& note) {
   perf_event_attr attempt = attr;
-  long fd = open_event(attempt, pid, cpu, -1);
-  if (fd < 0 && (errno == EACCES || errno == EPERM) && !attr.exclude_kernel) {
+  EventFd fd = open_event(attempt, pid, cpu, -1);
+  if (!fd && (errno == EACCES || errno == EPERM) && !attr.exclude_kernel) {
     // perf_event_paranoid 2 (the usual default) allows user space only: take that, and say so.
     attr.exclude_kernel = 1;
     attr.exclude_hv = 1;
     attempt = attr;
     fd = open_event(attempt, pid, cpu, -1);
-    if (fd >= 0) note = "user space only: perf_event_paranoid " + std::to_string(paranoid_level());
+    if (fd) note = "user space only: perf_event_paranoid " + std::to_string(paranoid_level());
   }
   return fd;
 }
@@ -120,7 +120,7 @@ struct MappedPage {
 struct PerfCounters::Impl {
   std::vector<CounterStatus> status;
   std::vector<CounterGroupLayout> layout;
-  std::vector<std::vector<int>> fds;  // per group; fds[g][0] leads the group
+  std::vector<std::vector<EventFd>> fds;  // per group; fds[g][0] leads the group
   std::vector<int> group_pid;         // the thread each group counts (-1: system-wide)
   size_t events = 0;
   size_t snapshot = 0;
@@ -129,16 +129,10 @@ struct PerfCounters::Impl {
   std::vector<std::unique_ptr<MappedPage>> pages;
   bool rdpmc = false;
 
-  ~Impl() {
-    for (auto& group : fds)
-      for (int fd : group)
-        if (fd >= 0) ::close(fd);
-  }
-
   void read_group(size_t g, uint64_t* out) const {
     const size_t n = layout[g].events;
     uint64_t buf[3 + 64];  // {nr, time_enabled, time_running, value[nr]}
-    ssize_t got = ::read(fds[g][0], buf, (3 + n) * sizeof(uint64_t));
+    ssize_t got = ::read(fds[g][0].get(), buf, (3 + n) * sizeof(uint64_t));
     if (got < static_cast<ssize_t>((3 + n) * sizeof(uint64_t))) {
       std::fill(out, out + 2 + n, 0);
       out[0] = kFailedRead;  // counter_delta leaves this group out and flags the values
@@ -199,22 +193,21 @@ struct PerfCounters::Impl {
     size_t first_event = this->events;
     bool first = true;
     for (auto [pid, cpu] : targets) {
-      std::vector<int> group;
+      std::vector<EventFd> group;
       int failed_errno = 0;
       for (const Encoded& e : events) {
         perf_event_attr attr = e.attr;
         attr.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED |
                            PERF_FORMAT_TOTAL_TIME_RUNNING;
         attr.disabled = 0;
-        long fd = open_event(attr, pid, cpu, group.empty() ? -1 : group.front());
-        if (fd < 0) {
+        EventFd fd = open_event(attr, pid, cpu, group.empty() ? -1 : group.front().get());
+        if (!fd) {
           failed_errno = errno;
           break;
         }
-        group.push_back(static_cast<int>(fd));
+        group.push_back(std::move(fd));
       }
       if (failed_errno) {
-        for (int fd : group) ::close(fd);
         if (first) {  // the events open alone but not as one group: count none of them
           for (size_t k = first_status; k < status.size(); ++k)
             if (status[k].measured &&
@@ -271,11 +264,9 @@ std::vector<Encoded> usable_events(const std::vector<std::string>& names, int pi
     try {
       Encoded e = encode_event(name);
       st.encoding = e.name;
-      const long fd = open_probe(e.attr, pid, cpu, st.note);
-      if (fd < 0) {
+      if (!open_probe(e.attr, pid, cpu, st.note)) {  // the probe's fd is closed at once
         st.reason = open_failure(errno);
       } else {
-        ::close(static_cast<int>(fd));
         st.measured = true;
         usable.push_back(e);
       }
@@ -361,9 +352,9 @@ PerfCounters PerfCounters::create(const std::vector<std::string>& events,
     }
   if (impl->self_group >= 0) {
     bool all = true;
-    for (int fd : impl->fds[impl->self_group]) {
+    for (const EventFd& fd : impl->fds[impl->self_group]) {
       auto page = std::make_unique<MappedPage>();
-      page->page = mmap(nullptr, sysconf(_SC_PAGESIZE), PROT_READ, MAP_SHARED, fd, 0);
+      page->page = mmap(nullptr, sysconf(_SC_PAGESIZE), PROT_READ, MAP_SHARED, fd.get(), 0);
       if (page->page == MAP_FAILED) {
         all = false;
         break;

@@ -4,8 +4,10 @@
 #pragma once
 
 #include <linux/perf_event.h>
+#include <unistd.h>
 
 #include <string>
+#include <utility>
 
 namespace layoutprof::perf_detail {
 
@@ -23,10 +25,39 @@ std::string open_failure(int err);
 int paranoid_level();
 // task-clock or cpu-clock: software events that count nanoseconds.
 bool is_clock_event(const Encoded& e);
-long open_event(perf_event_attr& attr, int pid, int cpu, int group_fd);
+
+// A perf event's file descriptor, closed when the object goes (as folly's File): move-only;
+// false when the open failed, with errno saying why right after it.
+class EventFd {
+ public:
+  EventFd() = default;
+  explicit EventFd(int fd) : fd_(fd) {}
+  EventFd(EventFd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  EventFd& operator=(EventFd&& other) noexcept {
+    if (this != &other) {
+      close();
+      fd_ = std::exchange(other.fd_, -1);
+    }
+    return *this;
+  }
+  EventFd(const EventFd&) = delete;
+  EventFd& operator=(const EventFd&) = delete;
+  ~EventFd() { close(); }
+
+  int get() const { return fd_; }
+  explicit operator bool() const { return fd_ >= 0; }
+
+ private:
+  void close() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+  int fd_ = -1;
+};
+
+EventFd open_event(perf_event_attr& attr, int pid, int cpu, int group_fd);
 // Opens `attr` alone on (pid, cpu) to see whether it can be; where perf_event_paranoid refuses
 // kernel-and-user, sets exclude_kernel (and hv) in `attr`, tries again and says so in `note`.
-// Returns the fd (the caller closes it) or -1 with errno set.
-long open_probe(perf_event_attr& attr, int pid, int cpu, std::string& note);
+EventFd open_probe(perf_event_attr& attr, int pid, int cpu, std::string& note);
 
 }  // namespace layoutprof::perf_detail

@@ -87,7 +87,7 @@ struct PerfSampler::Impl {
   std::vector<CounterStatus> status;
   std::vector<uint64_t> periods;  // per measured event
   struct Fd {
-    int fd;
+    EventFd fd;
     uint32_t counter;
     uint64_t enabled = 0, running = 0;  // at the last drain
   };
@@ -184,8 +184,7 @@ struct PerfSampler::Impl {
       wake.notify_all();
       reader.join();
     }
-    rings.clear();
-    for (const Fd& f : fds) ::close(f.fd);
+    rings.clear();  // unmapped before `fds` close
   }
 
   // Under `mutex`.
@@ -259,13 +258,13 @@ void PerfSampler::enable() const {
     }
     impl_->wake.notify_all();
   }
-  for (const Impl::Fd& f : impl_->fds) ::ioctl(f.fd, PERF_EVENT_IOC_ENABLE, 0);
+  for (const Impl::Fd& f : impl_->fds) ::ioctl(f.fd.get(), PERF_EVENT_IOC_ENABLE, 0);
 }
 
 void PerfSampler::disable() const {
   if (!impl_->enabled) return;
   impl_->enabled = false;
-  for (const Impl::Fd& f : impl_->fds) ::ioctl(f.fd, PERF_EVENT_IOC_DISABLE, 0);
+  for (const Impl::Fd& f : impl_->fds) ::ioctl(f.fd.get(), PERF_EVENT_IOC_DISABLE, 0);
   if (impl_->reader.joinable()) {
     {
       std::lock_guard<std::mutex> lock(impl_->mutex);
@@ -312,7 +311,7 @@ void PerfSampler::drain(SamplerDrain& out) const {
   }
   for (Impl::Fd& f : impl_->fds) {
     uint64_t v[3];  // value, time_enabled, time_running
-    if (::read(f.fd, v, sizeof v) != static_cast<ssize_t>(sizeof v)) continue;
+    if (::read(f.fd.get(), v, sizeof v) != static_cast<ssize_t>(sizeof v)) continue;
     out.enabled_ns[f.counter] += v[1] - std::min(v[1], f.enabled);
     out.running_ns[f.counter] += v[2] - std::min(v[2], f.running);
     f.enabled = v[1];
@@ -346,15 +345,15 @@ PerfSampler PerfSampler::create(const std::vector<std::string>& events, const st
       // Hardware events: precise samples (Intel PEBS, AMD IBS) where the PMU has them: the
       // instruction that caused the event, and for memory events its data address.
       const bool try_precise = a.type != PERF_TYPE_SOFTWARE && a.precise_ip == 0;
-      long fd = -1;
+      EventFd fd;
       int err = 0;
       const int lowest = try_precise ? 0 : static_cast<int>(a.precise_ip);
-      for (int precise = try_precise ? 2 : lowest; precise >= lowest && fd < 0; --precise) {
+      for (int precise = try_precise ? 2 : lowest; precise >= lowest && !fd; --precise) {
         a.precise_ip = static_cast<uint64_t>(precise);
         fd = open_probe(a, probe_tid, -1, st.note);
         err = errno;
       }
-      if (fd < 0) {
+      if (!fd) {
         st.reason = err == EINVAL ? std::strerror(err) +
                                         std::string(": the kernel refuses to sample it (no sampling "
                                                     "interrupt on this PMU, or no use_clockid)")
@@ -362,7 +361,6 @@ PerfSampler PerfSampler::create(const std::vector<std::string>& events, const st
         impl->status.push_back(st);
         continue;
       }
-      ::close(static_cast<int>(fd));
       st.measured = true;
       st.period = a.sample_period;
       if (is_page_fault_event(a)) st.data_address = "the faulting address (page-faults)";
@@ -383,32 +381,32 @@ PerfSampler PerfSampler::create(const std::vector<std::string>& events, const st
   bool first_thread = true;
   for (int tid : tids) {
     if (usable.empty()) break;
-    std::vector<int> opened;
+    std::vector<EventFd> opened;
     bool failed = false;
     for (size_t k = 0; k < usable.size() && !failed; ++k) {
       perf_event_attr a = usable[k].attr;
-      long fd = open_event(a, tid, -1, -1);
-      if (fd < 0) {
+      EventFd fd = open_event(a, tid, -1, -1);
+      if (!fd) {
         failed = true;  // a thread that exited since it was listed
         break;
       }
-      opened.push_back(static_cast<int>(fd));
+      opened.push_back(std::move(fd));
     }
     std::unique_ptr<Ring> ring;
     if (!failed) {
       // forward()'s thread takes most samples: a larger ring.
-      ring = map_ring(opened.front(), first_thread ? 256 : 128);
+      ring = map_ring(opened.front().get(), first_thread ? 256 : 128);
       failed = !ring;
       for (size_t k = 1; k < opened.size() && !failed; ++k)
-        failed = ::ioctl(opened[k], PERF_EVENT_IOC_SET_OUTPUT, opened.front()) != 0;
+        failed = ::ioctl(opened[k].get(), PERF_EVENT_IOC_SET_OUTPUT, opened.front().get()) != 0;
     }
     std::vector<uint64_t> ids(opened.size(), 0);
     for (size_t k = 0; k < opened.size() && !failed; ++k)
-      failed = ::ioctl(opened[k], PERF_EVENT_IOC_ID, &ids[k]) != 0;
+      failed = ::ioctl(opened[k].get(), PERF_EVENT_IOC_ID, &ids[k]) != 0;
     if (failed) {
       const int err = errno;
       ring.reset();
-      for (int fd : opened) ::close(fd);
+      opened.clear();
       if (first_thread) {  // forward()'s own thread: nothing can be sampled
         for (CounterStatus& st : impl->status)
           if (st.measured) {
@@ -426,7 +424,7 @@ PerfSampler PerfSampler::create(const std::vector<std::string>& events, const st
     if (first_thread) impl->ring_kb = (ring->bytes - page_size()) / 1024;
     first_thread = false;
     for (size_t k = 0; k < opened.size(); ++k) {
-      impl->fds.push_back({opened[k], static_cast<uint32_t>(k)});
+      impl->fds.push_back({std::move(opened[k]), static_cast<uint32_t>(k)});
       impl->counter_of[ids[k]] = static_cast<uint32_t>(k);
     }
     impl->rings.push_back(std::move(ring));

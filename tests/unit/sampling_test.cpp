@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <ctime>
 #include <numeric>
 #include <random>
 #include <thread>
@@ -244,6 +245,18 @@ TEST(PerfSampler, PageFaultSamplesCarryTheFaultingAddress) {
   EXPECT_TRUE(again.samples.empty()) << "a drain reads each sample once";
 }
 
+// Spins until this thread has run for `cpu` (task-clock counts its CPU time, not the wall's).
+static void spin_thread_cpu(std::chrono::nanoseconds cpu) {
+  auto thread_ns = [] {
+    timespec t{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return std::chrono::seconds(t.tv_sec) + std::chrono::nanoseconds(t.tv_nsec);
+  };
+  const auto until = thread_ns() + cpu;
+  volatile uint64_t spin = 0;
+  while (thread_ns() < until) spin = spin + 1;
+}
+
 TEST(PerfSampler, ClockSamplesAndUnsampleableEventsSayWhy) {
   const int tid = static_cast<int>(syscall(SYS_gettid));
   PerfSampler sampler = PerfSampler::create({"bogus::nothing", "task-clock", "cycles:freq=100"}, {tid});
@@ -255,13 +268,11 @@ TEST(PerfSampler, ClockSamplesAndUnsampleableEventsSayWhy) {
   EXPECT_THAT(sampler.status()[1].reason, HasSubstr("does not know"));
   EXPECT_THAT(sampler.status()[2].reason, ::testing::AnyOf(HasSubstr("fixed period"), HasSubstr("does not know")));
   sampler.enable();
-  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(30);
-  volatile uint64_t spin = 0;
-  while (std::chrono::steady_clock::now() < until) spin = spin + 1;
-  sampler.disable();
+  spin_thread_cpu(std::chrono::milliseconds(30));  // CPU time, not wall time: a busy machine
+  sampler.disable();                                // deschedules this thread for long stretches
   SamplerDrain drain;
   sampler.drain(drain);
-  // 30 ms of this thread's CPU time at one sample per 2 ms: about 15 (fewer if descheduled).
+  // 30 ms of this thread's CPU time at one sample per 2 ms: about 15.
   EXPECT_GE(drain.samples.size(), 3u);
   EXPECT_LE(drain.samples.size(), 16u);
   EXPECT_GT(drain.enabled_ns[0], 0u);

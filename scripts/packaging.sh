@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Builds layoutprof as a packager or a user does, with plain CMake and no help from
+# scripts/setup.sh, and checks what `cmake --install` puts under a prefix:
+#   gcc-release   GCC 12, -DCMAKE_BUILD_TYPE=Release, against Debian's LibTorch 1.13
+#   clang         clang 14 (CMake's default build type), against Debian's LibTorch 1.13
+#   gcc-wheel     GCC 12, Release, against the tested 2.x wheel (TORCH_PYTHON=wheel's venv)
+#   clang-wheel   clang 14, against the same wheel
+# Each builds the installed programs with warnings as errors (so "builds clean" is checked),
+# then installs into a fresh prefix and runs the installed layoutprof: --version, a model run
+# with --json, render of that report. The tests are not built here (the other suites build
+# and run them). The last line is the summary: "packaging: N passed, N failed".
+#
+#   scripts/packaging.sh [VARIANT...]     default: all four
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/torch-env.sh
+install_missing packaging g++ clang-14 cmake ninja-build ccache libtorch-dev python3-torch \
+  libpfm4-dev libcli11-dev nlohmann-json3-dev libsimdjson-dev
+export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache} CCACHE_BASEDIR=$PWD CCACHE_NOHASHDIR=1
+variants=("$@")
+((${#variants[@]})) || variants=(gcc-release clang gcc-wheel clang-wheel)
+passed=0 failed=0
+
+check() {  # description command...
+  if "${@:2}" >"$log" 2>&1; then
+    passed=$((passed + 1)); echo "ok    $1"
+  else
+    failed=$((failed + 1)); echo "FAIL  $1 (last lines of $log:)"; tail -n 15 "$log" | sed 's/^/      /'
+  fi
+}
+
+configure() {  # variant build_dir
+  local cc=gcc cxx=g++ type=(-DCMAKE_BUILD_TYPE=Release) torch=()
+  case "$1" in clang*) cc=clang-14 cxx=clang++-14 type=() ;; esac
+  if [[ "$1" == *wheel ]]; then
+    TORCH_PYTHON=wheel torch_env_resolve || return 1
+    torch=("${TORCH_CMAKE_ARGS[@]}")
+  fi
+  rm -rf "$2"
+  CC=$cc CXX=$cxx cmake -S . -B "$2" -G Ninja ${type[@]+"${type[@]}"} -DLAYOUTPROF_WERROR=ON \
+    -DLAYOUTPROF_BUILD_TESTS=OFF ${torch[@]+"${torch[@]}"}
+}
+
+# Each step says what failed: a function run as a condition ignores set -e.
+installed_programs_work() {  # prefix
+  local out=$1/../check
+  mkdir -p "$out"
+  "$1/bin/layoutprof" --version | grep "^layoutprof .*(LibTorch " || return 1
+  [ -x "$1/libexec/layoutprof/layoutprof-run" ] || { echo "no libexec/layoutprof/layoutprof-run"; return 1; }
+  [ -f "$1/share/layoutprof/report.schema.json" ] || { echo "no share/layoutprof/report.schema.json"; return 1; }
+  [ ! -e "$1/bin/layoutprof-bench" ] || { echo "the bench was installed"; return 1; }
+  "$1/bin/layoutprof" samples/transpose_reshape.pt --input 2x8x16 --warmup 0 --iters 1 \
+    --counters off --json "$out/r.json" || return 1
+  "$1/bin/layoutprof" render "$out/r.json" | grep "Heatmap"
+}
+
+for v in "${variants[@]}"; do
+  B=build-pkg-$v P=$PWD/build-pkg-$v/prefix log=build-pkg-$v.log
+  echo "=== $v ===" >&2
+  check "$v: configured with plain CMake" configure "$v" "$B"
+  check "$v: layoutprof and layoutprof-run built without a warning" \
+    cmake --build "$B" -j "$(nproc)" --target layoutprof layoutprof-run
+  check "$v: cmake --install" cmake --install "$B" --prefix "$P"
+  check "$v: the installed layoutprof runs a model and renders its report" installed_programs_work "$P"
+done
+echo "packaging: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
