@@ -203,7 +203,7 @@ void write_verdict(std::ostream& out, const Report& r, const Verdict& v) {
     classes += (classes.empty() ? "" : ", ") + std::to_string(at(v.copies, c)) + " " + copy_class_name(c);
   }
   if (others > 0)
-    out << "  and " << plural(others, "copy", "copies") << " that change no layout (" << classes << "), "
+    out << "  and " << plural(others, "copy", "copies") << (others == 1 ? " that changes" : " that change") << " no layout (" << classes << "), "
         << mb(other_bytes) << " MB: see Totals\n";
   if (v.copy_gpu_ns >= 0 && v.gpu_ns > 0)
     out << "  on the GPU, layout-copy kernels took " << share_text(v.copy_gpu_ns, v.gpu_ns) << " of the kernels' time ("
