@@ -1551,4 +1551,25 @@ TEST(Verdict, VerboseListsWhatWasNotMeasured) {
   EXPECT_THAT(rendered.out, HasSubstr("not measured  performance counters: turned off (--no-counters)"));
 }
 
+// check's Markdown (a pull-request comment) leads the same way: the verdict, then the causes
+// of the layout copies baseline → new with their fixes, then the checks.
+TEST(Verdict, CheckMarkdownLeadsWithTheCauses) {
+  fs::path regressed = work_dir() / "verdict_regressed.json";
+  ASSERT_EQ(run(run_args(entry_named("gate_regressed"), regressed)).code, 0);
+  Result md = run({"check", gate_baseline().string(), regressed.string(), "--format", "markdown"});
+  EXPECT_EQ(md.code, 1) << md.err;
+  const size_t verdict = md.out.find("### layoutprof: REGRESSED");
+  const size_t causes = md.out.find("**Causes of the layout copies** (baseline → new):");
+  const size_t reshape = md.out.find("- 0 → 1 implicit, ");
+  const size_t regression = md.out.find("- **regression** ");
+  ASSERT_NE(verdict, std::string::npos) << md.out;
+  ASSERT_NE(causes, std::string::npos) << md.out;
+  ASSERT_NE(reshape, std::string::npos) << md.out;
+  EXPECT_LT(verdict, causes);
+  EXPECT_LT(causes, reshape);
+  EXPECT_LT(reshape, regression) << md.out;
+  EXPECT_THAT(md.out.substr(reshape), HasSubstr("aten::reshape needs dense data: the permuted(0,2,1,3) tensor that aten::transpose makes"));
+  EXPECT_THAT(md.out.substr(reshape), HasSubstr("\n  → make it contiguous once where aten::transpose makes it, or avoid the transpose\n"));
+}
+
 }  // namespace

@@ -6,6 +6,8 @@
 #include <fstream>
 
 #include "layoutprof/analysis.h"
+#include "layoutprof/comparison_text.h"
+#include "layoutprof/gate.h"
 #include "layoutprof/json_report.h"
 #include "synthetic.h"
 
@@ -147,6 +149,28 @@ TEST(SplitGroups, PointsWithTheSameCauseAndSuggestionAreOneGroup) {
   EXPECT_EQ(r.ops[r.split_points[convs.points[1]].op].name, "aten::conv2d");
   EXPECT_EQ(convs.copies, 2);
   EXPECT_EQ(groups.size(), r.split_points.size() - 1) << "the transpose and the reshape stay apart";
+}
+
+TEST(ComparisonText, TheMarkdownLeadsWithTheCausesBaselineToNew) {
+  const Report base = analyze(testing::trace_of({testing::transpose_reshape_call()}));
+  const Comparison c = compare_reports(base, two_causes(), GateOptions{});
+  const std::string md = format_comparison(c, DiffFormat::markdown, false);
+  const size_t causes = md.find("**Causes of the layout copies** (baseline → new):");
+  const size_t weights = md.find("- 0 → 2 implicit, 0.000 → 0.009 MB: aten::conv2d: channels_last data meets NCHW");
+  const size_t reshape = md.find("- 1 implicit, 0.000 MB: aten::reshape needs dense data");
+  const size_t regression = md.find("- **regression** ");
+  ASSERT_NE(causes, std::string::npos) << md;
+  ASSERT_NE(weights, std::string::npos) << md;
+  ASSERT_NE(reshape, std::string::npos) << md;
+  ASSERT_NE(regression, std::string::npos) << md;
+  EXPECT_LT(causes, weights);
+  EXPECT_LT(weights, reshape) << "most bytes first";
+  EXPECT_LT(reshape, regression) << "the causes come before the checks";
+  EXPECT_NE(md.find("  → convert the model once: model.to(memory_format=torch.channels_last)\n", weights), std::string::npos);
+  // The other way round, the weights' cause is gone.
+  const std::string back = format_comparison(compare_reports(two_causes(), base, GateOptions{}), DiffFormat::text, false);
+  EXPECT_NE(back.find("  cause  2 → 0 implicit, 0.009 → 0.000 MB: aten::conv2d: "), std::string::npos) << back;
+  EXPECT_NE(back.find(" on every call (gone); in features.conv1 and features.conv2 at "), std::string::npos) << back;
 }
 
 TEST(ListText, NamesTheFirstAndCountsTheRest) {
