@@ -882,7 +882,7 @@ TEST(SampledCounters, TaskClockSamplesAgreeWithTheOpsMeasuredTimes) {
 // between readings, so each op's share must be about its own time.
 TEST(SampledCounters, IntervalEventsAreSharedAmongTheOpsRunningInEachInterval) {
   Result r;
-  json j = run_report("fresh_tensor", "interval.json", {"--events", "task-clock", "--bandwidth-events", "cpu-clock"}, &r);
+  json j = run_report("fresh_tensor", "interval.json", {"--events", "task-clock", "--bandwidth-events", "cpu-clock", "-v"}, &r);
   std::optional<json> status;
   for (const json& c : j["run"]["counters"])
     if (c["event"] == "cpu-clock") status = c;
