@@ -19,7 +19,7 @@ enum class CauseKind {
   format_mismatch,   // a dense tensor converted to another memory format (NCHW <-> channels_last)
                      // to meet the op's other operands: convolution weights vs activations
   view_copy,         // an op that needs dense data copies a view another op made (reshape
-                     // after transpose)
+                     // after transpose), or one it made inside itself
   input_copy,        // an op copies a non-dense model input
   unknown_origin,    // no recorded op or input made the source non-dense
 };
@@ -31,7 +31,7 @@ struct CopyCause {
   // format_mismatch: true when the data flowing through the op (its main input) was
   // converted, false when another operand (a convolution's weight) was.
   bool data_converted = false;
-  std::string origin;     // the op that made the non-dense source ("" none, or not recorded)
+  std::string origin;     // the top-level op that made the non-dense source ("" none, or the culprit)
   int origin_input = -1;  // input_copy: that model input
   std::string from, to;   // layout labels of the first copy's source and destination
   int64_t copies = 0;
@@ -47,8 +47,9 @@ struct CopyCause {
 };
 
 // The layout copies (implicit and explicit) of a report grouped by cause, most bytes first.
-// Works on a report read whole and on one read for the gate (top-level ops only; the copies'
-// times are then 0 and an origin nested in another op is not named).
+// Works on a report read whole and on one read for the gate (top-level ops only) alike, but
+// for the copies' times (0 there): origins are named by the top-level op around them, found
+// through the split points, which count each copy at its culprit and at its origin.
 std::vector<CopyCause> group_copy_causes(const Report& r);
 
 // Copies and bytes of one call, and the time the implicit ones took.

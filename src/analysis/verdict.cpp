@@ -43,11 +43,6 @@ const OpEvent* find_op(const Report& r, int64_t id) {
   return it != r.ops.end() && it->id == id ? &*it : nullptr;
 }
 
-const OpEvent* top_level_of(const Report& r, const OpEvent* op) {
-  for (int hops = 0; op && op->parent >= 0 && hops < 1 << 20; ++hops) op = find_op(r, op->parent);
-  return op;
-}
-
 bool is_memory_format(const TensorInfo& t) {
   const LayoutClass c = t.layout().cls;
   const size_t rank = t.sizes().size();
@@ -83,6 +78,27 @@ std::map<int64_t, const SplitPoint*> split_by_op(const Report& r) {
   return by_op;
 }
 
+// Per copy op: the top-level ops whose split points count it. Besides its culprit's, that is
+// the top-level op around its origin (analysis's find_split_points): read so from the split
+// points, a report read for the gate (without nested ops) names the same origin as one read whole.
+std::map<int64_t, std::vector<int64_t>> split_points_by_copy(const Report& r) {
+  std::map<int64_t, std::vector<int64_t>> by_copy;
+  for (const SplitPoint& sp : r.split_points)
+    for (int64_t op : sp.copy_ops) by_copy[op].push_back(sp.op);
+  return by_copy;
+}
+
+// The top-level op the model called that made a layout copy's source, when that is not the
+// culprit itself; nullptr otherwise.
+const OpEvent* origin_of(const Report& r, const std::map<int64_t, std::vector<int64_t>>& by_copy, const CopyRecord& c) {
+  if (c.origin < 0) return nullptr;
+  auto it = by_copy.find(c.op);
+  if (it == by_copy.end()) return nullptr;
+  for (int64_t op : it->second)
+    if (op != c.culprit) return find_op(r, op);
+  return nullptr;
+}
+
 bool has_kind(const SplitPoint* sp, const char* kind) {
   return sp && std::find(sp->kinds.begin(), sp->kinds.end(), kind) != sp->kinds.end();
 }
@@ -90,17 +106,14 @@ bool has_kind(const SplitPoint* sp, const char* kind) {
 // The cause of one layout copy, by the first rule that fits; `key` is what groups copies.
 using CauseKey = std::tuple<int, bool, std::string, std::string, int, std::string, std::string>;
 
-CopyCause classify(const Report& r, const CopyRecord& c, const SplitPoint* sp, const OpEvent* culprit,
+CopyCause classify(const CopyRecord& c, const SplitPoint* sp, const OpEvent* culprit, const OpEvent* origin,
                    CauseKey* key) {
   CopyCause k;
   k.cls = c.cls;
   k.from = c.src.label();
   k.to = c.dst.label();
   k.origin_input = c.origin_input;
-  const OpEvent* origin = find_op(r, c.origin);
-  const OpEvent* origin_top = top_level_of(r, origin);
-  // An origin inside the culprit (an op's own internal view) is not a place the model wrote.
-  if (origin && origin_top != culprit) k.origin = origin->name;
+  if (origin) k.origin = origin->name;
   const std::string reader = culprit ? culprit->name.str() : std::string("?");
   if (c.cls == CopyClass::explicit_layout) {
     k.kind = CauseKind::explicit_request;
@@ -109,7 +122,7 @@ CopyCause classify(const Report& r, const CopyRecord& c, const SplitPoint* sp, c
     k.data_converted = sp->before == c.src.label();
     *key = {static_cast<int>(k.kind), k.data_converted, "", "", -1, k.from, k.to};
     return k;
-  } else if (!k.origin.empty()) {
+  } else if (c.origin >= 0) {  // named, or made inside the culprit itself
     k.kind = CauseKind::view_copy;
   } else if (c.origin_input >= 0) {
     k.kind = CauseKind::input_copy;
@@ -148,6 +161,12 @@ void describe(CopyCause& k, size_t rank) {
       }
       return;
     case CauseKind::view_copy:
+      if (k.origin.empty()) {  // the culprit's own view of its input
+        k.what = readers + needs + " dense data: the " + k.from + " view made inside " + (many ? "them" : "it") +
+                 " is copied on every call";
+        k.fix = "keep the data these ops read dense, so that their own views need no copy";
+        return;
+      }
       k.what = readers + needs + " dense data: the " + k.from + " tensor that " + k.origin + " makes is copied on every call";
       k.fix = "make it contiguous once where " + k.origin + " makes it, or avoid the " + origin;
       return;
@@ -175,6 +194,7 @@ void describe(CopyCause& k, size_t rank) {
 
 std::vector<CopyCause> group_copy_causes(const Report& r) {
   const auto splits = split_by_op(r);
+  const auto by_copy = split_points_by_copy(r);
   std::map<CauseKey, size_t> index;
   std::vector<CopyCause> causes;
   std::vector<size_t> rank;  // per cause: the rank of its first copy's source
@@ -183,7 +203,8 @@ std::vector<CopyCause> group_copy_causes(const Report& r) {
     const OpEvent* culprit = find_op(r, c.culprit);
     auto sp = splits.find(c.culprit);
     CauseKey key;
-    CopyCause one = classify(r, c, sp == splits.end() ? nullptr : sp->second, culprit, &key);
+    const OpEvent* origin = origin_of(r, by_copy, c);
+    CopyCause one = classify(c, sp == splits.end() ? nullptr : sp->second, culprit, origin, &key);
     auto [it, added] = index.emplace(key, causes.size());
     if (added) {
       causes.push_back(std::move(one));
@@ -199,9 +220,7 @@ std::vector<CopyCause> group_copy_causes(const Report& r) {
       add_distinct(k.modules, culprit->module);
       if (!culprit->source.empty()) add_distinct(k.sources, culprit->source);
     }
-    const OpEvent* origin_top = top_level_of(r, find_op(r, c.origin));
-    if (origin_top && origin_top != culprit && !origin_top->source.empty())
-      add_distinct(k.origin_sources, origin_top->source);
+    if (origin && !origin->source.empty()) add_distinct(k.origin_sources, origin->source);
   }
   for (size_t i = 0; i < causes.size(); ++i) describe(causes[i], rank[i]);
   std::stable_sort(causes.begin(), causes.end(), [](const CopyCause& a, const CopyCause& b) {

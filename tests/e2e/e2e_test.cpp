@@ -1531,7 +1531,7 @@ TEST(Verdict, EachCauseOfATwoCauseSampleIsShown) {
   for (int at : {matmul, reshape}) {
     ASSERT_GT(at, causes) << r.out;
     ASSERT_LT(at, heatmap) << r.out;
-    EXPECT_THAT(screen[at + 1], HasSubstr("→ make it contiguous once where aten::")) << r.out;
+    EXPECT_THAT(screen[at + 1], HasSubstr("     → make it contiguous once where ")) << r.out;
   }
 }
 
