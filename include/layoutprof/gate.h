@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "layoutprof/report.h"
+#include "layoutprof/verdict.h"
 
 namespace layoutprof {
 
@@ -54,6 +55,9 @@ struct Comparison {
   std::vector<GateCheck> checks;
   std::vector<ModuleDiff> modules;  // execution order of the new report, then removed ones
   std::vector<std::string> notes;   // improvements and what was shown but not gated
+  // Each report's layout copies grouped by cause (verdict.h): what the comparison's text leads
+  // with after its verdict, baseline → new.
+  std::vector<CopyCause> base_causes, new_causes;
   bool regressed() const;
   int regressions() const;
 };

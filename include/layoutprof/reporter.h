@@ -27,6 +27,7 @@ struct ReporterOptions {
   int top = 10;                        // split points listed (text)
   bool color = false;                  // 256-colour shading (text on a terminal)
   bool diff_table = false;             // comparisons: the per-module table (diff), not the verdict only (check)
+  bool verbose = false;                // text: the header's whole list of what was measured and not, and why
 };
 
 class Reporter {

@@ -15,6 +15,7 @@ struct TextOptions {
   int depth = 0;  // 0: automatic (about 40 rows)
   int top = 10;   // split points listed
   bool color = false;  // 256-colour shading
+  bool verbose = false;  // the header lists every figure measured and not measured, with how and why
 };
 
 // The heatmap as a table: rows (heatmap_rows) and one column per figure, each with its text

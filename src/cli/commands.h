@@ -13,6 +13,7 @@ struct ViewOptions {
   std::string group_by = "module";
   int depth = 0;
   int top = 10;
+  bool verbose = false;  // -v: the text header lists every figure measured and not, and why
 };
 
 // The gate's thresholds, as typed; shared by check, diff and a run with --baseline.

@@ -20,6 +20,8 @@ void add_view_options(CLI::App& app, ViewOptions& view) {
   app.add_option("--top", view.top, "split points listed")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  app.add_flag("-v,--verbose", view.verbose,
+               "text: list every figure measured and not measured, with how and why (the JSON and HTML always hold them)");
 }
 
 bool stdout_wants_color() {
@@ -45,6 +47,7 @@ void write_report_as(const std::string& format, const Report& report, const View
   o.group_by = view.group_by == "op" ? GroupBy::op : GroupBy::module;
   o.depth = view.depth;
   o.top = view.top;
+  o.verbose = view.verbose;
   o.color = format == "text" && path == "-" && stdout_wants_color();
   // Whole, then written: no half report on stdout or in the file.
   write_file_atomically(path, [&](std::ostream& out) { reporter.write(out, report, o); });

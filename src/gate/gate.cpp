@@ -462,6 +462,8 @@ Comparison compare_reports(const Report& base_report, const Report& now_report, 
                         ": not gated (--gate-counters to gate it)");
     }
   }
+  c.base_causes = group_copy_causes(base_report);
+  c.new_causes = group_copy_causes(now_report);
   return c;
 }
 

@@ -1,11 +1,13 @@
 // A Comparison (check, diff, --baseline) as text or as Markdown for a pull-request comment:
-// the verdict, each regression, the notes, and with the table, each module's figures.
+// the verdict, the layout copies' causes (baseline → new), each regression, the notes, and
+// with the table, each module's figures.
 #include "layoutprof/comparison_text.h"
 
 #include <sstream>
 
 #include "analysis/format.h"
 #include "layoutprof/reporter.h"
+#include "layoutprof/verdict.h"
 
 namespace layoutprof {
 
@@ -21,6 +23,37 @@ std::string pair_mb(int64_t a, int64_t b) { return a == b ? mb(a) : mb(a) + " �
 
 std::string pair_ms(int64_t a, int64_t b) { return ms(a) + " → " + ms(b); }
 
+const CopyCause* same_cause(const std::vector<CopyCause>& list, const CopyCause& k) {
+  for (const CopyCause& other : list)
+    if (other.kind == k.kind && other.cls == k.cls && other.what == k.what) return &other;
+  return nullptr;
+}
+
+// One cause: its copies and bytes baseline → new, what it is, where, and its fix.
+void write_cause(std::ostream& out, const CopyCause& k, const CopyCause* base, bool gone, bool md) {
+  const int64_t copies[2] = {base ? base->copies : 0, gone ? 0 : k.copies};
+  const int64_t bytes[2] = {base ? base->bytes : 0, gone ? 0 : k.bytes};
+  std::vector<std::string> modules;
+  for (const std::string& m : k.modules) modules.push_back(scope_name(m));
+  out << (md ? "- " : "  cause  ") << pair(copies[0], copies[1]) << " "
+      << (k.cls == CopyClass::explicit_layout ? "explicit" : "implicit") << ", " << pair_mb(bytes[0], bytes[1])
+      << " MB: " << k.what << (gone ? " (gone)" : "") << "; in " << list_text(modules, 3);
+  if (!k.sources.empty()) out << " at " << list_text(k.sources, 2);
+  out << "\n";
+  if (!gone) out << (md ? "  → " : "           → ") << k.fix << "\n";
+}
+
+// The new report's layout copies by cause, most bytes first, then the baseline's causes that
+// are gone: what to act on, before the checks.
+void write_causes(std::ostream& out, const Comparison& c, bool md) {
+  if (c.new_causes.empty() && c.base_causes.empty()) return;
+  out << (md ? "**Causes of the layout copies** (baseline → new):\n\n" : "  causes of the layout copies (baseline → new):\n");
+  for (const CopyCause& k : c.new_causes) write_cause(out, k, same_cause(c.base_causes, k), false, md);
+  for (const CopyCause& k : c.base_causes)
+    if (!same_cause(c.new_causes, k)) write_cause(out, k, &k, true, md);
+  if (md) out << "\n";
+}
+
 }  // namespace
 
 std::string format_comparison(const Comparison& c, DiffFormat format, bool with_table) {
@@ -35,6 +68,7 @@ std::string format_comparison(const Comparison& c, DiffFormat format, bool with_
   } else {
     out << "layoutprof check: " << verdict << " (baseline " << c.base_name << ", new " << c.new_name << ")\n";
   }
+  write_causes(out, c, md);
   for (const GateCheck& k : c.checks)
     if (!k.passed) out << (md ? "- **regression** " : "  REGRESSION  ") << check_line(k) << "\n";
   for (const std::string& n : c.notes) out << (md ? "- " : "  note  ") << n << "\n";

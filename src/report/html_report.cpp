@@ -1,6 +1,8 @@
 // HTML: one self-contained page (CSS and JavaScript inline, no network; opens from file://)
 // of a run's report or of a comparison. The page embeds its data as one JSON document in a
 // <script type="application/json"> element and draws everything from it in the browser:
+//   - the verdict (layout copies a call, their bytes and share of its time) and their causes
+//     grouped, each with its fix (verdict.h),
 //   - the run header (what was measured, derived, modelled),
 //   - the heatmap (modules x figures, each column shaded by its own scale), rows expandable
 //     into their top-level ops and those into their nested ops,
@@ -25,6 +27,7 @@
 #include "report/comparison_json.h"
 #include "report/json_out.h"
 #include "report/markup.h"
+#include "report/verdict_json.h"
 
 namespace layoutprof {
 
@@ -376,6 +379,7 @@ tr.op-row td { background:#fbfcfe; font-size:12px; } tr.nested-row td { backgrou
 .split { border-left:3px solid var(--strided); padding:4px 10px; margin:8px 0; background:var(--panel); }
 .tools { margin:6px 0; display:flex; gap:12px; align-items:center; }
 .scroll { max-height:520px; overflow:auto; border:1px solid var(--line); border-radius:6px; }
+.verdict { font-size:15px; margin:8px 0 2px; } #causes td.fix { font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace; font-size:12px; }
 .note { background:#fffaeb; border:1px solid #fedf89; padding:6px 10px; border-radius:6px; margin:8px 0; }
 )CSS";
 
@@ -435,6 +439,34 @@ function childrenOf(id) {
 // --- header -----------------------------------------------------------------------------
 const R = D.run, T = D.summary;
 app.append(el("h1", { text: "layoutprof " + R.layoutprof + " — " + R.model }));
+// --- verdict and causes, first: what to act on ----------------------------------------------
+const V = D.verdict, call = R.backward ? "training step" : "forward";
+{
+  const imp = T.copies.implicit_layout, cops = n => n + " cop" + (n === 1 ? "y" : "ies");
+  let text = imp === 0 ? "No implicit layout copies in a call" : cops(imp).replace("cop", "implicit layout cop") + " a call, " + mb(T.copy_bytes.implicit_layout) + " MB";
+  if (imp > 0 && V.share) text += ", " + V.share + " of the " + call + "'s time (measured: the copies' own time, " + ms(V.implicit_ns) + " of " + ms(V.wall_ns) + " ms, " + (V.medians ? "medians over " + R.calls + " calls" : "one call") + ")";
+  if (R.status !== "ok") text += ", up to where the call stopped";
+  app.append(el("div", { id: "verdict", class: "verdict " + (imp ? "bad" : "good"), text: "Verdict: " + text }));
+  const more = [];
+  if (T.copies.explicit_layout) more.push("and " + cops(T.copies.explicit_layout).replace("cop", "explicit layout cop") + " the model asks for, " + mb(T.copy_bytes.explicit_layout) + " MB");
+  const others = ["broadcast", "dtype_device", "same_layout"].filter(c => T.copies[c] > 0);
+  const n = others.reduce((a, c) => a + T.copies[c], 0);
+  if (n) more.push("and " + cops(n) + " that change" + (n === 1 ? "s" : "") + " no layout (" + others.map(c => T.copies[c] + " " + c).join(", ") + "), " + mb(others.reduce((a, c) => a + T.copy_bytes[c], 0)) + " MB");
+  if (V.copy_gpu_ns >= 0 && V.gpu_share) more.push("on the GPU, layout-copy kernels took " + V.gpu_share + " of the kernels' time (measured, CUPTI: " + ms(V.copy_gpu_ns) + " of " + ms(V.gpu_ns) + " ms)");
+  more.forEach(m => app.append(el("div", { class: "muted", text: m })));
+}
+if (V.causes.length) {
+  const list = (a, k) => a.length <= k ? a.join(", ") : a.slice(0, k).join(", ") + " and " + (a.length - k) + " more";
+  const ct = el("table", { id: "causes" }, el("thead", {}, el("tr", {}, ...["", "copies", "MB", "ms (measured)", "cause", "where", "fix"].map(h => el("th", { class: h === "copies" || h === "MB" || h.startsWith("ms") ? "" : "l", text: h })))));
+  const cb = el("tbody");
+  V.causes.forEach((k, i) => {
+    const where = "in " + list(k.modules.map(m => m || "(top)"), 4) + (k.sources.length ? " at " + list(k.sources, 2) : "") + (k.origin_sources.length ? " (made at " + list(k.origin_sources, 2) + ")" : "");
+    cb.append(el("tr", { class: "cause-row" }, td(i + 1), td(k.copies + " " + k.class.replace("_layout", "")), td(mb(k.bytes)), td(k.time_ns > 0 ? ms(k.time_ns) : "-"), td(k.what, "wrap"), td(where, "wrap mono"), td("→ " + k.fix, "wrap fix")));
+  });
+  ct.append(cb);
+  section("Causes of the layout copies, grouped: " + V.causes.length + (V.causes.length === 1 ? " cause" : " causes") + ", most bytes first", el("div", { class: "scroll" }, ct));
+}
+section("Run: what was measured, derived and modelled");
 const hdr = el("div", { class: "header" });
 const hline = (k, v, cls) => hdr.append(el("div", { class: "k", text: k }), el("div", { class: cls || "", text: v }));
 R.inputs.forEach((x, i) => hline("input " + i, x.spec + "  (" + x.dtype + ", " + x.layout + ")"));
@@ -586,22 +618,25 @@ hm.append(hbody);
 app.append(el("div", { class: "scroll" }, hm));
 
 // --- split points --------------------------------------------------------------------------
-section("Split points (where the layout of the data changes): " + D.splits.count + (D.splits.count > 50 ? ", the 50 with the most bytes copied first" : ""));
+const groups = V.split_groups;
+section("Split points (where the layout of the data changes): " + D.splits.count + (groups.length < splits.length ? " in " + groups.length + " groups of the same cause and suggestion" : "") + (groups.length > 50 ? ", the 50 with the most bytes copied first" : ""));
 const splitBox = el("div", { id: "splits" });
 app.append(splitBox);
-function drawSplit(s, k) {
-  const i = pos.get(s.op);
+function drawSplit(g, k) {
+  const s = splits[g.points[0]], i = pos.get(s.op);
   const box = el("div", { class: "split" });
-  box.append(el("div", {}, el("b", { text: (k + 1) + ". " + (i === undefined ? "op " + s.op : str(O.name[i])) }), " in " + (i === undefined ? "?" : opWhere(i))));
+  const name = el("b", { text: (k + 1) + ". " + (i === undefined ? "op " + s.op : str(O.name[i])) });
+  if (g.points.length === 1) box.append(el("div", {}, name, " in " + (i === undefined ? "?" : opWhere(i))));
+  else box.append(el("div", {}, name, " at " + g.points.length + " places, same cause and suggestion: " + g.points.map(p => { const j = pos.get(splits[p].op); return j === undefined ? "op " + splits[p].op : opWhere(j); }).filter((w, n, a) => a.indexOf(w) === n).join("; ")));
   if (i !== undefined && str(O.text[i])) box.append(el("div", { class: "mono", text: str(O.text[i]) }));
-  box.append(el("div", { class: "mono", text: s.before + " → " + s.after + "  [" + s.kinds.join(", ") + "]  leads to " + s.copies + " layout cop" + (s.copies === 1 ? "y" : "ies") + ", " + mb(s.copy_bytes) + " MB" }));
+  box.append(el("div", { class: "mono", text: s.before + " → " + s.after + "  [" + s.kinds.join(", ") + "]  leads to " + g.copies + " layout cop" + (g.copies === 1 ? "y" : "ies") + ", " + mb(g.copy_bytes) + " MB" + (g.points.length > 1 ? " together" : "") }));
   box.append(el("div", { text: "→ " + s.suggestion }));
   splitBox.append(box);
 }
-splits.slice(0, 50).forEach(drawSplit);
-if (splits.length > 50) {
+groups.slice(0, 50).forEach(drawSplit);
+if (groups.length > 50) {
   const more = el("button", { id: "more-splits", text: "show " + (splits.length < D.splits.count ? "the first " : "all ") + splits.length + " split points" });
-  more.addEventListener("click", () => { more.remove(); splits.slice(50).forEach((s, k) => drawSplit(s, k + 50)); });
+  more.addEventListener("click", () => { more.remove(); groups.slice(50).forEach((g, k) => drawSplit(g, k + 50)); });
   app.append(more);
 }
 
@@ -783,6 +818,8 @@ class HtmlReporter : public Reporter {
     data += script_safe(dump_compact(summary_json(r)));
     data += ",\n\"heatmap\":";
     data += script_safe(dump_compact(heatmap_json(table, o.group_by)));
+    data += ",\n\"verdict\":";
+    data += script_safe(dump_compact(verdict_json(r, kMaxEmbeddedSplits)));
     data += ",\n\"grads\":";
     data += script_safe(dump_compact(grads_json(r)));
     data += ",\n\"backward_from\":";

@@ -12,6 +12,7 @@
 #include "layoutprof/comparison_text.h"
 #include "layoutprof/format_comparison_report.h"
 #include "layoutprof/reporter.h"
+#include "layoutprof/verdict.h"
 #include "analysis/format.h"
 
 namespace layoutprof {
@@ -76,6 +77,23 @@ std::string shade_cell(const HeatmapColumn& col, size_t row, bool color) {
   return block + " " + pad_left(col.text[row], col.width - 2);
 }
 
+// What the figures below are, in one line: measured, derived, modelled, and how many were
+// not measured (the verbose header lists each, with how and why).
+std::string figures_line(const RunInfo& run) {
+  const size_t counters = run.measured_counters().size();
+  std::string measured = std::string("op times and the ") + (run.backward ? "training step" : "forward") + " (steady clock)";
+  if (counters > 0)
+    measured += ", " + std::to_string(counters) + " counter" + (counters == 1 ? "" : "s") +
+                (run.counter_mode.empty() ? "" : " (" + run.counter_mode + ")");
+  if (run.bandwidth == "measured") measured += ", memory bandwidth";
+  if (!run.gpu.empty()) measured += ", GPU kernels (CUPTI)";
+  size_t not_measured = run.not_measured.size();
+  for (const CounterStatus& c : run.counters) not_measured += !c.measured;
+  return "measured: " + measured + "; derived: copies, bytes, split points, layouts" +
+         (run.bandwidth == "measured" ? "" : ", bandwidth") + "; modelled: DTLB walks" +
+         (not_measured > 0 ? "; " + std::to_string(not_measured) + " not measured (-v lists them)" : "");
+}
+
 void write_header(std::ostream& out, const Report& r) {
   const RunInfo& run = r.run;
   out << "layoutprof " << run.layoutprof_version << " — " << run.model << "\n";
@@ -97,6 +115,12 @@ void write_header(std::ostream& out, const Report& r) {
   out << "  status    " << run.status;
   if (!run.error.empty()) out << ": " << run.error;
   out << "\n";
+  out << "  figures   " << figures_line(run) << "\n";
+}
+
+// -v: every figure measured and not, with how and why (the JSON and HTML always hold them).
+void write_measured_list(std::ostream& out, const Report& r) {
+  const RunInfo& run = r.run;
   for (const std::string& m : run.measured) out << "  measured  " << m << "\n";
   std::string counted;
   for (const CounterStatus* c : run.measured_counters()) {
@@ -138,6 +162,72 @@ void write_failure(std::ostream& out, const Report& r) {
       out << ") " << in.label() << "\n";
     }
     out << "  " << r.ops.size() << " ops were recorded up to it.\n";
+  }
+}
+
+std::string plural(int64_t n, const std::string& one, const std::string& many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+std::string module_name(const std::string& module) { return module.empty() ? "(top)" : module; }
+
+// The first lines a user acts on: the implicit copies of a call, their bytes and their share
+// of its time, then the other copies in one line each.
+void write_verdict(std::ostream& out, const Report& r, const Verdict& v) {
+  const auto at = [](const PerCopyClass& a, CopyClass c) { return a[static_cast<int>(c)]; };
+  const int64_t implicit = at(v.copies, CopyClass::implicit_layout);
+  out << "\nVerdict: ";
+  if (implicit == 0) {
+    out << "no implicit layout copies in a call";
+  } else {
+    out << plural(implicit, "implicit layout copy", "implicit layout copies") << " a call, "
+        << mb(at(v.bytes, CopyClass::implicit_layout)) << " MB";
+    const std::string share = share_text(v.implicit_ns, v.wall_ns);
+    if (!share.empty())
+      out << ", " << share << " of the " << (r.run.backward ? "training step" : "forward")
+          << "'s time (measured: the copies' own time, " << ms(v.implicit_ns) << " of " << ms(v.wall_ns) << " ms, "
+          << (v.medians ? "medians over " + std::to_string(r.run.calls_recorded) + " calls" : "one call") << ")";
+  }
+  if (r.run.status != "ok") out << ", up to where the call stopped";
+  out << "\n";
+  const int64_t explicit_copies = at(v.copies, CopyClass::explicit_layout);
+  if (explicit_copies > 0)
+    out << "  and " << plural(explicit_copies, "explicit layout copy", "explicit layout copies")
+        << " the model asks for, " << mb(at(v.bytes, CopyClass::explicit_layout)) << " MB\n";
+  int64_t others = 0, other_bytes = 0;
+  std::string classes;
+  for (CopyClass c : {CopyClass::broadcast, CopyClass::dtype_device, CopyClass::same_layout}) {
+    if (at(v.copies, c) == 0) continue;
+    others += at(v.copies, c);
+    other_bytes += at(v.bytes, c);
+    classes += (classes.empty() ? "" : ", ") + std::to_string(at(v.copies, c)) + " " + copy_class_name(c);
+  }
+  if (others > 0)
+    out << "  and " << plural(others, "copy", "copies") << (others == 1 ? " that changes" : " that change") << " no layout (" << classes << "), "
+        << mb(other_bytes) << " MB: see Totals\n";
+  if (v.copy_gpu_ns >= 0 && v.gpu_ns > 0)
+    out << "  on the GPU, layout-copy kernels took " << share_text(v.copy_gpu_ns, v.gpu_ns) << " of the kernels' time ("
+        << "measured, CUPTI: " << ms(v.copy_gpu_ns) << " of " << ms(v.gpu_ns) << " ms)\n";
+}
+
+// One line per cause (count, bytes, time, what, the modules and source lines it covers), then
+// its fix.
+void write_causes(std::ostream& out, const std::vector<CopyCause>& causes, int top) {
+  if (causes.empty()) return;
+  const size_t shown = std::min(causes.size(), static_cast<size_t>(std::max(top, 0)));
+  out << "\nCauses of the layout copies, grouped: " << causes.size() << (causes.size() == 1 ? " cause" : " causes")
+      << (shown < causes.size() ? ", top " + std::to_string(shown) : std::string()) << ", most bytes first\n";
+  for (size_t i = 0; i < shown; ++i) {
+    const CopyCause& k = causes[i];
+    std::vector<std::string> modules;
+    for (const std::string& m : k.modules) modules.push_back(module_name(m));
+    out << "  " << (i + 1) << ". " << k.copies << " "
+        << (k.cls == CopyClass::explicit_layout ? "explicit" : "implicit") << ", " << mb(k.bytes) << " MB";
+    if (k.time_ns > 0) out << ", " << ms(k.time_ns) << " ms";
+    out << ": " << k.what << "; in " << list_text(modules, 3);
+    if (!k.sources.empty()) out << " at " << list_text(k.sources, 2);
+    if (!k.origin_sources.empty()) out << " (made at " << list_text(k.origin_sources, 2) << ")";
+    out << "\n     → " << k.fix << "\n";
   }
 }
 
@@ -239,25 +329,44 @@ void write_heatmap(std::ostream& out, const Report& r, const TextOptions& o) {
   out << "  (" << t.legend << ")\n";
 }
 
-void write_split_points(std::ostream& out, const Report& r, int top) {
-  size_t shown = std::min(r.split_points.size(), static_cast<size_t>(std::max(top, 0)));
-  out << "\nSplit points (where the layout of the data changes): " << r.split_points.size();
-  if (!r.split_points.empty()) out << ", top " << shown << " by bytes copied";
-  out << "\n";
-  for (size_t i = 0; i < shown; ++i) {
-    const SplitPoint& sp = r.split_points[i];
-    const OpEvent& op = r.ops[sp.op];
-    out << "  " << (i + 1) << ". " << op.name << " in " << (op.module.empty() ? "(top)" : op.module);
+// A split point alone, or the first of a group with the places of the others.
+void write_split_group(std::ostream& out, const Report& r, const SplitGroup& g, size_t rank) {
+  const SplitPoint& sp = r.split_points[g.points.front()];
+  const OpEvent& op = r.ops[sp.op];
+  out << "  " << rank << ". " << op.name;
+  if (g.points.size() == 1) {
+    out << " in " << module_name(op.module);
     if (!op.source.empty()) out << " at " << op.source;
     if (op.thread != 0) out << " (thread " << op.thread << ")";  // a forked task's, or a pool thread's
-    out << "\n";
-    if (!op.source_text.empty()) out << "       " << op.source_text << "\n";
-    out << "       " << sp.before << " → " << sp.after << "  [";
-    for (size_t k = 0; k < sp.kinds.size(); ++k) out << (k ? ", " : "") << sp.kinds[k];
-    out << "]  leads to " << sp.copies << " layout cop" << (sp.copies == 1 ? "y" : "ies") << ", "
-        << mb(sp.copy_bytes) << " MB\n";
-    out << "       → " << sp.suggestion << "\n";
+  } else {
+    std::vector<std::string> modules, sources;
+    for (size_t p : g.points) {
+      const OpEvent& o = r.ops[r.split_points[p].op];
+      modules.push_back(module_name(o.module));
+      if (!o.source.empty() && std::find(sources.begin(), sources.end(), o.source.str()) == sources.end())
+        sources.push_back(o.source);
+    }
+    out << " at " << g.points.size() << " places, same cause and suggestion: in " << list_text(modules, 4);
+    if (!sources.empty()) out << " at " << list_text(sources, 2);
   }
+  out << "\n";
+  if (!op.source_text.empty()) out << "       " << op.source_text << "\n";
+  out << "       " << sp.before << " → " << sp.after << "  [";
+  for (size_t k = 0; k < sp.kinds.size(); ++k) out << (k ? ", " : "") << sp.kinds[k];
+  out << "]  leads to " << g.copies << " layout cop" << (g.copies == 1 ? "y" : "ies") << ", "
+      << mb(g.copy_bytes) << " MB" << (g.points.size() > 1 ? " together" : "") << "\n";
+  out << "       → " << sp.suggestion << "\n";
+}
+
+void write_split_points(std::ostream& out, const Report& r, int top) {
+  const std::vector<SplitGroup> groups = group_split_points(r);
+  const size_t shown = std::min(groups.size(), static_cast<size_t>(std::max(top, 0)));
+  out << "\nSplit points (where the layout of the data changes): " << r.split_points.size();
+  if (groups.size() < r.split_points.size())
+    out << " in " << groups.size() << " group" << (groups.size() == 1 ? "" : "s") << " of the same cause and suggestion";
+  if (!r.split_points.empty()) out << ", top " << shown << " by bytes copied";
+  out << "\n";
+  for (size_t i = 0; i < shown; ++i) write_split_group(out, r, groups[i], i + 1);
 }
 
 void write_totals(std::ostream& out, const Report& r) {
@@ -382,7 +491,11 @@ void write_tensor_samples(std::ostream& out, const Report& r, int top) {
 void write_text_report(std::ostream& out, const Report& report, const TextOptions& options) {
   require_whole_report(report);
   write_header(out, report);
+  if (options.verbose) write_measured_list(out, report);
   if (report.run.status == "failed") write_failure(out, report);
+  const Verdict verdict = verdict_of(report);
+  write_verdict(out, report, verdict);
+  write_causes(out, verdict.causes, options.top);
   write_heatmap(out, report, options);
   write_split_points(out, report, options.top);
   write_grad_layouts(out, report);
@@ -404,6 +517,7 @@ class TextReporter : public Reporter {
     text.depth = o.depth;
     text.top = o.top;
     text.color = o.color;
+    text.verbose = o.verbose;
     write_text_report(out, r, text);
   }
   void write(std::ostream& out, const Comparison& c, const ReporterOptions& o) const override {

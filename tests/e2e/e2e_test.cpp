@@ -884,7 +884,7 @@ TEST(SampledCounters, TaskClockSamplesAgreeWithTheOpsMeasuredTimes) {
 // between readings, so each op's share must be about its own time.
 TEST(SampledCounters, IntervalEventsAreSharedAmongTheOpsRunningInEachInterval) {
   Result r;
-  json j = run_report("fresh_tensor", "interval.json", {"--events", "task-clock", "--bandwidth-events", "cpu-clock"}, &r);
+  json j = run_report("fresh_tensor", "interval.json", {"--events", "task-clock", "--bandwidth-events", "cpu-clock", "-v"}, &r);
   std::optional<json> status;
   for (const json& c : j["run"]["counters"])
     if (c["event"] == "cpu-clock") status = c;
@@ -965,7 +965,7 @@ TEST(Scale, MaxOpsStopsRecordingSaysWhereAndTheGateRefusesTheReport) {
 
 TEST(Counters, UnavailableEventsAreNamedWithTheReason) {
   Result r;
-  json j = run_report("transpose_reshape", "bogus_events.json", {"--events", "bogus::nothing,cycles,task-clock"}, &r);
+  json j = run_report("transpose_reshape", "bogus_events.json", {"--events", "bogus::nothing,cycles,task-clock", "-v"}, &r);
   std::map<std::string, json> by_event;
   for (const auto& c : j["run"]["counters"]) by_event[c["event"]] = c;
   ASSERT_EQ(by_event.size(), 3u);
@@ -1467,6 +1467,144 @@ TEST(CompareFormats, ExitCodesAndOneLineErrors) {
   Result to_stdout = run({"compare-formats", ok_model, "--input", "2x8x16", "--timed-calls", "0", "--json", "-"});
   ASSERT_EQ(to_stdout.code, 0) << to_stdout.err;
   EXPECT_EQ(json::parse(to_stdout.out)["variants"].size(), 3u);
+}
+
+// --- the text report leads with its verdict ----------------------------------------------------
+
+// The first `n` lines of a text.
+std::vector<std::string> first_lines(const std::string& text, size_t n) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; out.size() < n && std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+// The index of the first line containing `part`, -1 if none.
+int line_with(const std::vector<std::string>& lines, const std::string& part) {
+  for (size_t i = 0; i < lines.size(); ++i)
+    if (lines[i].find(part) != std::string::npos) return static_cast<int>(i);
+  return -1;
+}
+
+int64_t layout_copies(const json& report) {
+  return report["summary"]["copies"]["implicit_layout"].get<int64_t>() +
+         report["summary"]["copies"]["explicit_layout"].get<int64_t>();
+}
+
+// The causes' lines ("  N. COUNT implicit, ..." / "  N. COUNT explicit, ...") and the sum of
+// their counts.
+int64_t cause_copies(const std::vector<std::string>& lines, int from, int to, int* causes) {
+  int64_t sum = 0;
+  *causes = 0;
+  for (int i = from; i >= 0 && i < to; ++i) {
+    int rank = 0, n = 0;
+    char kind[16] = {};
+    if (std::sscanf(lines[i].c_str(), " %d. %d %15[a-z],", &rank, &n, kind) == 3 &&
+        (std::string(kind) == "implicit" || std::string(kind) == "explicit")) {
+      sum += n;
+      ++*causes;
+    }
+  }
+  return sum;
+}
+
+// The default sample as scripts/profile-default.sh runs it: its first screen (40 lines) holds
+// the verdict, the causes with their fixes and the heatmap, in that order, and the copies
+// the verdict and the causes count are the JSON report's.
+TEST(Verdict, TheDefaultSamplesFirstScreenHoldsTheVerdictTheCausesAndTheHeatmap) {
+  const json& entry = entry_named("resnet18");
+  if (!fs::exists(sample_path(entry))) GTEST_SKIP() << "resnet18 not made here: " << unmade_reason("resnet18");
+  const fs::path report = work_dir() / "default_sample.json";
+  Result r = run({sample_path(entry).string(), "--input", "8x3x224x224:f32:channels_last", "--json", report.string()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json doc = json::parse(read_file(report));
+  const int64_t implicit = doc["summary"]["copies"]["implicit_layout"].get<int64_t>();
+  ASSERT_GT(implicit, 0) << "channels_last input against NCHW weights";
+  const std::vector<std::string> screen = first_lines(r.out, 40);
+  const int verdict = line_with(screen, "Verdict: " + std::to_string(implicit) +
+                                                   (implicit == 1 ? " implicit layout copy" : " implicit layout copies") +
+                                                   " a call, ");
+  const int causes = line_with(screen, "Causes of the layout copies, grouped: ");
+  const int heatmap = line_with(screen, "Heatmap: rows are ");
+  ASSERT_GE(verdict, 0) << r.out;
+  EXPECT_THAT(screen[verdict], HasSubstr("% of the forward's time (measured: the copies' own time, "));
+  ASSERT_GT(causes, verdict) << r.out;
+  ASSERT_GT(heatmap, causes) << r.out;
+  ASSERT_LT(heatmap + 1, 40) << "the heatmap's column titles are on the first screen too";
+  EXPECT_THAT(screen[heatmap + 1], HasSubstr("module")) << r.out;
+  const int weights = line_with(screen, "channels_last data meets NCHW (contiguous) weights");
+  ASSERT_GT(weights, causes) << r.out;
+  EXPECT_LT(weights, heatmap);
+  EXPECT_EQ(screen[weights + 1], "     → convert the model once: model.to(memory_format=torch.channels_last)");
+  int listed = 0;
+  EXPECT_EQ(cause_copies(screen, causes, heatmap, &listed), layout_copies(doc)) << r.out;
+  EXPECT_EQ(line_with(screen, "not measured  "), -1) << "the not-measured list is behind -v";
+  EXPECT_GE(line_with(screen, "  figures   measured: "), 0) << r.out;
+  // The convolutions' split points share one suggestion: it is printed once.
+  const std::string suggestion = "→ inputs mix channels_last and NCHW tensors";
+  const size_t first = r.out.find(suggestion);
+  ASSERT_NE(first, std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find(suggestion, first + 1), std::string::npos) << r.out;
+  EXPECT_THAT(r.out, HasSubstr(" places, same cause and suggestion: in "));
+}
+
+// A sample with two causes (matmul after chunk, reshape after transpose) shows each, with its
+// fix, before the heatmap.
+TEST(Verdict, EachCauseOfATwoCauseSampleIsShown) {
+  Result r;
+  const json doc = run_report("attention", "two_causes.json", {}, &r);
+  const std::vector<std::string> screen = first_lines(r.out, 40);
+  const int causes = line_with(screen, "Causes of the layout copies, grouped: 2 causes");
+  const int heatmap = line_with(screen, "Heatmap: rows are ");
+  ASSERT_GE(causes, 0) << r.out;
+  ASSERT_GT(heatmap, causes) << r.out;
+  int listed = 0;
+  EXPECT_EQ(cause_copies(screen, causes, heatmap, &listed), layout_copies(doc)) << r.out;
+  EXPECT_EQ(listed, 2) << r.out;
+  const int matmul = line_with(screen, "aten::matmul needs dense data");
+  const int reshape = line_with(screen, "aten::reshape needs dense data: the permuted(0,2,1,3) tensor that aten::transpose makes");
+  for (int at : {matmul, reshape}) {
+    ASSERT_GT(at, causes) << r.out;
+    ASSERT_LT(at, heatmap) << r.out;
+    EXPECT_THAT(screen[at + 1], HasSubstr("     → make it contiguous once where ")) << r.out;
+  }
+}
+
+// -v (run and render) lists what was measured and what was not, with why; without it the
+// header says it in one line.
+TEST(Verdict, VerboseListsWhatWasNotMeasured) {
+  Result quiet;
+  run_report("transpose_reshape", "verbose.json", {"--no-counters"}, &quiet);
+  EXPECT_THAT(quiet.out, ::testing::Not(HasSubstr("not measured  performance counters: turned off")));
+  EXPECT_THAT(quiet.out, HasSubstr(" not measured (-v lists them)"));
+  Result loud;
+  run_report("transpose_reshape", "verbose.json", {"--no-counters", "-v"}, &loud);
+  EXPECT_THAT(loud.out, HasSubstr("not measured  performance counters: turned off (--no-counters)"));
+  EXPECT_THAT(loud.out, HasSubstr("  measured  op times"));
+  Result rendered = run({"render", (work_dir() / "verbose.json").string(), "--verbose"});
+  ASSERT_EQ(rendered.code, 0) << rendered.err;
+  EXPECT_THAT(rendered.out, HasSubstr("not measured  performance counters: turned off (--no-counters)"));
+}
+
+// check's Markdown (a pull-request comment) leads the same way: the verdict, then the causes
+// of the layout copies baseline → new with their fixes, then the checks.
+TEST(Verdict, CheckMarkdownLeadsWithTheCauses) {
+  fs::path regressed = work_dir() / "verdict_regressed.json";
+  ASSERT_EQ(run(run_args(entry_named("gate_regressed"), regressed)).code, 0);
+  Result md = run({"check", gate_baseline().string(), regressed.string(), "--format", "markdown"});
+  EXPECT_EQ(md.code, 1) << md.err;
+  const size_t verdict = md.out.find("### layoutprof: REGRESSED");
+  const size_t causes = md.out.find("**Causes of the layout copies** (baseline → new):");
+  const size_t reshape = md.out.find("- 0 → 1 implicit, ");
+  const size_t regression = md.out.find("- **regression** ");
+  ASSERT_NE(verdict, std::string::npos) << md.out;
+  ASSERT_NE(causes, std::string::npos) << md.out;
+  ASSERT_NE(reshape, std::string::npos) << md.out;
+  EXPECT_LT(verdict, causes);
+  EXPECT_LT(causes, reshape);
+  EXPECT_LT(reshape, regression) << md.out;
+  EXPECT_THAT(md.out.substr(reshape), HasSubstr("aten::reshape needs dense data: the permuted(0,2,1,3) tensor that aten::transpose makes"));
+  EXPECT_THAT(md.out.substr(reshape), HasSubstr("\n  → make it contiguous once where aten::transpose makes it, or avoid the transpose\n"));
 }
 
 }  // namespace

@@ -11,6 +11,7 @@ report written by the same run:
   - the heatmap's rows are the JSON's: each top-level op's module at the page's depth, in
     order of first appearance (backward rows after the forward ones), decoded here from the
     JSON's op list; the page's depth is the automatic one, computed here from the modules;
+  - the verdict says the JSON's implicit copies, and the grouped causes count its layout copies;
   - the copies table has one row per copy of the JSON, the filter by class keeps that class's;
   - opening a heatmap row that has ops shows as many op rows as the JSON's top-level ops of
     that row, and opening an op with nested ops shows them;
@@ -130,6 +131,17 @@ def report_page(driver, name, sample, tmp):
     want = list(dict.fromkeys(label for label, _ in tops))
     got = [r.find_element(By.CSS_SELECTOR, "td").text for r in rows]
     check(got == want, f"{name}: heatmap rows {got} == the JSON's modules at depth {depth} {want}")
+
+    # The verdict and the grouped causes lead the page: the JSON's implicit copies, and one row
+    # per cause whose counts add up to the JSON's layout copies.
+    verdict = driver.find_element(By.ID, "verdict").text
+    implicit = doc["summary"]["copies"]["implicit_layout"]
+    check(verdict.startswith("Verdict: " + (f"{implicit} implicit layout cop" if implicit else "No implicit layout copies")),
+          f"{name}: the verdict {verdict[:60]!r} says the JSON's {implicit} implicit copies")
+    causes = driver.find_elements(By.CSS_SELECTOR, "#causes tr.cause-row")
+    counted = sum(int(r.find_elements(By.CSS_SELECTOR, "td")[1].text.split()[0]) for r in causes)
+    layout = implicit + doc["summary"]["copies"]["explicit_layout"]
+    check(counted == layout, f"{name}: the causes count {counted} copies == the JSON's {layout} layout copies")
 
     more = driver.find_element(By.ID, "more-copies")
     if more.is_displayed():  # past 1,000 copies the rest are drawn when asked

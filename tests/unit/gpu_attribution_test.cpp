@@ -88,7 +88,12 @@ TEST(GpuReport, CopyKernelTimeReachesCopiesModulesAndSummary) {
   std::ostringstream text;
   write_text_report(text, r, TextOptions{});
   EXPECT_NE(text.str().find("copy-kernel ms"), std::string::npos) << text.str();
-  EXPECT_NE(text.str().find("gpu       Test GPU"), std::string::npos);
+  EXPECT_NE(text.str().find("\n  on the GPU, layout-copy kernels took "), std::string::npos) << text.str();
+  std::ostringstream verbose;
+  TextOptions all;
+  all.verbose = true;
+  write_text_report(verbose, r, all);
+  EXPECT_NE(verbose.str().find("gpu       Test GPU"), std::string::npos) << "the verbose header names the GPU";
   EXPECT_EQ(report_to_json(report_from_json(report_to_json(r))), report_to_json(r));
 }
 

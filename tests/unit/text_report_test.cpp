@@ -30,6 +30,27 @@ TEST(TextReport, ShowsHeaderHeatmapSplitPointsAndTotals) {
   EXPECT_FALSE(contains(text, "\x1b[")) << "colour without asking";
 }
 
+TEST(TextReport, LeadsWithTheVerdictAndTheCausesAndListsWhatWasNotMeasuredOnlyWhenVerbose) {
+  Trace t = testing::trace_of({testing::transpose_reshape_call()});
+  t.run.not_measured = {"GPU time: CPU run (--device cuda to trace it)"};
+  const Report r = analyze(t);
+  const std::string text = render(r);
+  const size_t verdict = text.find("\nVerdict: 1 implicit layout copy a call, 0.000 MB, 20.0% of the forward's time "
+                                   "(measured: the copies' own time, 0.001 of 0.005 ms, one call)\n");
+  const size_t causes = text.find("\nCauses of the layout copies, grouped: 1 cause, most bytes first\n"
+                                  "  1. 1 implicit, 0.000 MB, 0.001 ms: aten::reshape needs dense data: ");
+  const size_t heatmap = text.find("\nHeatmap: ");
+  ASSERT_NE(verdict, std::string::npos) << text;
+  ASSERT_NE(causes, std::string::npos) << text;
+  EXPECT_LT(verdict, causes);
+  EXPECT_LT(causes, heatmap);
+  EXPECT_TRUE(contains(text, "; 1 not measured (-v lists them)\n")) << text;
+  EXPECT_FALSE(contains(text, "not measured  GPU time")) << text;
+  TextOptions verbose;
+  verbose.verbose = true;
+  EXPECT_TRUE(contains(render(r, verbose), "  not measured  GPU time: CPU run (--device cuda to trace it)\n"));
+}
+
 TEST(TextReport, ACompareFormatsVariantSaysWhatWasConverted) {
   Trace t = testing::trace_of({testing::transpose_reshape_call()});
   EXPECT_FALSE(contains(render(analyze(t)), "  converted ")) << "a plain run converts nothing";

@@ -1,0 +1,269 @@
+#include "layoutprof/verdict.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "analysis/format.h"
+
+namespace layoutprof {
+
+const char* cause_kind_name(CauseKind k) {
+  switch (k) {
+    case CauseKind::explicit_request: return "explicit_request";
+    case CauseKind::format_mismatch: return "format_mismatch";
+    case CauseKind::view_copy: return "view_copy";
+    case CauseKind::input_copy: return "input_copy";
+    case CauseKind::unknown_origin: return "unknown_origin";
+  }
+  return "unknown_origin";
+}
+
+std::string share_text(int64_t part, int64_t total) {
+  if (total <= 0 || part < 0) return "";
+  return fixed(100.0 * static_cast<double>(part) / static_cast<double>(total), 1) + "%";
+}
+
+std::string list_text(const std::vector<std::string>& items, size_t shown) {
+  std::string s;
+  const size_t n = std::min(items.size(), shown);
+  for (size_t i = 0; i < n; ++i) s += (i == 0 ? "" : i + 1 == items.size() ? " and " : ", ") + items[i];
+  if (items.size() > n) s += " and " + std::to_string(items.size() - n) + " more";
+  return s;
+}
+
+namespace {
+
+// The op event with this id: by index in a report read whole, by search in one read for the
+// gate (top-level ops only, in id order); nullptr when the report does not hold it.
+const OpEvent* find_op(const Report& r, int64_t id) {
+  if (id < 0) return nullptr;
+  if (!r.top_level_only) return id < static_cast<int64_t>(r.ops.size()) ? &r.ops[id] : nullptr;
+  auto it = std::lower_bound(r.ops.begin(), r.ops.end(), id, [](const OpEvent& op, int64_t v) { return op.id < v; });
+  return it != r.ops.end() && it->id == id ? &*it : nullptr;
+}
+
+bool is_memory_format(const TensorInfo& t) {
+  const LayoutClass c = t.layout().cls;
+  const size_t rank = t.sizes().size();
+  return (rank == 4 || rank == 5) &&
+         (c == LayoutClass::contiguous || c == LayoutClass::channels_last || c == LayoutClass::channels_last_3d);
+}
+
+// "aten::transpose" -> "transpose".
+std::string short_name(const std::string& op_name) {
+  const size_t colons = op_name.rfind("::");
+  return colons == std::string::npos ? op_name : op_name.substr(colons + 2);
+}
+
+// contiguous 4-D data is what PyTorch calls NCHW.
+std::string format_text(const std::string& label, size_t rank) {
+  if (label != "contiguous") return label;
+  return rank == 5 ? "NCDHW (contiguous)" : "NCHW (contiguous)";
+}
+
+std::string torch_format(const std::string& label) {
+  return label == "contiguous" ? "torch.contiguous_format" : "torch." + label;
+}
+
+void add_distinct(std::vector<std::string>& list, const std::string& item) {
+  if (std::find(list.begin(), list.end(), item) == list.end()) list.push_back(item);
+}
+
+// The split point at each culprit: its `before` is the layout of the data flowing in, and
+// `mixed_formats` says its inputs mixed NCHW and channels_last.
+std::map<int64_t, const SplitPoint*> split_by_op(const Report& r) {
+  std::map<int64_t, const SplitPoint*> by_op;
+  for (const SplitPoint& sp : r.split_points) by_op.emplace(sp.op, &sp);
+  return by_op;
+}
+
+// Per copy op: the top-level ops whose split points count it. Besides its culprit's, that is
+// the top-level op around its origin (analysis's find_split_points): read so from the split
+// points, a report read for the gate (without nested ops) names the same origin as one read whole.
+std::map<int64_t, std::vector<int64_t>> split_points_by_copy(const Report& r) {
+  std::map<int64_t, std::vector<int64_t>> by_copy;
+  for (const SplitPoint& sp : r.split_points)
+    for (int64_t op : sp.copy_ops) by_copy[op].push_back(sp.op);
+  return by_copy;
+}
+
+// The top-level op the model called that made a layout copy's source, when that is not the
+// culprit itself; nullptr otherwise.
+const OpEvent* origin_of(const Report& r, const std::map<int64_t, std::vector<int64_t>>& by_copy, const CopyRecord& c) {
+  if (c.origin < 0) return nullptr;
+  auto it = by_copy.find(c.op);
+  if (it == by_copy.end()) return nullptr;
+  for (int64_t op : it->second)
+    if (op != c.culprit) return find_op(r, op);
+  return nullptr;
+}
+
+bool has_kind(const SplitPoint* sp, const char* kind) {
+  return sp && std::find(sp->kinds.begin(), sp->kinds.end(), kind) != sp->kinds.end();
+}
+
+// The cause of one layout copy, by the first rule that fits; `key` is what groups copies.
+using CauseKey = std::tuple<int, bool, std::string, std::string, int, std::string, std::string>;
+
+CopyCause classify(const CopyRecord& c, const SplitPoint* sp, const OpEvent* culprit, const OpEvent* origin,
+                   CauseKey* key) {
+  CopyCause k;
+  k.cls = c.cls;
+  k.from = c.src.label();
+  k.to = c.dst.label();
+  k.origin_input = c.origin_input;
+  if (origin) k.origin = origin->name;
+  const std::string reader = culprit ? culprit->name.str() : std::string("?");
+  if (c.cls == CopyClass::explicit_layout) {
+    k.kind = CauseKind::explicit_request;
+  } else if (is_memory_format(c.src) && is_memory_format(c.dst) && has_kind(sp, "mixed_formats")) {
+    k.kind = CauseKind::format_mismatch;
+    k.data_converted = sp->before == c.src.label();
+    *key = {static_cast<int>(k.kind), k.data_converted, "", "", -1, k.from, k.to};
+    return k;
+  } else if (c.origin >= 0) {  // named, or made inside the culprit itself
+    k.kind = CauseKind::view_copy;
+  } else if (c.origin_input >= 0) {
+    k.kind = CauseKind::input_copy;
+  } else {
+    k.kind = CauseKind::unknown_origin;
+  }
+  const std::string from_class = layout_class_name(c.src.layout().cls);
+  *key = {static_cast<int>(k.kind), false, reader, k.origin, k.origin_input,
+          k.kind == CauseKind::unknown_origin ? from_class : "", ""};
+  return k;
+}
+
+std::string readers_text(const CopyCause& k) { return list_text(k.readers, 2); }  // "aten::reshape and aten::flatten"
+
+// The sentence and the fix of a group, from its rule (the split points' suggestions say the
+// same of one place).
+void describe(CopyCause& k, size_t rank) {
+  const std::string readers = readers_text(k);
+  const bool many = k.readers.size() > 1;
+  const std::string needs = many ? " need" : " needs", copies = many ? " copy" : " copies";
+  const std::string origin = short_name(k.origin);
+  switch (k.kind) {
+    case CauseKind::format_mismatch:
+      if (!k.data_converted) {
+        k.what = readers + ": " + k.to + " data meets " + format_text(k.from, rank) + " weights, copied to " + k.to +
+                 " on every call";
+        k.fix = k.to == "contiguous"
+                    ? "feed the model " + k.from + " input (x.contiguous(memory_format=" + torch_format(k.from) +
+                          ")), or convert the model back: model.to(memory_format=torch.contiguous_format)"
+                    : "convert the model once: model.to(memory_format=" + torch_format(k.to) + ")";
+      } else {
+        k.what = readers + ": " + format_text(k.from, rank) + " data meets " + k.to + " weights, copied to " + k.to +
+                 " on every call";
+        k.fix = "hand the model " + k.to + " input (x.contiguous(memory_format=" + torch_format(k.to) +
+                ")), or keep the model in the data's format";
+      }
+      return;
+    case CauseKind::view_copy:
+      if (k.origin.empty()) {  // the culprit's own view of its input
+        k.what = readers + needs + " dense data: the " + k.from + " view made inside " + (many ? "them" : "it") +
+                 " is copied on every call";
+        k.fix = "keep the data these ops read dense, so that their own views need no copy";
+        return;
+      }
+      k.what = readers + needs + " dense data: the " + k.from + " tensor that " + k.origin + " makes is copied on every call";
+      k.fix = "make it contiguous once where " + k.origin + " makes it, or avoid the " + origin;
+      return;
+    case CauseKind::input_copy:
+      k.what = readers + needs + " dense data: model input " + std::to_string(k.origin_input) + ", which arrives " +
+               k.from + ", is copied on every call";
+      k.fix = "hand the model a contiguous input (x.contiguous() where it is made)";
+      return;
+    case CauseKind::explicit_request:
+      k.what = readers + ", called by the model," + copies + " " +
+               (!k.origin.empty() ? "the " + k.from + " tensor that " + k.origin + " makes"
+                : k.origin_input >= 0 ? "model input " + std::to_string(k.origin_input) + " (" + k.from + ")"
+                                      : "a " + k.from + " tensor");
+      k.fix = "keep it only if the ops after it need dense data; better, avoid the layout change" +
+              (origin.empty() ? std::string() : " (the " + origin + ")") + " that makes it necessary";
+      return;
+    case CauseKind::unknown_origin:
+      k.what = readers + copies + " a " + k.from + " tensor that no recorded op made";
+      k.fix = "keep the data these ops read dense, so that they need no copy";
+      return;
+  }
+}
+
+}  // namespace
+
+std::vector<CopyCause> group_copy_causes(const Report& r) {
+  const auto splits = split_by_op(r);
+  const auto by_copy = split_points_by_copy(r);
+  std::map<CauseKey, size_t> index;
+  std::vector<CopyCause> causes;
+  std::vector<size_t> rank;  // per cause: the rank of its first copy's source
+  for (const CopyRecord& c : r.copies) {
+    if (!is_layout_copy(c.cls)) continue;
+    const OpEvent* culprit = find_op(r, c.culprit);
+    auto sp = splits.find(c.culprit);
+    CauseKey key;
+    const OpEvent* origin = origin_of(r, by_copy, c);
+    CopyCause one = classify(c, sp == splits.end() ? nullptr : sp->second, culprit, origin, &key);
+    auto [it, added] = index.emplace(key, causes.size());
+    if (added) {
+      causes.push_back(std::move(one));
+      rank.push_back(c.src.sizes().size());
+    }
+    CopyCause& k = causes[it->second];
+    k.copies++;
+    k.bytes += c.bytes;
+    k.copy_ops.push_back(c.op);
+    if (const OpEvent* copy = find_op(r, c.op)) k.time_ns += std::max<int64_t>(copy->duration_ns, 0);
+    if (culprit) {
+      add_distinct(k.readers, culprit->name);
+      add_distinct(k.modules, culprit->module);
+      if (!culprit->source.empty()) add_distinct(k.sources, culprit->source);
+    }
+    if (origin && !origin->source.empty()) add_distinct(k.origin_sources, origin->source);
+  }
+  for (size_t i = 0; i < causes.size(); ++i) describe(causes[i], rank[i]);
+  std::stable_sort(causes.begin(), causes.end(), [](const CopyCause& a, const CopyCause& b) {
+    return std::tie(b.bytes, b.copies) < std::tie(a.bytes, a.copies);
+  });
+  return causes;
+}
+
+Verdict verdict_of(const Report& r) {
+  Verdict v;
+  v.copies = r.summary.copies;
+  v.bytes = r.summary.copy_bytes;
+  v.wall_ns = r.summary.wall_ns;
+  v.medians = r.run.calls_identical && r.run.calls_recorded > 1;
+  for (const CopyRecord& c : r.copies)
+    if (c.cls == CopyClass::implicit_layout)
+      if (const OpEvent* copy = find_op(r, c.op)) v.implicit_ns += std::max<int64_t>(copy->duration_ns, 0);
+  if (r.summary.gpu.traced) {
+    v.copy_gpu_ns = r.summary.gpu.copy_gpu_ns;
+    v.gpu_ns = r.summary.gpu.gpu_ns;
+  }
+  v.causes = group_copy_causes(r);
+  return v;
+}
+
+std::vector<SplitGroup> group_split_points(const Report& r) {
+  using Key = std::tuple<std::vector<std::string>, std::string, std::string, std::string>;
+  std::map<Key, size_t> index;
+  std::vector<SplitGroup> groups;
+  for (size_t i = 0; i < r.split_points.size(); ++i) {
+    const SplitPoint& sp = r.split_points[i];
+    Key key{{sp.kinds.begin(), sp.kinds.end()}, sp.before, sp.after, sp.suggestion};
+    auto [it, added] = index.emplace(std::move(key), groups.size());
+    if (added) groups.emplace_back();
+    SplitGroup& g = groups[it->second];
+    g.points.push_back(i);
+    g.copies += sp.copies;
+    g.copy_bytes += sp.copy_bytes;
+  }
+  std::stable_sort(groups.begin(), groups.end(), [](const SplitGroup& a, const SplitGroup& b) {
+    return std::tie(b.copy_bytes, b.copies) < std::tie(a.copy_bytes, a.copies);
+  });
+  return groups;
+}
+
+}  // namespace layoutprof

@@ -1,0 +1,183 @@
+#include "layoutprof/verdict.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "layoutprof/analysis.h"
+#include "layoutprof/comparison_text.h"
+#include "layoutprof/gate.h"
+#include "layoutprof/json_report.h"
+#include "synthetic.h"
+
+namespace layoutprof {
+namespace {
+
+using testing::add_op;
+using testing::tensor;
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+// A convolution in `module` that copies one operand into the other's memory format inside a
+// nested contiguous(), as oneDNN does: `data` and `weight` are its inputs, `copied` (0: the
+// data, 1: the weight) the one converted to `to_strides`.
+void add_conv(Call& call, const std::string& module, TensorInfo data, TensorInfo weight, int copied,
+              std::vector<int64_t> to_strides, uint64_t copy_storage) {
+  data.arg = 0;
+  weight.arg = 1;
+  TensorInfo out = tensor({2, 16, 4, 4}, {256, 1, 64, 16}, copy_storage + 100);
+  const int64_t conv = add_op(call, "aten::conv2d", -1, {data, weight}, {out}, module);
+  const TensorInfo& src = copied == 0 ? data : weight;
+  TensorInfo dst = tensor(src.sizes(), std::move(to_strides), copy_storage);
+  const int64_t contiguous = add_op(call, "aten::contiguous", conv, {src}, {dst});
+  TensorInfo from = src;
+  from.arg = 1;
+  dst.arg = 0;
+  add_op(call, "aten::copy_", contiguous, {dst, from}, {dst}, "", 2000);
+}
+
+TensorInfo nhwc_data() { return tensor({2, 8, 4, 4}, {128, 1, 32, 8}, 1); }
+TensorInfo nchw_data() { return tensor({2, 8, 4, 4}, {128, 16, 4, 1}, 1); }
+TensorInfo nchw_weight(uint64_t storage) { return tensor({16, 8, 3, 3}, {72, 9, 3, 1}, storage); }
+TensorInfo nhwc_weight(uint64_t storage) { return tensor({16, 8, 3, 3}, {72, 1, 24, 8}, storage); }
+
+// Two convolutions whose NCHW weights meet channels_last data, then a reshape after a transpose.
+Report two_causes() {
+  Call call = testing::transpose_reshape_call();
+  add_conv(call, "features.conv1", nhwc_data(), nchw_weight(10), 1, {72, 1, 24, 8}, 11);
+  add_conv(call, "features.conv2", nhwc_data(), nchw_weight(20), 1, {72, 1, 24, 8}, 21);
+  return analyze(testing::trace_of({call}));
+}
+
+TEST(CopyCauses, WeightsInAnotherFormatAreOneCauseWithTheModelConversionAsFix) {
+  const std::vector<CopyCause> causes = group_copy_causes(two_causes());
+  ASSERT_EQ(causes.size(), 2u);
+  const CopyCause& k = causes[0];  // most bytes first: two 16x8x3x3 weights
+  EXPECT_EQ(k.kind, CauseKind::format_mismatch);
+  EXPECT_FALSE(k.data_converted);
+  EXPECT_EQ(k.copies, 2);
+  EXPECT_EQ(k.bytes, 2 * 16 * 8 * 3 * 3 * 4);
+  EXPECT_EQ(k.time_ns, 4000) << "the copies' own measured time";
+  EXPECT_EQ(k.modules, (std::vector<std::string>{"features.conv1", "features.conv2"}));
+  EXPECT_EQ(k.readers, (std::vector<std::string>{"aten::conv2d"}));
+  EXPECT_EQ(k.from, "contiguous");
+  EXPECT_EQ(k.to, "channels_last");
+  EXPECT_TRUE(contains(k.what, "channels_last data meets NCHW (contiguous) weights")) << k.what;
+  EXPECT_EQ(k.fix, "convert the model once: model.to(memory_format=torch.channels_last)");
+}
+
+TEST(CopyCauses, AReshapeAfterATransposeNamesTheTransposeAndWhereItWasCalled) {
+  const std::vector<CopyCause> causes = group_copy_causes(two_causes());
+  ASSERT_EQ(causes.size(), 2u);
+  const CopyCause& k = causes[1];
+  EXPECT_EQ(k.kind, CauseKind::view_copy);
+  EXPECT_EQ(k.copies, 1);
+  EXPECT_EQ(k.bytes, 2 * 3 * 4 * 4);
+  EXPECT_EQ(k.readers, (std::vector<std::string>{"aten::reshape"}));
+  EXPECT_EQ(k.origin, "aten::transpose");
+  EXPECT_EQ(k.modules, (std::vector<std::string>{"block"}));
+  EXPECT_EQ(k.sources, (std::vector<std::string>{"model.py:11"}));
+  EXPECT_EQ(k.origin_sources, (std::vector<std::string>{"model.py:10"}));
+  EXPECT_TRUE(contains(k.fix, "avoid the transpose")) << k.fix;
+}
+
+TEST(CopyCauses, DataConvertedToTheWeightsFormatAsksForInputInThatFormat) {
+  Call call;
+  add_conv(call, "conv", nchw_data(), nhwc_weight(10), 0, {128, 1, 32, 8}, 11);
+  const std::vector<CopyCause> causes = group_copy_causes(analyze(testing::trace_of({call})));
+  ASSERT_EQ(causes.size(), 1u);
+  EXPECT_EQ(causes[0].kind, CauseKind::format_mismatch);
+  EXPECT_TRUE(causes[0].data_converted);
+  EXPECT_TRUE(contains(causes[0].fix, "hand the model channels_last input")) << causes[0].fix;
+}
+
+TEST(CopyCauses, ARequestedCopyIsNotAnImplicitOne) {
+  Call call;
+  TensorInfo x = tensor({2, 4, 3}, {12, 3, 1}, 1);
+  TensorInfo xt = tensor({2, 3, 4}, {12, 1, 3}, 1);
+  TensorInfo dense = tensor({2, 3, 4}, {12, 4, 1}, 2);
+  add_op(call, "aten::transpose", -1, {x}, {xt}, "m");
+  const int64_t c = add_op(call, "aten::contiguous", -1, {xt}, {dense}, "m");
+  TensorInfo src = xt;
+  src.arg = 1;
+  add_op(call, "aten::copy_", c, {dense, src}, {dense});
+  const std::vector<CopyCause> causes = group_copy_causes(analyze(testing::trace_of({call})));
+  ASSERT_EQ(causes.size(), 1u);
+  EXPECT_EQ(causes[0].kind, CauseKind::explicit_request);
+  EXPECT_EQ(causes[0].cls, CopyClass::explicit_layout);
+  EXPECT_TRUE(contains(causes[0].fix, "(the transpose)")) << causes[0].fix;
+}
+
+TEST(CopyCauses, AReportReadForTheGateGroupsItsCopiesTheSameWay) {
+  const Report full = two_causes();
+  const std::filesystem::path file = std::filesystem::temp_directory_path() / "verdict_test_report.json";
+  std::ofstream(file) << dump_json(report_to_json(full));
+  const Report gate = load_report_file(file.string(), OpDetail::top_level);
+  std::filesystem::remove(file);
+  const std::vector<CopyCause> a = group_copy_causes(full), b = group_copy_causes(gate);
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].kind, b[i].kind);
+    EXPECT_EQ(a[i].copies, b[i].copies);
+    EXPECT_EQ(a[i].modules, b[i].modules);
+    EXPECT_EQ(a[i].what, b[i].what);
+    EXPECT_EQ(a[i].fix, b[i].fix);
+  }
+}
+
+TEST(Verdict, TheImplicitCopiesShareIsTheirOwnTimeOverTheCall) {
+  const Verdict v = verdict_of(two_causes());
+  EXPECT_EQ(v.copies[static_cast<int>(CopyClass::implicit_layout)], 3);
+  EXPECT_EQ(v.implicit_ns, 1000 + 2000 + 2000);
+  EXPECT_EQ(v.wall_ns, 5000);
+  EXPECT_EQ(share_text(v.implicit_ns, v.wall_ns), "100.0%");
+  EXPECT_EQ(share_text(1, 0), "") << "no share of nothing";
+  EXPECT_EQ(v.copy_gpu_ns, -1) << "no GPU traced";
+}
+
+TEST(SplitGroups, PointsWithTheSameCauseAndSuggestionAreOneGroup) {
+  const Report r = two_causes();
+  const std::vector<SplitGroup> groups = group_split_points(r);
+  size_t points = 0;
+  for (const SplitGroup& g : groups) points += g.points.size();
+  EXPECT_EQ(points, r.split_points.size());
+  ASSERT_FALSE(groups.empty());
+  const SplitGroup& convs = groups[0];  // the most bytes
+  ASSERT_EQ(convs.points.size(), 2u);
+  EXPECT_EQ(r.ops[r.split_points[convs.points[0]].op].name, "aten::conv2d");
+  EXPECT_EQ(r.ops[r.split_points[convs.points[1]].op].name, "aten::conv2d");
+  EXPECT_EQ(convs.copies, 2);
+  EXPECT_EQ(groups.size(), r.split_points.size() - 1) << "the transpose and the reshape stay apart";
+}
+
+TEST(ComparisonText, TheMarkdownLeadsWithTheCausesBaselineToNew) {
+  const Report base = analyze(testing::trace_of({testing::transpose_reshape_call()}));
+  const Comparison c = compare_reports(base, two_causes(), GateOptions{});
+  const std::string md = format_comparison(c, DiffFormat::markdown, false);
+  const size_t causes = md.find("**Causes of the layout copies** (baseline → new):");
+  const size_t weights = md.find("- 0 → 2 implicit, 0.000 → 0.009 MB: aten::conv2d: channels_last data meets NCHW");
+  const size_t reshape = md.find("- 1 implicit, 0.000 MB: aten::reshape needs dense data");
+  const size_t regression = md.find("- **regression** ");
+  ASSERT_NE(causes, std::string::npos) << md;
+  ASSERT_NE(weights, std::string::npos) << md;
+  ASSERT_NE(reshape, std::string::npos) << md;
+  ASSERT_NE(regression, std::string::npos) << md;
+  EXPECT_LT(causes, weights);
+  EXPECT_LT(weights, reshape) << "most bytes first";
+  EXPECT_LT(reshape, regression) << "the causes come before the checks";
+  EXPECT_NE(md.find("  → convert the model once: model.to(memory_format=torch.channels_last)\n", weights), std::string::npos);
+  // The other way round, the weights' cause is gone.
+  const std::string back = format_comparison(compare_reports(two_causes(), base, GateOptions{}), DiffFormat::text, false);
+  EXPECT_NE(back.find("  cause  2 → 0 implicit, 0.009 → 0.000 MB: aten::conv2d: "), std::string::npos) << back;
+  EXPECT_NE(back.find(" on every call (gone); in features.conv1 and features.conv2 at "), std::string::npos) << back;
+}
+
+TEST(ListText, NamesTheFirstAndCountsTheRest) {
+  EXPECT_EQ(list_text({"a"}, 3), "a");
+  EXPECT_EQ(list_text({"a", "b"}, 3), "a and b");
+  EXPECT_EQ(list_text({"a", "b", "c", "d", "e"}, 2), "a, b and 3 more");
+}
+
+}  // namespace
+}  // namespace layoutprof
