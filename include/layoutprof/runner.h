@@ -1,5 +1,5 @@
-// Loads a TorchScript model, builds its inputs, warms up and records calls. The interface is
-// torch-free; the implementation is one of the few translation units that include LibTorch.
+// Loads a model (through src/runner/model.h, whatever its format), builds its inputs, warms up
+// and records calls. The interface is torch-free; src/runner holds the LibTorch code.
 #pragma once
 
 #include <functional>

@@ -8,9 +8,6 @@
 #if defined(__x86_64__)
 #include <x86intrin.h>
 #endif
-#include <torch/csrc/jit/frontend/source_range.h>
-#include <torch/csrc/jit/runtime/interpreter.h>
-
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -283,9 +280,9 @@ struct ThreadBuffer {
   // counted ops still running, innermost last (ops on a thread end in reverse order).
   std::vector<std::pair<int32_t, int32_t>> counted;
   std::vector<int32_t> counted_open;
-  // `sites` mode: the top-level ops and the interpreter's view of where they came from.
-  std::vector<std::pair<std::string, torch::jit::SourceRange>> site_ranges;
-  std::vector<std::string> site_modules;
+  // The top-level ops whose sites were taken (`sites` mode, or Recorder::set_capture_sites),
+  // with where the model's front end said they came from.
+  std::vector<std::pair<const Name*, SiteId>> sites;
   size_t site_events = 0;   // every op of the sites call, nested included
   size_t site_tensors = 0;  // and their tensors, inputs and outputs
   bool main = false;
@@ -325,9 +322,8 @@ bool g_training = false;  // Recorder::set_training: backward functions and sequ
 // itself, on whatever thread (models that fork: their op order varies between calls).
 bool g_capture_sites = false;
 std::atomic<bool> g_forks_seen{false};  // the sites call saw a task's op on another thread
-// Recorder::set_module_types: a submodule's class name -> its path, for the classes that one
-// submodule alone has; read by the callbacks, written before recording starts.
-std::map<std::string, std::string> g_module_types;
+// Recorder::set_site_source: asked by the callbacks, set before recording starts.
+OpSiteSource* g_site_source = nullptr;
 const PerfCounters* g_counters = nullptr;  // read by the main thread only
 GpuTracer* g_gpu = nullptr;                // pushed to by the main thread only
 // The main thread's event array of the last call, cleared and still resident: the next call
@@ -486,13 +482,9 @@ Values own_values(Values values, size_t declared) {
 // op that started them, nested under it.
 bool task_top_level(const ThreadBuffer& b) { return !b.main && b.stack.empty() && !at::in_parallel_region(); }
 
-std::string module_path(const std::vector<std::string>& hierarchy);
-
-// The interpreter's view of where the op starting now comes from: module path and source range.
-void take_site(ThreadBuffer& b, const at::RecordFunction& fn) {
-  auto callstack = torch::jit::currentCallstack();
-  b.site_ranges.emplace_back(fn.name(), callstack.empty() ? torch::jit::SourceRange() : callstack.front().range);
-  b.site_modules.push_back(module_path(torch::jit::currentModuleHierarchy()));
+// Where the op starting now comes from, as ids of the model's front end (resolved at stop).
+void take_site(ThreadBuffer& b, const Name* name) {
+  b.sites.emplace_back(name, g_site_source ? g_site_source->current() : SiteId{});
 }
 
 template <bool kTensors>
@@ -523,7 +515,7 @@ std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction& fn) {
   e.forked = top && task_top_level(b);
   e.sited = false;
   if (C10_UNLIKELY(g_capture_sites) && top && (b.main || e.forked)) {
-    take_site(b, fn);  // before the op's time starts
+    take_site(b, e.name);  // before the op's time starts
     e.sited = true;
   }
   const auto index = static_cast<int32_t>(b.events.size());
@@ -569,31 +561,6 @@ void on_op_end(const at::RecordFunction& fn, at::ObserverContext*) {
   }
 }
 
-// currentModuleHierarchy() has one entry per TorchScript frame: "TOP(ResNet)::forward",
-// "SELF(ResNet)::_forward_impl" (a method of the same module), "layer1(Sequential)::forward",
-// "::batch_norm" (a free function). Only the named submodule entries make the path: "layer1.0".
-std::string module_path(const std::vector<std::string>& hierarchy) {
-  std::string path;
-  for (size_t i = 0; i < hierarchy.size(); ++i) {
-    const std::string& entry = hierarchy[i];
-    auto paren = entry.find('(');
-    if (paren == std::string::npos || paren == 0) continue;
-    std::string name = entry.substr(0, paren);
-    if (i == 0 && name == "TOP" && entry.find("::<forked function>") != std::string::npos) {
-      // A forked task's frames start at the module it forked, named by its type alone
-      // ("TOP(ForkBranch)::<forked function>"): its path in the model, where the type is one
-      // submodule's (Recorder::set_module_types), else the type in angle brackets.
-      const std::string type = entry.substr(paren + 1, entry.find(')', paren) - paren - 1);
-      auto it = g_module_types.find(type);
-      path = it != g_module_types.end() ? it->second : "<" + type + ">";
-      continue;
-    }
-    if (name == "TOP" || name == "SELF") continue;
-    path += (path.empty() ? "" : ".") + name;
-  }
-  return path;
-}
-
 template <typename Values>
 size_t count_tensors(Values values) {
   size_t n = 0;
@@ -605,10 +572,10 @@ std::unique_ptr<at::ObserverContext> on_site_start(const at::RecordFunction& fn)
   ThreadBuffer& b = thread_buffer();
   InFlight in_flight(b);
   if (!in_flight) return nullptr;
-  b.intern(fn.name());
+  const Name* name = b.intern(fn.name());
   ++b.site_events;
   b.site_tensors += count_tensors(own_values(fn.inputs(), fn.num_inputs()));
-  if (b.stack.empty() && b.main && b.site_ranges.size() < g_max_events) take_site(b, fn);
+  if (b.stack.empty() && b.main && b.sites.size() < g_max_events) take_site(b, name);
   if (task_top_level(b)) g_forks_seen.store(true, std::memory_order_relaxed);
   b.stack.push_back(0);
   return nullptr;
@@ -623,25 +590,31 @@ void on_site_end(const at::RecordFunction& fn, at::ObserverContext*) {
   if (!b.stack.empty()) b.stack.pop_back();
 }
 
-std::string trim(std::string s) {
-  auto first = s.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos) return "";
-  auto last = s.find_last_not_of(" \t\r\n");
-  return s.substr(first, last - first + 1);
-}
+// The text of the sites a call took, each id resolved once: Str ids that compare as the first
+// call's do (match_by_site), and the strings the events keep.
+class SiteTexts {
+ public:
+  explicit SiteTexts(const OpSiteSource* source) : source_(source) {}
+  Str module(SiteId id) {
+    auto it = modules_.find(id.module);
+    if (it == modules_.end()) it = modules_.emplace(id.module, Str(source_ ? source_->module_path(id.module) : "")).first;
+    return it->second;
+  }
+  // file:line and the line's text.
+  const std::pair<Str, Str>& source(SiteId id) {
+    auto it = sources_.find(id.source);
+    if (it == sources_.end()) {
+      SourceLine line = source_ ? source_->source_line(id.source) : SourceLine{};
+      it = sources_.emplace(id.source, std::make_pair(Str(line.location), Str(line.text))).first;
+    }
+    return it->second;
+  }
 
-// file:line and the line's text; the user's own Python file when the archive has debug info.
-std::pair<std::string, std::string> resolve_source(const torch::jit::SourceRange& range) {
-  auto original = range.findSourceRangeThatGenerated();
-  const torch::jit::SourceRange& r = original ? *original : range;
-  auto source = r.source();
-  if (!source) return {"", ""};
-  size_t lineno = source->lineno_for_offset(r.start());
-  std::string text = trim(source->get_line(lineno).str());
-  auto flc = r.file_line_col();
-  if (!flc) return {"<code>:" + std::to_string(lineno + 1), text};
-  return {std::get<0>(*flc) + ":" + std::to_string(std::get<1>(*flc)), text};
-}
+ private:
+  const OpSiteSource* source_;
+  std::unordered_map<uint32_t, Str> modules_;
+  std::unordered_map<uint32_t, std::pair<Str, Str>> sources_;
+};
 
 }  // namespace
 
@@ -666,6 +639,7 @@ void Recorder::set_max_ops(int64_t max_ops) {
 Recorder::~Recorder() {
   if (state_->handle) at::removeCallback(state_->handle);
   release_spare();  // for this recorder's next call; there is none after it
+  set_site_source(nullptr);  // the source may go with the model before the next recorder starts
 }
 
 void Recorder::release_spare() {
@@ -723,9 +697,9 @@ void Recorder::set_capture_sites(bool capture) {
 
 bool Recorder::saw_forks() const { return g_forks_seen.load(); }
 
-void Recorder::set_module_types(std::map<std::string, std::string> types) {
+void Recorder::set_site_source(OpSiteSource* source) {
   std::lock_guard<std::mutex> lock(g_mutex);
-  g_module_types = std::move(types);
+  g_site_source = source;
 }
 
 void Recorder::set_training(bool training) {
@@ -758,9 +732,7 @@ void retire(std::vector<std::unique_ptr<ThreadBuffer>>& buffers) {
       std::vector<uint64_t>().swap(b->snapshots);
       std::vector<std::pair<int32_t, int32_t>>().swap(b->counted);
       std::vector<std::pair<int32_t, int64_t>>().swap(b->seqs);
-      b->site_ranges.clear();
-      b->site_ranges.shrink_to_fit();
-      std::vector<std::string>().swap(b->site_modules);
+      std::vector<std::pair<const Name*, SiteId>>().swap(b->sites);
       g_retired.push_back(std::move(b));
     } else if (b->events.capacity() > g_spare_events.capacity()) {
       b->events.clear();
@@ -796,7 +768,7 @@ std::vector<OpSite> Recorder::stop_sites() {
   auto buffers = take_buffers(state_->handle);
   state_->handle = 0;
   std::vector<OpSite> sites;
-  std::map<std::pair<const void*, size_t>, std::pair<Str, Str>> resolved;
+  SiteTexts texts(g_site_source);
   for (auto& b : buffers) {
     if (!b->main) continue;
     {
@@ -805,12 +777,9 @@ std::vector<OpSite> Recorder::stop_sites() {
       g_reserve_events = std::max(g_reserve_events, b->site_events + 64);
       g_reserve_tensors = std::max(g_reserve_tensors, b->site_tensors + 256);
     }
-    for (size_t i = 0; i < b->site_ranges.size(); ++i) {
-      const auto& [name, range] = b->site_ranges[i];
-      auto key = std::make_pair(static_cast<const void*>(range.source().get()), range.start());
-      auto it = resolved.find(key);
-      if (it == resolved.end()) it = resolved.emplace(key, resolve_source(range)).first;
-      sites.push_back({name, b->site_modules[i], it->second.first, it->second.second});
+    for (const auto& [name, id] : b->sites) {
+      const auto& [source, text] = texts.source(id);
+      sites.push_back({name->str, texts.module(id), source, text});
     }
   }
   retire(buffers);
@@ -1072,7 +1041,7 @@ std::vector<int32_t> match_by_site(const Collected& c, const Call& first) {
   }
   std::vector<int32_t> to_first(c.events, -1);
   std::vector<size_t> next_site(c.buffers.size(), 0);
-  std::map<std::pair<const void*, size_t>, Str> resolved;
+  SiteTexts texts(g_site_source);
   for (size_t i = 0; i < c.events; ++i) {
     const Collected::Ref at = c.ref(i);
     const ThreadBuffer& b = *c.buffers[at.buffer];
@@ -1080,14 +1049,10 @@ std::vector<int32_t> match_by_site(const Collected& c, const Call& first) {
     Key key{Str(raw.name->str).id(), none.id(), none.id(), -1};
     if (raw.parent >= 0) {
       std::get<3>(key) = to_first[c.id(at.buffer, raw.parent)];
-    } else if (raw.sited && next_site[at.buffer] < b.site_ranges.size()) {
-      const size_t k = next_site[at.buffer]++;
-      const auto& range = b.site_ranges[k].second;
-      auto where = std::make_pair(static_cast<const void*>(range.source().get()), range.start());
-      auto it = resolved.find(where);
-      if (it == resolved.end()) it = resolved.emplace(where, Str(resolve_source(range).first)).first;
-      std::get<1>(key) = Str(b.site_modules[k]).id();
-      std::get<2>(key) = it->second.id();
+    } else if (raw.sited && next_site[at.buffer] < b.sites.size()) {
+      const SiteId id = b.sites[next_site[at.buffer]++].second;
+      std::get<1>(key) = texts.module(id).id();
+      std::get<2>(key) = texts.source(id).first.id();
     } else if (!b.main && !raw.forked) {
       const int64_t end = raw.end ? raw.end : std::numeric_limits<int64_t>::max();
       for (size_t j = i; j-- > 0;) {
@@ -1246,7 +1211,7 @@ Call Recorder::stop() {
   std::vector<const TensorInfo*> base(buffers.size(), nullptr);
   size_t released = 0;  // raw events of the one buffer whose pages were released
   std::vector<size_t> next_counted(buffers.size(), 0), next_site(buffers.size(), 0);
-  std::map<std::pair<const void*, size_t>, std::pair<std::string, std::string>> resolved;
+  SiteTexts texts(g_site_source);
   call.sites_recorded = g_capture_sites && state_->mode == Mode::timed;
   std::vector<SampleSpan> spans;  // sampled counters: the events as attribution sees them
   if (state_->sampler) spans.resize(c.events);
@@ -1285,15 +1250,11 @@ Call Recorder::stop() {
         e.outputs = call.tensors->add(b.tensors.data() + r.first_output, r.outputs);
       }
     }
-    if (raw.sited && next_site[at.buffer] < b.site_ranges.size()) {
-      const size_t k = next_site[at.buffer]++;
-      const auto& range = b.site_ranges[k].second;
-      auto key = std::make_pair(static_cast<const void*>(range.source().get()), range.start());
-      auto it = resolved.find(key);
-      if (it == resolved.end()) it = resolved.emplace(key, resolve_source(range)).first;
-      e.module = b.site_modules[k];
-      e.source = it->second.first;
-      e.source_text = it->second.second;
+    if (raw.sited && next_site[at.buffer] < b.sites.size()) {
+      const SiteId id = b.sites[next_site[at.buffer]++].second;
+      e.module = texts.module(id);
+      e.source = texts.source(id).first;
+      e.source_text = texts.source(id).second;
     }
     if (e.thread != 0 && e.parent < 0 && !raw.forked) {
       // An op on an intra-op pool thread: its parent is the innermost main-thread op that

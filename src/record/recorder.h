@@ -1,12 +1,12 @@
 // The RecordFunction observer. Torch-free interface; recorder.cpp holds the LibTorch code.
 #pragma once
 
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "layoutprof/trace.h"
+#include "record/op_sites.h"
 
 namespace layoutprof {
 
@@ -25,10 +25,10 @@ struct OpSite {
 // Records every ATen op (FUNCTION scope, nested ones included) on every thread between
 // start() and stop(). One recorder may be active at a time.
 //
-// Asking the TorchScript interpreter for module paths and source lines costs about a
-// microsecond per op, more than everything else together, so it is a separate mode: one
-// untimed `sites` call learns where each top-level op comes from, and the timed calls record
-// names, times and tensors only, into per-thread append-only buffers of plain structs.
+// Asking the model where an op comes from (OpSiteSource; the TorchScript interpreter's call
+// stack costs about a microsecond per op, more than everything else together) is a separate
+// mode: one untimed `sites` call learns where each top-level op comes from, and the timed calls
+// record names, times and tensors only, into per-thread append-only buffers of plain structs.
 class Recorder {
  public:
   // timed: names, times, counters and every op's tensors. figures: the same without the
@@ -73,9 +73,10 @@ class Recorder {
   // microsecond per top-level op, for models that fork. A figures call's sites match its ops
   // to the first call's (stop_figures) and are not kept.
   void set_capture_sites(bool capture);
-  // The model's submodules by class name (those whose class one submodule alone has): the
-  // interpreter names a forked task's module by its class only, and its ops get this path.
-  void set_module_types(std::map<std::string, std::string> types);
+  // Where the model's front end says each op comes from: asked for the top-level ops of a
+  // `sites` call (and of timed calls with set_capture_sites), resolved at stop. Null: no sites.
+  // Must outlive the recording; the recorder forgets it when destroyed.
+  void set_site_source(OpSiteSource* source);
   // Training steps: record the autograd engine's backward functions and the sequence
   // numbers that link them to forward ops (from the next start()).
   void set_training(bool training);

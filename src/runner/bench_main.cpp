@@ -6,12 +6,15 @@
 // whole recorded calls without counters, with the default events sampled (a run's default) and
 // with them counted, the four interleaved round by round; the counters' own cost per op event
 // and per sample from the paired differences with the call without counters.
+// The model is loaded and stepped through Model, as a run does.
+#include <ATen/core/grad_mode.h>
 #include <ATen/record_function.h>
-#include <torch/script.h>
+#include <CLI/CLI.hpp>
+#include <torch/utils.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
-#include <cstring>
 #include <iostream>
 #include <optional>
 
@@ -19,15 +22,95 @@
 #include "layoutprof/input_spec.h"
 #include "record/recorder.h"
 #include "runner/inputs.h"
+#include "runner/model.h"
 #include "runner/training.h"
 
+namespace layoutprof {
 namespace {
+
+using clock = std::chrono::steady_clock;
+
+struct BenchOptions {
+  std::string model;
+  std::vector<std::string> inputs;
+  int reps = 15;
+  int plain = 0;            // --plain N: N plain calls and nothing else
+  bool counters = false;    // the default counters counted in the recorded calls
+  bool backward = false;    // each call a training step, as --backward runs them
+  bool counter_modes = false;
+  std::string events;       // --counter-modes: the events (default: a run's)
+};
+
+// Returns the exit code when the bench stops here: 0 after --help, 2 (one line) for an
+// unknown flag or a bad value.
+std::optional<int> parse_options(int argc, char** argv, BenchOptions& o) {
+  CLI::App app{"layoutprof-bench: the cost of recording a model's calls, side by side with plain calls"};
+  app.add_option("model", o.model, "TorchScript archive")->required();
+  app.add_option("--input", o.inputs, "one per forward() argument, as layoutprof --input")->required();
+  app.add_option("--reps", o.reps, "interleaved rounds")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--plain", o.plain, "only N plain calls: their median time")->check(CLI::NonNegativeNumber);
+  app.add_flag("--counters", o.counters, "the default counters counted in the recorded calls");
+  app.add_flag("--backward", o.backward, "training steps: forward, backward from a seeded gradient");
+  app.add_flag("--counter-modes", o.counter_modes, "recorded calls without counters, sampled and counted");
+  app.add_option("--events", o.events, "--counter-modes: the events, comma-separated (default: a run's)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    std::cerr << "layoutprof-bench: " << e.what() << " (see --help)\n";
+    return 2;
+  }
+  return std::nullopt;
+}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   size_t n = v.size();
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
+
+double ms_since(clock::time_point t0) { return std::chrono::duration<double, std::milli>(clock::now() - t0).count(); }
+
+// The model, its inputs and the recorder, with one step as a run makes it: forward(), and for
+// a training step the backward pass from a seeded upstream gradient and the gradients cleared.
+class Bench {
+ public:
+  explicit Bench(const BenchOptions& o) : model_(load_model(o.model)) {
+    // A training step: train mode, autograd on, every floating-point parameter trained (the
+    // samples' inference models are saved frozen).
+    model_->set_training(o.backward);
+    if (o.backward) {
+      for (NamedTensor& p : model_->named_parameters())
+        if (p.tensor.is_floating_point()) p.tensor.requires_grad_(true);
+    } else {
+      no_grad_.emplace();
+    }
+    torch::manual_seed(0);
+    for (const std::string& text : o.inputs) inputs_.emplace_back(make_input(parse_input_spec(text)));
+    recorder.set_training(o.backward);
+    step_.emplace(*model_, o.backward, "randn");
+  }
+  // `mark`: the backward pass's start marked for the recorder.
+  void step(bool mark) {
+    (*step_)(inputs_, [&] {
+      if (mark) recorder.mark_backward();
+    });
+  }
+  // One plain step's wall time, ms.
+  double plain_ms() {
+    const auto t0 = clock::now();
+    step(false);
+    return ms_since(t0);
+  }
+
+  Recorder recorder;
+
+ private:
+  std::unique_ptr<Model> model_;
+  std::optional<at::NoGradGuard> no_grad_;
+  std::vector<c10::IValue> inputs_;
+  std::optional<ModelStep> step_;
+};
 
 // A global callback that does nothing (inputs not boxed), on the scopes a run records: what
 // RecordFunction itself costs any observer.
@@ -41,55 +124,65 @@ at::RecordFunctionCallback empty_callback(bool backward) {
                              at::RecordScope::FUNCTION});
 }
 
-// The counters' cost, measured as a run pays it: whole recorded calls (start(), forward, stop()
-// converting and keeping the events, the samples drained and attributed), the first recording
-// tensors and the others figures only, as a run records them.
-template <typename Step>
-int compare_counter_modes(layoutprof::Recorder& recorder, Step& step, int reps, const std::string& model_path,
-                          std::vector<std::string> events) {
-  using clock = std::chrono::steady_clock;
-  if (events.empty()) events = layoutprof::PerfCounters::default_events();
-  const auto tids = layoutprof::process_threads();
-  layoutprof::PerfSampler sampler = layoutprof::PerfSampler::create(events, tids);
-  layoutprof::PerfCounters counters = layoutprof::PerfCounters::create(events, tids);
-  struct Mode {
-    const char* name;
-    const layoutprof::PerfCounters* counters;
-    const layoutprof::PerfSampler* sampler;
-    std::vector<layoutprof::Call> kept;
-    std::vector<double> ms;
-  };
-  std::vector<Mode> modes = {{"none", nullptr, nullptr, {}, {}},
-                             {"sampled", nullptr, &sampler, {}, {}},
-                             {"counted", &counters, nullptr, {}, {}}};
+// The plain run that scripts/bench_scale.py holds a layoutprof run against: load, build the
+// inputs and make the same number of forward() calls, nothing else; the caller reads this
+// process's peak RSS and wall time.
+int plain_calls(Bench& bench, const BenchOptions& o) {
+  std::vector<double> ms;
+  for (int i = 0; i < o.plain; ++i) ms.push_back(bench.plain_ms());
+  std::cout << "{\"model\": \"" << o.model << "\", \"calls\": " << o.plain << ", \"call_ms\": " << median(ms) << "}\n";
+  return 0;
+}
+
+// One recorder mode of --counter-modes, and what its calls kept and took.
+struct CounterMode {
+  const char* name;
+  const PerfCounters* counters;
+  const PerfSampler* sampler;
+  std::vector<Call> kept;
+  std::vector<double> ms;
+};
+
+// A whole recorded call as a run makes it (start(), the step, stop() converting and keeping
+// the events, the samples drained and attributed): the first recording tensors, the others
+// figures only.
+void record_whole_call(Bench& bench, CounterMode& m) {
+  const auto t0 = clock::now();
+  const bool first = m.kept.empty();
+  bench.recorder.start(first ? Recorder::Mode::timed : Recorder::Mode::figures, m.counters, nullptr, m.sampler);
+  bench.step(true);
+  m.kept.push_back(first ? bench.recorder.stop() : bench.recorder.stop_figures(m.kept.front()));
+  m.kept.back().spill();
+  if (first) m.kept.front().park();
+  m.ms.push_back(ms_since(t0));
+}
+
+// The counters' cost, measured as a run pays it: whole recorded calls without counters, with
+// the events sampled and with them counted, each round in another order so that cache warmth
+// and drift favour none.
+int compare_counter_modes(Bench& bench, const BenchOptions& o) {
+  std::vector<std::string> events = split_event_list(o.events);
+  if (events.empty()) events = PerfCounters::default_events();
+  const auto tids = process_threads();
+  PerfSampler sampler = PerfSampler::create(events, tids);
+  PerfCounters counters = PerfCounters::create(events, tids);
+  std::vector<CounterMode> modes = {{"none", nullptr, nullptr, {}, {}},
+                                    {"sampled", nullptr, &sampler, {}, {}},
+                                    {"counted", &counters, nullptr, {}, {}}};
   std::vector<double> plain;
-  auto record = [&](Mode& m) {
-    const auto t0 = clock::now();
-    const bool first = m.kept.empty();
-    recorder.start(first ? layoutprof::Recorder::Mode::timed : layoutprof::Recorder::Mode::figures, m.counters,
-                   nullptr, m.sampler);
-    step(true);
-    m.kept.push_back(first ? recorder.stop() : recorder.stop_figures(m.kept.front()));
-    m.kept.back().spill();
-    if (first) m.kept.front().park();
-    m.ms.push_back(std::chrono::duration<double, std::milli>(clock::now() - t0).count());
-  };
-  for (int r = 0; r < reps; ++r) {
-    // Each round in another order, so that cache warmth and drift favour none.
-    const auto t0 = clock::now();
-    step(false);
-    plain.push_back(std::chrono::duration<double, std::milli>(clock::now() - t0).count());
-    for (size_t k = 0; k < modes.size(); ++k) record(modes[(k + static_cast<size_t>(r)) % modes.size()]);
+  for (int r = 0; r < o.reps; ++r) {
+    plain.push_back(bench.plain_ms());
+    for (size_t k = 0; k < modes.size(); ++k) record_whole_call(bench, modes[(k + static_cast<size_t>(r)) % modes.size()]);
   }
-  recorder.release_spare();
-  for (Mode& m : modes) m.kept.front().unpark();
+  bench.recorder.release_spare();
+  for (CounterMode& m : modes) m.kept.front().unpark();
   const double ops = static_cast<double>(modes[0].kept.front().events.size());
   double samples = 0;
-  for (const layoutprof::Call& c : modes[1].kept)
+  for (const Call& c : modes[1].kept)
     for (const auto& t : c.sample_totals) samples += static_cast<double>(t.samples);
   samples /= static_cast<double>(modes[1].kept.size());
   // Paired differences with the call without counters, round by round.
-  auto extra_ms = [&](const Mode& m) {
+  auto extra_ms = [&](const CounterMode& m) {
     std::vector<double> d;
     for (size_t r = 0; r < m.ms.size(); ++r) d.push_back(m.ms[r] - modes[0].ms[r]);
     return median(d);
@@ -99,10 +192,10 @@ int compare_counter_modes(layoutprof::Recorder& recorder, Step& step, int reps, 
   for (size_t k = 0, j = 0; k < sampler.status().size(); ++k)
     if (sampler.status()[k].measured)
       periods += (periods.empty() ? "" : ", ") + sampler.status()[k].event + " every " + std::to_string(sampler.periods()[j++]);
-  std::cout << "{\"model\": \"" << model_path << "\", \"plain_ms\": " << p << ", \"reps\": " << reps
+  std::cout << "{\"model\": \"" << o.model << "\", \"plain_ms\": " << p << ", \"reps\": " << o.reps
             << ", \"ops\": " << ops << ", \"samples_per_call\": " << samples << ", \"sampled_events\": \"" << periods
             << "\", \"counted_events\": " << counters.events();
-  for (const Mode& m : modes) {
+  for (const CounterMode& m : modes) {
     std::cout << ", \"" << m.name << "_ratio\": " << median(m.ms) / p;
     if (m.counters || m.sampler) {
       const double extra = extra_ms(m);
@@ -114,172 +207,126 @@ int compare_counter_modes(layoutprof::Recorder& recorder, Step& step, int reps, 
   return 0;
 }
 
-}  // namespace
+// The default mode's figures, each a list of one per round.
+struct Overhead {
+  std::vector<double> plain;     // a plain step
+  std::vector<double> recorded;  // the step under the observer
+  std::vector<double> call;      // everything a recorded call costs: start() to stop() returning
+  std::vector<double> empty;     // the step under a callback that does nothing
+  std::vector<Call> kept;        // the recorded calls, kept as a run keeps them
+  size_t events = 0;             // op events of the first recorded call
+};
 
-int main(int argc, char** argv) {
-  if (argc < 3) {
-    std::cerr << "usage: layoutprof-bench MODEL --input SPEC [--input SPEC...] [--reps N]\n";
-    return 2;
-  }
-  std::string model_path = argv[1];
-  std::vector<layoutprof::InputSpec> specs;
-  int reps = 15;
-  int plain_calls = 0;
-  bool with_counters = false;
-  bool backward = false;  // each call a training step, as --backward runs them
-  bool counter_modes = false;
-  std::vector<std::string> counter_events;  // --counter-modes: the events (default: a run's)
-  for (int i = 2; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--counters")) with_counters = true;
-    else if (!std::strcmp(argv[i], "--backward")) backward = true;
-    else if (!std::strcmp(argv[i], "--counter-modes")) counter_modes = true;
-    else if (!std::strcmp(argv[i], "--events") && i + 1 < argc) counter_events = layoutprof::split_event_list(argv[++i]);
-    else if (!std::strcmp(argv[i], "--input") && i + 1 < argc) specs.push_back(layoutprof::parse_input_spec(argv[++i]));
-    else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::stoi(argv[++i]);
-    else if (!std::strcmp(argv[i], "--plain") && i + 1 < argc) plain_calls = std::stoi(argv[++i]);
-  }
-  torch::jit::Module module = torch::jit::load(model_path);
-  // A training step: train mode, autograd on, every floating-point parameter trained (the
-  // samples' inference models are saved frozen).
-  std::optional<torch::NoGradGuard> no_grad;
-  if (backward) {
-    module.train();
-    for (at::Tensor p : module.parameters()) if (p.is_floating_point()) p.requires_grad_(true);
-  } else {
-    module.eval();
-    no_grad.emplace();
-  }
-  torch::manual_seed(0);
-  std::vector<c10::IValue> inputs;
-  for (const auto& s : specs) inputs.emplace_back(layoutprof::make_input(s));
-  layoutprof::Recorder recorder;
-  recorder.set_training(backward);
-  // One call as a run makes it: forward(), and for a training step the backward pass from a
-  // seeded upstream gradient and the gradients cleared.
-  auto step = [&](bool mark) {
-    c10::IValue out = module.forward(inputs);
-    if (!backward) return;
-    layoutprof::backward_from(out, "randn", [&] {
-      if (mark) recorder.mark_backward();
-    });
-    layoutprof::clear_grads(module);
-  };
-  if (plain_calls > 0) {
-    // The plain run that scripts/bench_scale.py holds a layoutprof run against: load, build
-    // the inputs and make the same number of forward() calls, nothing else; the caller reads
-    // this process's peak RSS and wall time.
-    std::vector<double> ms;
-    for (int i = 0; i < plain_calls; ++i) {
-      auto t0 = std::chrono::steady_clock::now();
-      step(false);
-      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-    }
-    std::cout << "{\"model\": \"" << model_path << "\", \"calls\": " << plain_calls
-              << ", \"call_ms\": " << median(ms) << "}\n";
-    return 0;
-  }
-  for (int i = 0; i < 3; ++i) step(false);
-  if (counter_modes) return compare_counter_modes(recorder, step, reps, model_path, counter_events);
+// A recorded call as a run records it (the first whole, the others as their figures only),
+// timed as the step under the observer and as everything the call costs the user.
+void recorded_call(Bench& bench, const PerfCounters* counters, Overhead& o) {
+  const auto begin = clock::now();
+  const bool first = o.kept.empty();
+  bench.recorder.start(first ? Recorder::Mode::timed : Recorder::Mode::figures, counters);
+  const auto t0 = clock::now();
+  bench.step(true);
+  o.recorded.push_back(ms_since(t0));
+  o.kept.push_back(first ? bench.recorder.stop() : bench.recorder.stop_figures(o.kept.front()));
+  o.kept.back().spill();  // as a run keeps them
+  if (first) o.kept.back().park();
+  o.call.push_back(ms_since(begin));
+  if (first) o.events = o.kept.back().events.size();
+}
 
-  // Counters as layoutprof opens them by default; the cost of one read of every group.
-  std::optional<layoutprof::PerfCounters> counters;
-  double read_ns = 0;
-  size_t measured = 0;
-  if (with_counters) {
-    counters.emplace(layoutprof::PerfCounters::create(layoutprof::PerfCounters::default_events(),
-                                                      layoutprof::process_threads()));
-    measured = counters->events();
-    std::vector<uint64_t> snap(counters->snapshot_size());
-    const int n = 20000;
-    auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < n; ++i) counters->read(snap.data());
-    read_ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() / n;
-  }
+// The floor: the same step under a global callback that does nothing (inputs not boxed),
+// which is what RecordFunction itself costs any observer.
+void empty_observer_call(Bench& bench, bool backward, Overhead& o) {
+  auto handle = at::addGlobalCallback(empty_callback(backward));
+  o.empty.push_back(bench.plain_ms());
+  at::removeCallback(handle);
+}
 
-  using clock = std::chrono::steady_clock;
-  // recorded: the forward under the observer; call: everything a recorded call costs the user,
-  // from start() to stop() returning its events converted, which are kept as a run keeps them.
-  std::vector<double> plain, recorded, call;
-  std::vector<layoutprof::Call> kept;
-  size_t events = 0;
-  auto plain_call = [&] {
-    auto t0 = clock::now();
-    step(false);
-    plain.push_back(std::chrono::duration<double, std::milli>(clock::now() - t0).count());
-  };
-  auto recorded_call = [&] {
-    auto begin = clock::now();
-    // As a run records them: the first call whole, the others as their figures only.
-    const bool first = kept.empty();
-    recorder.start(first ? layoutprof::Recorder::Mode::timed : layoutprof::Recorder::Mode::figures,
-                   counters ? &*counters : nullptr);
-    auto t0 = clock::now();
-    step(true);
-    recorded.push_back(std::chrono::duration<double, std::milli>(clock::now() - t0).count());
-    kept.push_back(first ? recorder.stop() : recorder.stop_figures(kept.front()));
-    kept.back().spill();  // as a run keeps them
-    if (first) kept.back().park();
-    call.push_back(std::chrono::duration<double, std::milli>(clock::now() - begin).count());
-    if (first) events = kept.back().events.size();
-  };
-  // The floor: the same forward under a global callback that does nothing (FUNCTION scope,
-  // inputs not boxed), which is what RecordFunction itself costs any observer.
-  std::vector<double> empty;
-  auto empty_call = [&] {
-    auto handle = at::addGlobalCallback(empty_callback(backward));
-    auto t0 = clock::now();
-    step(false);
-    empty.push_back(std::chrono::duration<double, std::milli>(clock::now() - t0).count());
-    at::removeCallback(handle);
-  };
-  for (int r = 0; r < reps; ++r) {
-    empty_call();
-    // Alternate which goes first so that cache warmth favours neither.
-    if (r % 2) {
-      plain_call();
-      recorded_call();
-    } else {
-      recorded_call();
-      plain_call();
-    }
+// RecordFunction objects made and ended in a loop with no op, in ns each.
+double per_event_ns(int n) {
+  const auto t0 = clock::now();
+  for (int i = 0; i < n; ++i) {
+    at::RecordFunction guard(at::RecordScope::FUNCTION);
+    if (guard.isActive()) guard.before("aten::add");
   }
-  recorder.release_spare();  // as a run does after its last call
-  if (!kept.empty()) kept.front().unpark();
-  // The callbacks alone, without any op's work: RecordFunction objects made and ended in a
-  // loop with no callback, under the empty one, and under the recorder (Mode::figures, as
-  // every call after the first), in ns per op event; the recorder's includes stop_figures().
-  auto per_event_ns = [&](int n) {
-    auto t0 = clock::now();
-    for (int i = 0; i < n; ++i) {
-      at::RecordFunction guard(at::RecordScope::FUNCTION);
-      if (guard.isActive()) guard.before("aten::add");
-    }
-    return std::chrono::duration<double, std::nano>(clock::now() - t0).count() / n;
-  };
+  return std::chrono::duration<double, std::nano>(clock::now() - t0).count() / n;
+}
+
+// The callbacks alone, without any op's work, in ns per op event: no callback, the empty one,
+// and the recorder (Mode::figures, as every call after the first, its stop_figures() included).
+std::array<double, 3> callback_ns(Bench& bench, const PerfCounters* counters, const Call& first) {
   const int loop = 200000;
-  std::vector<double> bare_ns, empty_ns, observer_ns;
-  for (int r = 0; r < 5 && !kept.empty() && !backward; ++r) {
-    bare_ns.push_back(per_event_ns(loop));
+  std::vector<double> bare, empty, observer;
+  for (int r = 0; r < 5; ++r) {
+    bare.push_back(per_event_ns(loop));
     auto handle = at::addGlobalCallback(empty_callback(false));
-    empty_ns.push_back(per_event_ns(loop));
+    empty.push_back(per_event_ns(loop));
     at::removeCallback(handle);
-    auto t0 = clock::now();
-    recorder.start(layoutprof::Recorder::Mode::figures, counters ? &*counters : nullptr);
+    const auto t0 = clock::now();
+    bench.recorder.start(Recorder::Mode::figures, counters);
     per_event_ns(loop);
-    layoutprof::Call figures = recorder.stop_figures(kept.front());
+    Call figures = bench.recorder.stop_figures(first);
     figures.spill();
-    observer_ns.push_back(std::chrono::duration<double, std::nano>(clock::now() - t0).count() / loop);
+    observer.push_back(std::chrono::duration<double, std::nano>(clock::now() - t0).count() / loop);
   }
-  double p = median(plain), q = median(recorded), c = median(call);
-  std::cout << "{\"model\": \"" << model_path << "\", \"plain_ms\": " << p
-            << ", \"recorded_ms\": " << q << ", \"ratio\": " << q / p
-            << ", \"call_ms\": " << c << ", \"call_ratio\": " << c / p
-            << ", \"first_call_ms\": " << call.front() << ", \"first_call_ratio\": " << call.front() / p
-            << ", \"empty_observer_ratio\": " << median(empty) / p << ", \"ops\": " << events
-            << ", \"rf_bare_ns\": " << (bare_ns.empty() ? 0 : median(bare_ns))
-            << ", \"rf_empty_ns\": " << (empty_ns.empty() ? 0 : median(empty_ns))
-            << ", \"rf_observer_ns\": " << (observer_ns.empty() ? 0 : median(observer_ns))
-            << ", \"reps\": " << reps << ", \"counters\": " << measured
+  return {median(bare), median(empty), median(observer)};
+}
+
+// The cost of one read of every counter group, ns.
+double counter_read_ns(const PerfCounters& counters) {
+  std::vector<uint64_t> snap(counters.snapshot_size());
+  const int n = 20000;
+  const auto t0 = clock::now();
+  for (int i = 0; i < n; ++i) counters.read(snap.data());
+  return std::chrono::duration<double, std::nano>(clock::now() - t0).count() / n;
+}
+
+// Plain, recorded and empty-observer steps interleaved round by round, and the callbacks alone.
+int measure_overhead(Bench& bench, const BenchOptions& opts) {
+  std::optional<PerfCounters> counters;  // as layoutprof opens them by default
+  if (opts.counters) counters.emplace(PerfCounters::create(PerfCounters::default_events(), process_threads()));
+  const PerfCounters* read = counters ? &*counters : nullptr;
+  const double read_ns = counters ? counter_read_ns(*counters) : 0;
+  Overhead o;
+  for (int r = 0; r < opts.reps; ++r) {
+    empty_observer_call(bench, opts.backward, o);
+    // Alternate which goes first so that cache warmth favours neither.
+    if (r % 2) o.plain.push_back(bench.plain_ms());
+    recorded_call(bench, read, o);
+    if (r % 2 == 0) o.plain.push_back(bench.plain_ms());
+  }
+  bench.recorder.release_spare();  // as a run does after its last call
+  if (!o.kept.empty()) o.kept.front().unpark();
+  std::array<double, 3> rf{0, 0, 0};
+  if (!o.kept.empty() && !opts.backward) rf = callback_ns(bench, read, o.kept.front());
+  const double p = median(o.plain), q = median(o.recorded), c = median(o.call);
+  std::cout << "{\"model\": \"" << opts.model << "\", \"plain_ms\": " << p << ", \"recorded_ms\": " << q
+            << ", \"ratio\": " << q / p << ", \"call_ms\": " << c << ", \"call_ratio\": " << c / p
+            << ", \"first_call_ms\": " << o.call.front() << ", \"first_call_ratio\": " << o.call.front() / p
+            << ", \"empty_observer_ratio\": " << median(o.empty) / p << ", \"ops\": " << o.events
+            << ", \"rf_bare_ns\": " << rf[0] << ", \"rf_empty_ns\": " << rf[1] << ", \"rf_observer_ns\": " << rf[2]
+            << ", \"reps\": " << opts.reps << ", \"counters\": " << (counters ? counters->events() : 0)
             << ", \"counter_read_ns\": " << read_ns << "}\n";
   return 0;
+}
+
+// Loads the model through Model, warms it up as a run does, and measures what `o` asks.
+int run_bench(const BenchOptions& o) {
+  Bench bench(o);
+  if (o.plain > 0) return plain_calls(bench, o);
+  for (int i = 0; i < 3; ++i) bench.step(false);
+  return o.counter_modes ? compare_counter_modes(bench, o) : measure_overhead(bench, o);
+}
+
+}  // namespace
+}  // namespace layoutprof
+
+int main(int argc, char** argv) {
+  layoutprof::BenchOptions options;
+  if (std::optional<int> code = layoutprof::parse_options(argc, argv, options)) return *code;
+  try {
+    return layoutprof::run_bench(options);
+  } catch (const std::exception& e) {
+    std::cerr << "layoutprof-bench: " << e.what() << "\n";
+    return 1;
+  }
 }

@@ -1,14 +1,24 @@
 // Model inputs built from --input specs (torch side; used by the runner and the benchmark).
 #pragma once
 
-#include <ATen/core/Tensor.h>
+#include <ATen/core/ivalue.h>
+#include <c10/core/Device.h>
+
+#include <vector>
 
 #include "layoutprof/input_spec.h"
+#include "layoutprof/trace.h"
 
 namespace layoutprof {
 
 // A random tensor of the spec's shape and dtype whose memory is laid out as its format asks.
 // Seed the generator first for identical inputs.
 at::Tensor make_input(const InputSpec& spec);
+
+// A run's inputs, seeded (identical on every run), on `device` in the specs' layouts, each
+// described in `described`. Refused with UsageError when the machine cannot hold them, or
+// when a spec asks for a gradient (:grad) and the run has no backward pass.
+std::vector<c10::IValue> make_inputs(const std::vector<InputSpec>& specs, const at::Device& device, bool backward,
+                                     std::vector<ModelInput>& described);
 
 }  // namespace layoutprof

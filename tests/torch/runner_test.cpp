@@ -6,13 +6,16 @@
 
 #include <algorithm>
 #include <chrono>
+#include <fstream>
 #include <string>
 #include <thread>
 
 #include "layoutprof/analysis.h"
 #include "layoutprof/input_spec.h"
 #include "layoutprof/runner.h"
+#include "layoutprof/errors.h"
 #include "record/recorder.h"
+#include "runner/model.h"
 
 namespace layoutprof {
 namespace {
@@ -190,6 +193,131 @@ TEST(Runner, PlainCallsAfterTheRecordedOnesAndAKeptModel) {
   EXPECT_EQ(failed.run.status, "failed");
   EXPECT_FALSE(none);
   EXPECT_TRUE(failed.run.plain_call_ns.empty());
+}
+
+// A module whose forward() calls a submodule: op sites come from the interpreter as the ops run.
+std::string outer_with_inner() {
+  torch::jit::Module inner("Inner");
+  inner.register_parameter("w", torch::randn({4, 4}), false);
+  inner.define(R"JIT(
+def forward(self, x):
+    return torch.matmul(x, self.w)
+)JIT");
+  torch::jit::Module outer("Outer");
+  outer.register_module("inner", inner);
+  outer.register_buffer("scale", torch::ones({4}));
+  outer.define(R"JIT(
+def forward(self, x, y):
+    z = self.inner.forward(x)
+    return z * self.scale + y
+)JIT");
+  std::string path = ::testing::TempDir() + "/outer_with_inner.pt";
+  outer.save(path);
+  return path;
+}
+
+TEST(Model, TorchScriptNamesItsInputsParametersAndBuffers) {
+  std::unique_ptr<Model> model = load_model(outer_with_inner());
+  EXPECT_EQ(model->input_names(), (std::vector<std::string>{"x", "y"}));
+  EXPECT_TRUE(model->sample_inputs().empty()) << "TorchScript archives carry no inputs";
+  std::vector<NamedTensor> params = model->named_parameters();
+  ASSERT_EQ(params.size(), 1u);
+  EXPECT_EQ(params[0].name, "inner.w");
+  EXPECT_EQ(params[0].tensor.sizes(), (std::vector<int64_t>{4, 4}));
+  std::vector<NamedTensor> buffers = model->named_buffers();
+  ASSERT_EQ(buffers.size(), 1u);
+  EXPECT_EQ(buffers[0].name, "scale");
+  // The handles share the model's tensors: what is done to them, the model sees.
+  params[0].tensor.detach().zero_();
+  std::vector<c10::IValue> inputs = {torch::ones({2, 4}), torch::zeros({2, 4})};
+  at::Tensor out = model->forward(inputs).toTensor();
+  EXPECT_EQ(out.abs().sum().item<float>(), 0.0f);
+}
+
+TEST(Model, LoadSaysWhatIsWrongWithAFile) {
+  try {
+    load_model(::testing::TempDir() + "/no_such_model.pt");
+    FAIL() << "loaded a missing file";
+  } catch (const ModelLoadError& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("cannot open model"));
+  }
+  const std::string junk = ::testing::TempDir() + "/not_a_model.pt";
+  { std::ofstream(junk) << "not a zip archive"; }
+  try {
+    load_model(junk);
+    FAIL() << "loaded a text file";
+  } catch (const ModelLoadError& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("is not a loadable TorchScript archive"));
+  }
+}
+
+// The recorder asks the model's site source, as the ops run, where each top-level op comes
+// from: the TorchScript interpreter names the submodule and the line of the model's code.
+TEST(Model, TorchScriptSitesComeFromTheInterpreterAsTheOpsRun) {
+  std::unique_ptr<Model> model = load_model(outer_with_inner());
+  model->set_training(false);
+  torch::NoGradGuard no_grad;
+  std::vector<c10::IValue> inputs = {torch::ones({2, 4}), torch::zeros({2, 4})};
+  Recorder recorder;
+  recorder.set_site_source(&model->op_sites());
+  recorder.start(Recorder::Mode::sites);
+  model->forward(inputs);
+  std::vector<OpSite> sites = recorder.stop_sites();
+  ASSERT_FALSE(sites.empty());
+  bool matmul_in_inner = false, mul_at_top = false;
+  for (const OpSite& s : sites) {
+    if (s.name == "aten::matmul") {
+      matmul_in_inner = s.module == "inner";
+      EXPECT_THAT(s.source_text.str(), ::testing::HasSubstr("torch.matmul(x, self.w)"));
+      EXPECT_FALSE(s.source.empty());
+    }
+    if (s.name == "aten::mul") mul_at_top = s.module == "";
+  }
+  EXPECT_TRUE(matmul_in_inner) << "aten::matmul's module path";
+  EXPECT_TRUE(mul_at_top) << "the model's own ops have the empty path";
+}
+
+// A front end that names its ops up front answers with the ids of what it runs; the recorder
+// keeps the ids and asks for their text only after the call.
+class FixedSites final : public OpSiteSource {
+ public:
+  SiteId current() override {
+    ++asked;
+    return {7, 9};
+  }
+  std::string module_path(uint32_t module) const override { return module == 7 ? "block.3" : "?"; }
+  SourceLine source_line(uint32_t source) const override {
+    return source == 9 ? SourceLine{"model.py:12", "x = x.permute(0, 2, 3, 1)"} : SourceLine{};
+  }
+  int asked = 0;
+};
+
+TEST(Recorder, AsksItsSiteSourceForTopLevelOpsOnly) {
+  FixedSites source;
+  Recorder recorder;
+  recorder.set_site_source(&source);
+  recorder.start(Recorder::Mode::sites);
+  {
+    RECORD_FUNCTION("layoutprof_test::outer", std::vector<c10::IValue>());
+    { RECORD_FUNCTION("layoutprof_test::nested", std::vector<c10::IValue>()); }
+  }
+  std::vector<OpSite> sites = recorder.stop_sites();
+  EXPECT_EQ(source.asked, 1) << "the nested op is not asked about";
+  ASSERT_EQ(sites.size(), 1u);
+  EXPECT_EQ(sites[0].name, "layoutprof_test::outer");
+  EXPECT_EQ(sites[0].module, "block.3");
+  EXPECT_EQ(sites[0].source, "model.py:12");
+  EXPECT_EQ(sites[0].source_text, "x = x.permute(0, 2, 3, 1)");
+  // Timed calls that take their own sites (models that fork) resolve them at stop().
+  recorder.set_capture_sites(true);
+  recorder.start(Recorder::Mode::timed);
+  { RECORD_FUNCTION("layoutprof_test::outer", std::vector<c10::IValue>()); }
+  Call call = recorder.stop();
+  recorder.set_capture_sites(false);
+  ASSERT_EQ(call.events.size(), 1u);
+  EXPECT_TRUE(call.sites_recorded);
+  EXPECT_EQ(call.events[0].module, "block.3");
+  EXPECT_EQ(call.events[0].source, "model.py:12");
 }
 
 }  // namespace

@@ -1,0 +1,77 @@
+#include "runner/inputs.h"
+
+#include <ATen/Functions.h>
+#include <torch/utils.h>
+
+#include "layoutprof/errors.h"
+#include "record/tensor_info.h"
+#include "runner/memory.h"
+
+namespace layoutprof {
+
+namespace {
+
+c10::ScalarType scalar_type(const std::string& dtype) {
+  if (dtype == "f32") return at::kFloat;
+  if (dtype == "f64") return at::kDouble;
+  if (dtype == "f16") return at::kHalf;
+  if (dtype == "bf16") return at::kBFloat16;
+  if (dtype == "i64") return at::kLong;
+  if (dtype == "i32") return at::kInt;
+  if (dtype == "i8") return at::kChar;
+  if (dtype == "u8") return at::kByte;
+  if (dtype == "bool") return at::kBool;
+  throw UsageError("unknown dtype '" + dtype + "'");
+}
+
+at::Tensor random_tensor(const std::vector<int64_t>& sizes, const std::string& dtype) {
+  auto options = at::TensorOptions().dtype(scalar_type(dtype));
+  if (is_floating_dtype(dtype)) return at::randn(sizes, options);
+  if (dtype == "bool") return at::randint(0, 2, sizes, options);
+  return at::randint(0, 10, sizes, options);
+}
+
+}  // namespace
+
+at::Tensor make_input(const InputSpec& spec) {
+  if (spec.format == "channels_last")
+    return random_tensor(spec.sizes, spec.dtype).contiguous(at::MemoryFormat::ChannelsLast);
+  if (spec.format == "channels_last_3d")
+    return random_tensor(spec.sizes, spec.dtype).contiguous(at::MemoryFormat::ChannelsLast3d);
+  if (spec.format == "perm") {
+    // Allocate in the physical order, then view back to the logical shape.
+    std::vector<int64_t> physical;
+    for (int d : spec.perm) physical.push_back(spec.sizes[d]);
+    std::vector<int64_t> back(spec.perm.size());
+    for (size_t p = 0; p < spec.perm.size(); ++p) back[spec.perm[p]] = static_cast<int64_t>(p);
+    return random_tensor(physical, spec.dtype).permute(back);
+  }
+  return random_tensor(spec.sizes, spec.dtype);
+}
+
+std::vector<c10::IValue> make_inputs(const std::vector<InputSpec>& specs, const at::Device& device, bool backward,
+                                     std::vector<ModelInput>& described) {
+  torch::manual_seed(0);  // identical inputs on every run
+  check_inputs_fit(specs);
+  std::vector<c10::IValue> inputs;
+  for (const InputSpec& spec : specs) {
+    // Built on the CPU from the seed, then moved: .to() keeps the layout (preserve format).
+    at::Tensor t;
+    try {
+      t = make_input(spec);
+      if (device.is_cuda()) t = t.to(device);
+    } catch (const c10::Error& e) {  // out of memory after all (the device's, or overcommitted)
+      throw UsageError("--input '" + bounded(spec.text) + "': its tensor could not be made: " +
+                       first_line(e.what_without_backtrace()));
+    }
+    if (spec.requires_grad) {
+      if (!backward) throw UsageError("--input '" + spec.text + "': :grad needs --backward");
+      t.requires_grad_(true);  // a leaf: its gradient is computed, not recorded as a parameter's
+    }
+    described.push_back({spec, describe_tensor(t, static_cast<int>(described.size()))});
+    inputs.emplace_back(std::move(t));
+  }
+  return inputs;
+}
+
+}  // namespace layoutprof

@@ -1,0 +1,56 @@
+// A loaded model, behind one interface whatever its file format: the runner and the benchmark
+// load, lay out, step and locate ops through it, never through a format's own API. TorchScript
+// (torchscript_model.cpp) is the first implementation; a torch.export .pt2 graph run through the
+// dispatcher, or an eager model run in process, would be others, chosen by load_model().
+#pragma once
+
+#include <ATen/core/ivalue.h>
+#include <c10/core/Device.h>
+
+#include <exception>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "record/op_sites.h"
+
+namespace layoutprof {
+
+// A handle sharing one of the model's tensors, under its dotted path ("layer1.0.conv1.weight").
+struct NamedTensor {
+  std::string name;
+  at::Tensor tensor;
+};
+
+class Model {
+ public:
+  virtual ~Model() = default;
+
+  // The names of forward()'s inputs, in order: as many as it takes.
+  virtual std::vector<std::string> input_names() const = 0;
+  // Inputs the file carries with the model (a .pt2's example inputs); none where the format
+  // has none, as TorchScript.
+  virtual std::vector<c10::IValue> sample_inputs() const { return {}; }
+  // Moves the parameters and buffers to `device` in place (the handles stay valid). Throws
+  // ModelLoadError when they cannot go there.
+  virtual void to(const at::Device& device) = 0;
+  // Training mode (dropout, batch statistics) for training steps, eval mode otherwise; a
+  // format that has no such modes ignores it.
+  virtual void set_training(bool training) = 0;
+  // Every parameter and buffer of the model and its submodules, in the model's order.
+  virtual std::vector<NamedTensor> named_parameters() const = 0;
+  virtual std::vector<NamedTensor> named_buffers() const = 0;
+  // One forward() on `inputs`; throws what the model raised.
+  virtual c10::IValue forward(std::vector<c10::IValue>& inputs) = 0;
+  // The reason of an exception forward() threw, in one line.
+  virtual std::string error_reason(const std::exception& e) const = 0;
+  // Where each op comes from (module path, source line), for the recorder: lives as long as
+  // the model.
+  virtual OpSiteSource& op_sites() = 0;
+};
+
+// Loads the model file with the implementation its contents call for, on the CPU. Throws
+// ModelLoadError when it cannot be opened or read.
+std::unique_ptr<Model> load_model(const std::string& path);
+
+}  // namespace layoutprof

@@ -1,0 +1,35 @@
+// What a run says it measured, and did not (RunInfo::measured, not_measured, the counters'
+// notes): the runner's words, apart from the steps that earn them. Torch-free.
+#pragma once
+
+#include <string>
+
+#include "layoutprof/counters.h"
+#include "layoutprof/runner.h"
+#include "layoutprof/trace.h"
+
+namespace layoutprof {
+
+// What counting costs each top-level op and copy: two reads of every group, timed here.
+std::string counting_cost(const PerfCounters& counters);
+
+// The memory traffic notes (RunInfo::bandwidth, bandwidth_note) once the counters are open.
+void note_bandwidth(const ProfileConfig& config, const BandwidthEvents& bandwidth, bool sampled, RunInfo& run);
+
+// How the recorded calls went, for the notes.
+struct RecordedCalls {
+  int iters = 0;              // the calls asked for
+  bool counted = false;       // counters read at every top-level op and copy
+  bool sampled = false;       // counters sampled
+  bool gpu_traced = false;    // a GPU tracer was open
+  bool sites_applied = true;  // every shown call got its module paths and source lines
+};
+
+// RunInfo's figures and notes after the recorded calls: how many, whether a signal stopped
+// them, what was measured and what was not.
+void note_recorded_calls(const ProfileConfig& config, const RecordedCalls& calls, Trace& trace);
+
+// A signal's name for the notes: SIGTERM or SIGINT.
+std::string signal_name(int sig);
+
+}  // namespace layoutprof
