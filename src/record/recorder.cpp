@@ -1210,7 +1210,8 @@ Call Recorder::stop() {
   // more); other threads' buffers may still be appended to by a late op, so theirs are copied.
   std::vector<const TensorInfo*> base(buffers.size(), nullptr);
   size_t released = 0;  // raw events of the one buffer whose pages were released
-  std::vector<size_t> next_counted(buffers.size(), 0), next_site(buffers.size(), 0);
+  std::vector<size_t> next_counted(buffers.size());  // zeros
+  std::vector<size_t> next_site(buffers.size());
   SiteTexts texts(g_site_source);
   call.sites_recorded = g_capture_sites && state_->mode == Mode::timed;
   std::vector<SampleSpan> spans;  // sampled counters: the events as attribution sees them
