@@ -1,5 +1,7 @@
-// The JSON report: the Trace+Report serialised (schema_version 2: the op list
-// in a compact encoding, described in the document itself), and read back (schema 1 too), and read back.
+// The JSON report: the Trace+Report serialised (schema_version 2: the op list in a compact
+// encoding, described in the document itself), and read back (schema 1 too). Written by
+// src/report/json_writer.cpp, read by json_dom_reader.cpp (a tree) and json_stream_reader.cpp
+// (a file).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -19,7 +21,9 @@ std::string report_json_text(const Report& report);
 nlohmann::json report_to_json(const Report& report);
 // The op list as a list of objects, one per op event, as schema 1 wrote it.
 nlohmann::json op_list_json(const Report& report);
-// Throws UsageError with a one-line reason for documents that are not a layoutprof report.
+// Throws UsageError with a one-line reason for documents that are not a layoutprof report,
+// among them any nested deeper than a report can be (the readers' one limit, far above the
+// depth layoutprof writes).
 Report report_from_json(const nlohmann::json& doc);
 // Serialises; bytes that are not UTF-8 (a model path, a source line) become U+FFFD rather
 // than failing the whole report.

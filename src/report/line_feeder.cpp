@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <new>
 #include <system_error>
 
 namespace layoutprof {
@@ -12,8 +13,13 @@ namespace {
 bool blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
 }  // namespace
 
-LineFeeder::LineFeeder(int fd, size_t block)
-    : fd_(fd), buf_(block + simdjson::SIMDJSON_PADDING), cap_(block) {}
+LineFeeder::LineFeeder(int fd, size_t block, size_t max_entry_depth)
+    : fd_(fd), buf_(block + simdjson::SIMDJSON_PADDING), cap_(block) {
+  // simdjson's depth bound counts an innermost empty array or object one level short of the
+  // others (2 allows [[]] but not [[1]]): as the bound, it never passes an entry deeper than
+  // max_entry_depth. It stays when simdjson grows the parser for a longer line.
+  if (parser_.allocate(simdjson::dom::MINIMAL_DOCUMENT_CAPACITY, max_entry_depth)) throw std::bad_alloc();
+}
 
 bool LineFeeder::fill() {
   if (eof_) return false;

@@ -29,9 +29,12 @@ class LineFeeder {
  public:
   using Entry = std::function<void(simdjson::dom::element)>;
 
+  static constexpr size_t kBlock = size_t{1} << 20;
+
   // Reads `fd` (not owned) in blocks of `block` bytes; a line longer than that is never one
-  // whole entry.
-  explicit LineFeeder(int fd, size_t block = size_t{1} << 20);
+  // whole entry, nor is one that nests more than `max_entry_depth` arrays and objects (the
+  // entry's own included): it goes to the parser. (Some at that depth go to the parser too.)
+  explicit LineFeeder(int fd, size_t block = kBlock, size_t max_entry_depth = simdjson::DEFAULT_MAX_DEPTH);
   LineFeeder(const LineFeeder&) = delete;
   LineFeeder& operator=(const LineFeeder&) = delete;
 

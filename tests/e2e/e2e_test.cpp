@@ -1149,6 +1149,41 @@ TEST(Gate, MalformedBaselinesGetAClearErrorNeverACrash) {
   }
 }
 
+// A report nested hundreds of thousands deep, wherever the nesting sits (schema_version, the
+// first thing read; a value no reader looks at; an op row and a tensor on their own lines, as
+// the fast path takes entries; the whole document): render and check refuse it with one line
+// and exit 2, never a crash.
+TEST(Gate, ReportsNestedHundredsOfThousandsDeepGetOneLineAndExit2) {
+  const std::string good = read_file(gate_baseline());
+  const std::string deep = std::string(300000, '[') + std::string(300000, ']');
+  auto inserted = [&](const std::string& after, const std::string& text) {
+    const size_t at = good.find(after);
+    EXPECT_NE(at, std::string::npos) << after;
+    return good.substr(0, at + after.size()) + text + good.substr(at + after.size());
+  };
+  const size_t version = good.find("\"schema_version\": ") + 18;
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"schema_version", good.substr(0, version) + deep + good.substr(good.find(',', version))},
+      {"unknown key", inserted("{", "\"unknown\": " + deep + ",\n")},
+      {"op row", inserted("\"rows\": [\n", deep + ",\n")},
+      {"tensor", inserted("\"tensors\": [\n", deep + ",\n")},
+      {"document", deep},
+  };
+  for (const auto& [where, text] : cases) {
+    const fs::path p = work_dir() / "deep.json";
+    std::ofstream(p, std::ios::trunc) << text;
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"render", p.string()}, {"check", gate_baseline().string(), p.string()},
+          {"check", p.string(), gate_baseline().string()}}) {
+      Result r = run(args);
+      EXPECT_EQ(r.code, 2) << where << " (" << args[0] << "): " << r.err;
+      EXPECT_EQ(lines(r.err), 1) << where << ": " << r.err;
+      EXPECT_THAT(r.err, HasSubstr("nest deeper than 1000 levels")) << where;
+    }
+    fs::remove(p);
+  }
+}
+
 TEST(Trace, ChromeTraceOfARun) {
   fs::path trace = work_dir() / "trace.json";
   Result r = run(sample_args("attention", {"--trace", trace.string()}));

@@ -12,37 +12,88 @@ namespace {
 
 using nlohmann::json;
 
-// nlohmann's DOM parser that arms the feeder at every array under the key "a", as the
-// report reader does at its arrays of entries; the entries passed by are kept as text.
+// A tree built on nlohmann's public SAX interface, which arms the feeder at every array under
+// the key "a", as the report reader does at its arrays of entries; the entries passed by are
+// kept as text.
 struct Parsed {
   json doc;
   std::vector<std::string> passed;
   size_t fast = 0;
 };
 
-Parsed parse(const std::string& text, size_t block = 1 << 20) {
+class Sax final : public nlohmann::json_sax<json> {
+ public:
+  Sax(json& doc, LineFeeder& feeder, Parsed& parsed) : doc_(doc), feeder_(feeder), parsed_(parsed) {}
+  bool null() override { return put(nullptr); }
+  bool boolean(bool v) override { return put(v); }
+  bool number_integer(number_integer_t v) override { return put(v); }
+  bool number_unsigned(number_unsigned_t v) override { return put(v); }
+  bool number_float(number_float_t v, const string_t&) override { return put(v); }
+  bool string(string_t& v) override { return put(v); }
+  bool binary(binary_t& v) override { return put(json::binary(v)); }
+  bool start_object(std::size_t) override {
+    open_.push_back(place(json::object()));
+    return true;
+  }
+  bool key(string_t& k) override {
+    last_key_ = k;
+    slot_ = &(*open_.back())[k];
+    return true;
+  }
+  bool end_object() override {
+    open_.pop_back();
+    return true;
+  }
+  bool start_array(std::size_t) override {
+    if (last_key_ == "a")
+      feeder_.arm([this](simdjson::dom::element e) { parsed_.passed.push_back(simdjson::minify(e)); });
+    last_key_.clear();
+    open_.push_back(place(json::array()));
+    return true;
+  }
+  bool end_array() override {
+    open_.pop_back();
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const json::exception& e) override {
+    if (const auto* pe = dynamic_cast<const json::parse_error*>(&e)) throw *pe;
+    throw e;
+  }
+
+ private:
+  json* place(json&& v) {
+    if (open_.empty()) {
+      doc_ = std::move(v);
+      return &doc_;
+    }
+    if (!open_.back()->is_array()) {
+      *slot_ = std::move(v);
+      return slot_;
+    }
+    open_.back()->push_back(std::move(v));
+    return &open_.back()->back();
+  }
+  bool put(json v) {
+    place(std::move(v));
+    return true;
+  }
+
+  json& doc_;
+  LineFeeder& feeder_;
+  Parsed& parsed_;
+  std::vector<json*> open_;
+  json* slot_ = nullptr;
+  std::string last_key_;
+};
+
+Parsed parse(const std::string& text, size_t block = 1 << 20, size_t max_entry_depth = simdjson::DEFAULT_MAX_DEPTH) {
   int fds[2];
   EXPECT_EQ(::pipe(fds), 0);
   EXPECT_EQ(::write(fds[1], text.data(), text.size()), static_cast<ssize_t>(text.size()));
   ::close(fds[1]);
   Parsed out;
-  LineFeeder feeder(fds[0], block);
-  struct Sax : nlohmann::detail::json_sax_dom_parser<json> {
-    Sax(json& j, LineFeeder& f, Parsed& p) : json_sax_dom_parser(j, true), feeder(f), parsed(p) {}
-    bool key(json::string_t& k) {
-      last_key = k;
-      return json_sax_dom_parser::key(k);
-    }
-    bool start_array(std::size_t n) {
-      if (last_key == "a")
-        feeder.arm([this](simdjson::dom::element e) { parsed.passed.push_back(simdjson::minify(e)); });
-      last_key.clear();
-      return json_sax_dom_parser::start_array(n);
-    }
-    LineFeeder& feeder;
-    Parsed& parsed;
-    std::string last_key;
-  } sax(out.doc, feeder, out);
+  LineFeeder feeder(fds[0], block, max_entry_depth);
+  Sax sax(out.doc, feeder, out);
   try {
     json::sax_parse(feeder.begin(), feeder.end(), &sax);
   } catch (...) {
@@ -59,6 +110,15 @@ TEST(LineFeeder, PassesOneEntryPerLineByTheParserWhichSeesAnEmptyArray) {
   EXPECT_EQ(p.fast, 3u);
   EXPECT_EQ(p.passed, (std::vector<std::string>{"[1,2]", "{\"k\":\"v\"}", "[3]"}));
   EXPECT_EQ(p.doc, json::parse(R"({"a": [], "b": [4]})"));
+}
+
+// The report reader bounds an entry's depth so that the document's stays within its limit: an
+// entry nested deeper goes to the parser, which counts the document's depth as a whole.
+TEST(LineFeeder, AnEntryNestedDeeperThanItsBoundGoesToTheParser) {
+  Parsed p = parse("{\"a\": [\n[1],\n[[[1]]],\n[2]\n]}", 1 << 20, 2);
+  EXPECT_EQ(p.fast, 1u);
+  EXPECT_EQ(p.passed, (std::vector<std::string>{"[1]"}));
+  EXPECT_EQ(p.doc, json::parse(R"({"a": [[[[1]]], [2]]})"));
 }
 
 TEST(LineFeeder, AnEntryOnTheBracketsLineLeavesTheArrayToTheParser) {
