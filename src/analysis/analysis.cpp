@@ -1,8 +1,8 @@
-#include "layoutprof/analysis.h"
+#include "analysis/analysis.h"
 
-#include "layoutprof/dtlb_model.h"
-#include "analysis/flat_index.h"
-#include "analysis/format.h"
+#include "analysis/dtlb_model.h"
+#include "support/flat_index.h"
+#include "support/format.h"
 
 #include <algorithm>
 #include <atomic>

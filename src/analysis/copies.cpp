@@ -1,6 +1,6 @@
 #include <stdexcept>
 
-#include "layoutprof/analysis.h"
+#include "analysis/analysis.h"
 
 namespace layoutprof {
 

@@ -1,9 +1,9 @@
-#include "layoutprof/dtlb_model.h"
+#include "analysis/dtlb_model.h"
 
 #include <algorithm>
 #include <sstream>
 
-#include "layoutprof/errors.h"
+#include "support/errors.h"
 
 namespace layoutprof {
 

@@ -1,12 +1,12 @@
-#include "layoutprof/format_comparison.h"
+#include "analysis/format_comparison.h"
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 
-#include "analysis/format.h"
-#include "layoutprof/analysis.h"
-#include "layoutprof/heatmap.h"
+#include "support/format.h"
+#include "analysis/analysis.h"
+#include "analysis/heatmap.h"
 
 namespace layoutprof {
 

@@ -4,7 +4,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "layoutprof/report.h"
+#include "report_model/report.h"
 
 namespace layoutprof {
 

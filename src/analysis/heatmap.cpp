@@ -1,11 +1,11 @@
-#include "layoutprof/heatmap.h"
+#include "analysis/heatmap.h"
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
 
-#include "layoutprof/analysis.h"
+#include "analysis/analysis.h"
 
 namespace layoutprof {
 

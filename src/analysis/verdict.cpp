@@ -1,10 +1,10 @@
-#include "layoutprof/verdict.h"
+#include "analysis/verdict.h"
 
 #include <algorithm>
 #include <map>
 #include <tuple>
 
-#include "analysis/format.h"
+#include "support/format.h"
 
 namespace layoutprof {
 

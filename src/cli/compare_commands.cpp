@@ -5,10 +5,10 @@
 
 #include "cli/commands.h"
 #include "cli/gate_cli.h"
-#include "layoutprof/errors.h"
-#include "layoutprof/gate.h"
-#include "layoutprof/json_report.h"
-#include "layoutprof/reporter.h"
+#include "support/errors.h"
+#include "gate/gate.h"
+#include "report/json_report.h"
+#include "report/reporter.h"
 
 namespace layoutprof {
 

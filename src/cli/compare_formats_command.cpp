@@ -9,14 +9,14 @@
 #include <sstream>
 
 #include "cli/commands.h"
-#include "layoutprof/analysis.h"
-#include "layoutprof/atomic_file.h"
-#include "layoutprof/errors.h"
-#include "layoutprof/format_comparison.h"
-#include "layoutprof/format_comparison_report.h"
-#include "layoutprof/reporter.h"
-#include "layoutprof/interrupt.h"
-#include "layoutprof/runner.h"
+#include "analysis/analysis.h"
+#include "support/atomic_file.h"
+#include "support/errors.h"
+#include "analysis/format_comparison.h"
+#include "report/format_comparison_report.h"
+#include "report/reporter.h"
+#include "support/interrupt.h"
+#include "runner/runner.h"
 
 namespace layoutprof {
 

@@ -3,7 +3,7 @@
 #include <exception>
 #include <iostream>
 
-#include "layoutprof/errors.h"
+#include "support/errors.h"
 
 namespace layoutprof {
 

@@ -4,8 +4,8 @@
 #include <string>
 
 #include "cli/commands.h"
-#include "layoutprof/atomic_file.h"
-#include "layoutprof/gate.h"
+#include "support/atomic_file.h"
+#include "gate/gate.h"
 
 namespace layoutprof {
 

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <iostream>
 
-#include "layoutprof/errors.h"
+#include "support/errors.h"
 
 namespace layoutprof {
 namespace {

@@ -5,9 +5,9 @@
 #include <sstream>
 
 #include "cli/commands.h"
-#include "layoutprof/atomic_file.h"
-#include "layoutprof/json_report.h"
-#include "layoutprof/reporter.h"
+#include "support/atomic_file.h"
+#include "report/json_report.h"
+#include "report/reporter.h"
 
 namespace layoutprof {
 

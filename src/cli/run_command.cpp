@@ -9,17 +9,17 @@
 #include <sstream>
 
 #include "cli/commands.h"
-#include "analysis/format.h"
+#include "support/format.h"
 #include "cli/gate_cli.h"
-#include "layoutprof/analysis.h"
-#include "layoutprof/atomic_file.h"
-#include "layoutprof/counters.h"
-#include "layoutprof/dtlb_model.h"
-#include "layoutprof/errors.h"
-#include "layoutprof/interrupt.h"
-#include "layoutprof/json_report.h"
-#include "layoutprof/runner.h"
-#include "layoutprof/reporter.h"
+#include "analysis/analysis.h"
+#include "support/atomic_file.h"
+#include "counters/counters.h"
+#include "analysis/dtlb_model.h"
+#include "support/errors.h"
+#include "support/interrupt.h"
+#include "report/json_report.h"
+#include "runner/runner.h"
+#include "report/reporter.h"
 
 namespace layoutprof {
 

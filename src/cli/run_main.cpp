@@ -4,7 +4,7 @@
 
 #include "cli/commands.h"
 #include "cli/entry.h"
-#include "layoutprof/runner.h"
+#include "runner/runner.h"
 
 int main(int argc, char** argv) {
   using namespace layoutprof;

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "layoutprof/counters.h"
-#include "layoutprof/errors.h"
+#include "counters/counters.h"
+#include "support/errors.h"
 
 namespace layoutprof {
 

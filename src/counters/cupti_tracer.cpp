@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "counters/cupti_records.h"
-#include "layoutprof/gpu.h"
+#include "counters/gpu.h"
 
 namespace layoutprof {
 

@@ -1,5 +1,5 @@
 // Built where the CUDA toolkit (CUPTI) was not found or LAYOUTPROF_CUPTI=OFF.
-#include "layoutprof/gpu.h"
+#include "counters/gpu.h"
 
 namespace layoutprof {
 

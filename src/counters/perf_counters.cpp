@@ -16,8 +16,8 @@
 #include <stdexcept>
 
 #include "counters/perf_events.h"
-#include "layoutprof/counters.h"
-#include "layoutprof/errors.h"
+#include "counters/counters.h"
+#include "support/errors.h"
 
 namespace layoutprof {
 

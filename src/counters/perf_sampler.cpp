@@ -18,7 +18,7 @@
 #include <unordered_map>
 
 #include "counters/perf_events.h"
-#include "layoutprof/counters.h"
+#include "counters/counters.h"
 
 namespace layoutprof {
 

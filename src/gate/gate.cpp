@@ -1,5 +1,5 @@
-#include "layoutprof/gate.h"
-#include "layoutprof/sampling.h"
+#include "gate/gate.h"
+#include "counters/sampling.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,9 +8,9 @@
 #include <set>
 #include <sstream>
 
-#include "layoutprof/analysis.h"
-#include "layoutprof/errors.h"
-#include "analysis/format.h"
+#include "analysis/analysis.h"
+#include "support/errors.h"
+#include "support/format.h"
 
 namespace layoutprof {
 

@@ -25,9 +25,9 @@
 #include <stdexcept>
 #include <thread>
 
-#include "layoutprof/counters.h"
-#include "layoutprof/gpu.h"
-#include "layoutprof/sampling.h"
+#include "counters/counters.h"
+#include "counters/gpu.h"
+#include "counters/sampling.h"
 #include "record/tensor_info.h"
 #include "record/uncaught.h"
 

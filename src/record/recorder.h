@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "layoutprof/trace.h"
+#include "core/trace.h"
 #include "record/op_sites.h"
 
 namespace layoutprof {

@@ -3,7 +3,7 @@
 
 #include <ATen/core/Tensor.h>
 
-#include "layoutprof/layout.h"
+#include "core/layout.h"
 
 namespace layoutprof {
 

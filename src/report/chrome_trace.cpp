@@ -1,11 +1,11 @@
-#include "layoutprof/chrome_trace.h"
+#include "report/chrome_trace.h"
 
 #include <map>
 #include <sstream>
 #include <unordered_map>
 
-#include "analysis/flat_index.h"
-#include "layoutprof/reporter.h"
+#include "support/flat_index.h"
+#include "report/reporter.h"
 #include "report/json_out.h"
 
 namespace layoutprof {

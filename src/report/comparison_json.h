@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "layoutprof/gate.h"
+#include "gate/gate.h"
 
 namespace layoutprof {
 

@@ -1,13 +1,13 @@
 // A Comparison (check, diff, --baseline) as text or as Markdown for a pull-request comment:
 // the verdict, the layout copies' causes (baseline → new), each regression, the notes, and
 // with the table, each module's figures.
-#include "layoutprof/comparison_text.h"
+#include "report/comparison_text.h"
 
 #include <sstream>
 
-#include "analysis/format.h"
-#include "layoutprof/reporter.h"
-#include "layoutprof/verdict.h"
+#include "support/format.h"
+#include "report/reporter.h"
+#include "analysis/verdict.h"
 
 namespace layoutprof {
 

@@ -1,13 +1,13 @@
-#include "layoutprof/format_comparison_report.h"
+#include "report/format_comparison_report.h"
 
 #include <algorithm>
 #include <cstdlib>
 #include <functional>
 #include <utility>
 
-#include "analysis/format.h"
-#include "layoutprof/errors.h"
-#include "layoutprof/json_report.h"
+#include "support/format.h"
+#include "support/errors.h"
+#include "report/json_report.h"
 #include "report/json_out.h"
 
 namespace layoutprof {

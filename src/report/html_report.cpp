@@ -17,13 +17,13 @@
 #include <unordered_map>
 #include <vector>
 
-#include "analysis/format.h"
-#include "layoutprof/analysis.h"
-#include "layoutprof/comparison_text.h"
-#include "layoutprof/format_comparison.h"
-#include "layoutprof/reporter.h"
-#include "layoutprof/sampling.h"
-#include "layoutprof/text_report.h"
+#include "support/format.h"
+#include "analysis/analysis.h"
+#include "report/comparison_text.h"
+#include "analysis/format_comparison.h"
+#include "report/reporter.h"
+#include "counters/sampling.h"
+#include "report/text_report.h"
 #include "report/comparison_json.h"
 #include "report/json_out.h"
 #include "report/markup.h"

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "layoutprof/errors.h"
-#include "layoutprof/json_report.h"
+#include "support/errors.h"
+#include "report/json_report.h"
 #include "report/json_fields.h"
 
 namespace layoutprof {

@@ -15,8 +15,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "layoutprof/json_report.h"
-#include "layoutprof/report.h"
+#include "report/json_report.h"
+#include "report_model/report.h"
 
 namespace layoutprof::report_json {
 

@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "layoutprof/str.h"
+#include "core/str.h"
 
 namespace layoutprof {
 

@@ -2,9 +2,9 @@
 // dashboards: the verdict, every gate check and each module's figures, baseline and new.
 #include <nlohmann/json.hpp>
 
-#include "layoutprof/format_comparison_report.h"
-#include "layoutprof/json_report.h"
-#include "layoutprof/reporter.h"
+#include "report/format_comparison_report.h"
+#include "report/json_report.h"
+#include "report/reporter.h"
 #include "report/comparison_json.h"
 
 namespace layoutprof {

@@ -13,8 +13,8 @@
 #include <set>
 #include <system_error>
 
-#include "layoutprof/errors.h"
-#include "layoutprof/json_report.h"
+#include "support/errors.h"
+#include "report/json_report.h"
 #include "report/json_fields.h"
 #include "report/line_feeder.h"
 #include "report/sj_value.h"

@@ -5,8 +5,8 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "analysis/flat_index.h"
-#include "layoutprof/json_report.h"
+#include "support/flat_index.h"
+#include "report/json_report.h"
 #include "report/json_fields.h"
 #include "report/json_out.h"
 

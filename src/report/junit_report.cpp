@@ -2,8 +2,8 @@
 // a CI system shows each regression as a failed test.
 #include <sstream>
 
-#include "layoutprof/comparison_text.h"
-#include "layoutprof/reporter.h"
+#include "report/comparison_text.h"
+#include "report/reporter.h"
 #include "report/markup.h"
 
 namespace layoutprof {

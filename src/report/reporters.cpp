@@ -2,8 +2,8 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "layoutprof/errors.h"
-#include "layoutprof/reporter.h"
+#include "support/errors.h"
+#include "report/reporter.h"
 
 namespace layoutprof {
 

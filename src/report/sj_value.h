@@ -13,7 +13,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "layoutprof/str.h"
+#include "core/str.h"
 
 namespace layoutprof {
 

@@ -1,5 +1,5 @@
-#include "layoutprof/text_report.h"
-#include "layoutprof/sampling.h"
+#include "report/text_report.h"
+#include "counters/sampling.h"
 
 #include <algorithm>
 #include <cctype>
@@ -8,12 +8,12 @@
 #include <iomanip>
 #include <sstream>
 
-#include "layoutprof/analysis.h"
-#include "layoutprof/comparison_text.h"
-#include "layoutprof/format_comparison_report.h"
-#include "layoutprof/reporter.h"
-#include "layoutprof/verdict.h"
-#include "analysis/format.h"
+#include "analysis/analysis.h"
+#include "report/comparison_text.h"
+#include "report/format_comparison_report.h"
+#include "report/reporter.h"
+#include "analysis/verdict.h"
+#include "support/format.h"
 
 namespace layoutprof {
 

@@ -1,6 +1,6 @@
 #include "report/verdict_json.h"
 
-#include "layoutprof/verdict.h"
+#include "analysis/verdict.h"
 
 namespace layoutprof {
 

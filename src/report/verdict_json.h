@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <nlohmann/json.hpp>
 
-#include "layoutprof/report.h"
+#include "report_model/report.h"
 
 namespace layoutprof {
 

@@ -18,8 +18,8 @@
 #include <iostream>
 #include <optional>
 
-#include "layoutprof/counters.h"
-#include "layoutprof/input_spec.h"
+#include "counters/counters.h"
+#include "core/input_spec.h"
 #include "record/recorder.h"
 #include "runner/inputs.h"
 #include "runner/model.h"

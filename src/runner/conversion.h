@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "layoutprof/trace.h"
+#include "core/trace.h"
 
 namespace layoutprof {
 

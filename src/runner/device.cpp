@@ -3,8 +3,8 @@
 #include <torch/cuda.h>
 #include <torch/version.h>
 
-#include "layoutprof/errors.h"
-#include "layoutprof/gpu.h"
+#include "support/errors.h"
+#include "counters/gpu.h"
 
 namespace layoutprof {
 

@@ -3,7 +3,7 @@
 #include <ATen/Functions.h>
 #include <torch/utils.h>
 
-#include "layoutprof/errors.h"
+#include "support/errors.h"
 #include "record/tensor_info.h"
 #include "runner/memory.h"
 

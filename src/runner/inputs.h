@@ -6,8 +6,8 @@
 
 #include <vector>
 
-#include "layoutprof/input_spec.h"
-#include "layoutprof/trace.h"
+#include "core/input_spec.h"
+#include "core/trace.h"
 
 namespace layoutprof {
 

@@ -6,8 +6,8 @@
 #include <cstdio>
 #include <fstream>
 
-#include "layoutprof/errors.h"
-#include "layoutprof/runner.h"
+#include "support/errors.h"
+#include "runner/runner.h"
 
 namespace layoutprof {
 

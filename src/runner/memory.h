@@ -3,7 +3,7 @@
 
 #include <vector>
 
-#include "layoutprof/input_spec.h"
+#include "core/input_spec.h"
 
 namespace layoutprof {
 

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <fstream>
 
-#include "layoutprof/errors.h"
+#include "support/errors.h"
 #include "runner/torchscript_model.h"
 
 namespace layoutprof {

@@ -6,7 +6,7 @@
 #include <optional>
 #include <stdexcept>
 
-#include "layoutprof/interrupt.h"
+#include "support/interrupt.h"
 #include "runner/device.h"
 #include "runner/run_notes.h"
 

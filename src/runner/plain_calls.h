@@ -8,7 +8,7 @@
 #include <memory>
 #include <vector>
 
-#include "layoutprof/runner.h"
+#include "runner/runner.h"
 #include "runner/model.h"
 #include "runner/training.h"
 

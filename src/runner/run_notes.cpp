@@ -5,8 +5,8 @@
 #include <csignal>
 #include <cstdio>
 
-#include "layoutprof/interrupt.h"
-#include "layoutprof/packed_ints.h"
+#include "support/interrupt.h"
+#include "core/packed_ints.h"
 #include "record/recorder.h"
 
 namespace layoutprof {

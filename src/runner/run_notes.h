@@ -4,9 +4,9 @@
 
 #include <string>
 
-#include "layoutprof/counters.h"
-#include "layoutprof/runner.h"
-#include "layoutprof/trace.h"
+#include "counters/counters.h"
+#include "runner/runner.h"
+#include "core/trace.h"
 
 namespace layoutprof {
 

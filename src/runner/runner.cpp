@@ -1,6 +1,6 @@
 // run_profile(): a run's steps, from loading the model to the plain calls after the recorded
 // ones. The model is reached through Model only, whatever its format.
-#include "layoutprof/runner.h"
+#include "runner/runner.h"
 
 #include <ATen/Parallel.h>
 #include <ATen/core/grad_mode.h>
@@ -10,11 +10,11 @@
 #include <chrono>
 #include <optional>
 
-#include "layoutprof/counters.h"
-#include "layoutprof/dtlb_model.h"
-#include "layoutprof/errors.h"
-#include "layoutprof/gpu.h"
-#include "layoutprof/interrupt.h"
+#include "counters/counters.h"
+#include "analysis/dtlb_model.h"
+#include "support/errors.h"
+#include "counters/gpu.h"
+#include "support/interrupt.h"
 #include "record/recorder.h"
 #include "runner/conversion.h"
 #include "runner/device.h"

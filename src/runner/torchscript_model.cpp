@@ -12,7 +12,7 @@
 #include <unordered_map>
 #include <utility>
 
-#include "layoutprof/errors.h"
+#include "support/errors.h"
 #include "runner/model.h"
 
 namespace layoutprof {

@@ -4,7 +4,7 @@
 #include <torch/csrc/autograd/autograd.h>
 #include <torch/utils.h>
 
-#include "layoutprof/errors.h"
+#include "support/errors.h"
 #include "record/recorder.h"
 #include "runner/model.h"
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "layoutprof/trace.h"
+#include "core/trace.h"
 
 namespace layoutprof {
 

@@ -15,14 +15,14 @@
 #include <stdexcept>
 #include <string>
 
-#include "layoutprof/counters.h"
-#include "layoutprof/dtlb_model.h"
-#include "layoutprof/errors.h"
-#include "layoutprof/comparison_text.h"
-#include "layoutprof/gate.h"
-#include "layoutprof/input_spec.h"
-#include "layoutprof/json_report.h"
-#include "layoutprof/text_report.h"
+#include "counters/counters.h"
+#include "analysis/dtlb_model.h"
+#include "support/errors.h"
+#include "report/comparison_text.h"
+#include "gate/gate.h"
+#include "core/input_spec.h"
+#include "report/json_report.h"
+#include "report/text_report.h"
 
 namespace layoutprof::fuzz {
 

@@ -13,7 +13,7 @@
 #include <cstdio>
 #include <string>
 
-#include "layoutprof/gpu.h"
+#include "counters/gpu.h"
 
 namespace {
 

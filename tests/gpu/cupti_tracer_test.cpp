@@ -10,7 +10,7 @@
 #include <string>
 
 #include "fake_cupti.h"
-#include "layoutprof/gpu.h"
+#include "counters/gpu.h"
 
 namespace layoutprof {
 namespace {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "layoutprof/gpu.h"
+#include "counters/gpu.h"
 #include "record/recorder.h"
 
 namespace layoutprof {

@@ -10,10 +10,10 @@
 #include <string>
 #include <thread>
 
-#include "layoutprof/analysis.h"
-#include "layoutprof/input_spec.h"
-#include "layoutprof/runner.h"
-#include "layoutprof/errors.h"
+#include "analysis/analysis.h"
+#include "core/input_spec.h"
+#include "runner/runner.h"
+#include "support/errors.h"
 #include "record/recorder.h"
 #include "runner/model.h"
 

@@ -1,4 +1,4 @@
-#include "layoutprof/analysis.h"
+#include "analysis/analysis.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "layoutprof/atomic_file.h"
+#include "support/atomic_file.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -7,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "layoutprof/errors.h"
+#include "support/errors.h"
 
 namespace layoutprof {
 namespace {

@@ -1,8 +1,8 @@
-#include "layoutprof/chrome_trace.h"
+#include "report/chrome_trace.h"
 
 #include <gtest/gtest.h>
 
-#include "layoutprof/analysis.h"
+#include "analysis/analysis.h"
 #include "synthetic.h"
 
 namespace layoutprof {

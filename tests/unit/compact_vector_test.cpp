@@ -1,11 +1,11 @@
-#include "layoutprof/compact_vector.h"
+#include "core/compact_vector.h"
 
 #include <gtest/gtest.h>
 
 #include <vector>
 
-#include "layoutprof/str.h"
-#include "layoutprof/trace.h"
+#include "core/str.h"
+#include "core/trace.h"
 
 namespace layoutprof {
 namespace {

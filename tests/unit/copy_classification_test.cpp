@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "layoutprof/analysis.h"
+#include "analysis/analysis.h"
 #include "synthetic.h"
 
 namespace layoutprof {

@@ -1,4 +1,4 @@
-#include "layoutprof/counters.h"
+#include "counters/counters.h"
 
 #include <sys/mman.h>
 

@@ -1,4 +1,4 @@
-#include "layoutprof/dtlb_model.h"
+#include "analysis/dtlb_model.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -7,7 +7,7 @@
 #include <numeric>
 #include <random>
 
-#include "layoutprof/errors.h"
+#include "support/errors.h"
 #include "synthetic.h"
 
 namespace layoutprof {

@@ -1,6 +1,6 @@
 // compare-formats' verdict on hand-built reports: the spread of plain calls, the noise rule,
 // the fastest pick, the control, the copies each variant adds or avoids, and the writers.
-#include "layoutprof/format_comparison.h"
+#include "analysis/format_comparison.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -8,9 +8,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "layoutprof/analysis.h"
-#include "layoutprof/format_comparison_report.h"
-#include "layoutprof/json_report.h"
+#include "analysis/analysis.h"
+#include "report/format_comparison_report.h"
+#include "report/json_report.h"
 #include "synthetic.h"
 
 namespace layoutprof {

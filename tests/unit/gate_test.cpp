@@ -1,14 +1,14 @@
-#include "layoutprof/comparison_text.h"
-#include "layoutprof/gate.h"
+#include "report/comparison_text.h"
+#include "gate/gate.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
 
-#include "layoutprof/analysis.h"
-#include "layoutprof/errors.h"
-#include "layoutprof/json_report.h"
+#include "analysis/analysis.h"
+#include "support/errors.h"
+#include "report/json_report.h"
 #include "synthetic.h"
 
 namespace layoutprof {

@@ -2,10 +2,10 @@
 
 #include <sstream>
 
-#include "layoutprof/analysis.h"
-#include "layoutprof/gpu.h"
-#include "layoutprof/json_report.h"
-#include "layoutprof/text_report.h"
+#include "analysis/analysis.h"
+#include "counters/gpu.h"
+#include "report/json_report.h"
+#include "report/text_report.h"
 #include "synthetic.h"
 
 namespace layoutprof {

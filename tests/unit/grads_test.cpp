@@ -2,11 +2,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "layoutprof/analysis.h"
-#include "layoutprof/chrome_trace.h"
-#include "layoutprof/errors.h"
-#include "layoutprof/json_report.h"
-#include "layoutprof/text_report.h"
+#include "analysis/analysis.h"
+#include "report/chrome_trace.h"
+#include "support/errors.h"
+#include "report/json_report.h"
+#include "report/text_report.h"
 #include "synthetic.h"
 
 namespace layoutprof {

@@ -1,9 +1,9 @@
-#include "layoutprof/input_spec.h"
+#include "core/input_spec.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "layoutprof/errors.h"
+#include "support/errors.h"
 
 namespace layoutprof {
 namespace {

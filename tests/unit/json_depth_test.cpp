@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "layoutprof/analysis.h"
-#include "layoutprof/errors.h"
-#include "layoutprof/json_report.h"
+#include "analysis/analysis.h"
+#include "support/errors.h"
+#include "report/json_report.h"
 #include "report/json_fields.h"
 #include "synthetic.h"
 

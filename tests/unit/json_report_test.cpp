@@ -1,4 +1,4 @@
-#include "layoutprof/json_report.h"
+#include "report/json_report.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -8,9 +8,9 @@
 #include <set>
 #include <sstream>
 
-#include "layoutprof/analysis.h"
-#include "layoutprof/errors.h"
-#include "layoutprof/text_report.h"
+#include "analysis/analysis.h"
+#include "support/errors.h"
+#include "report/text_report.h"
 #include "synthetic.h"
 
 namespace layoutprof {

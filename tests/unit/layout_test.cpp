@@ -1,4 +1,4 @@
-#include "layoutprof/layout.h"
+#include "core/layout.h"
 
 #include <gtest/gtest.h>
 

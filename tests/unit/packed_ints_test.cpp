@@ -1,4 +1,4 @@
-#include "layoutprof/packed_ints.h"
+#include "core/packed_ints.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <random>
 #include <vector>
 
-#include "layoutprof/trace.h"
+#include "core/trace.h"
 #include "synthetic.h"
 
 namespace layoutprof {

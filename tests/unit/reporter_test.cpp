@@ -1,16 +1,16 @@
-#include "layoutprof/reporter.h"
+#include "report/reporter.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <sstream>
 
-#include "layoutprof/analysis.h"
-#include "layoutprof/chrome_trace.h"
-#include "layoutprof/comparison_text.h"
-#include "layoutprof/errors.h"
-#include "layoutprof/json_report.h"
-#include "layoutprof/text_report.h"
+#include "analysis/analysis.h"
+#include "report/chrome_trace.h"
+#include "report/comparison_text.h"
+#include "support/errors.h"
+#include "report/json_report.h"
+#include "report/text_report.h"
 #include "synthetic.h"
 
 namespace layoutprof {

@@ -1,4 +1,4 @@
-#include "layoutprof/sampling.h"
+#include "counters/sampling.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -14,7 +14,7 @@
 #include <random>
 #include <thread>
 
-#include "layoutprof/counters.h"
+#include "counters/counters.h"
 
 namespace layoutprof {
 namespace {

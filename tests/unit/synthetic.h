@@ -1,7 +1,7 @@
 // Builders for synthetic traces: the analysis and reporters are tested without a model.
 #pragma once
 
-#include "layoutprof/trace.h"
+#include "core/trace.h"
 
 namespace layoutprof::testing {
 

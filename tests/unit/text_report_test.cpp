@@ -1,11 +1,11 @@
-#include "layoutprof/text_report.h"
+#include "report/text_report.h"
 
 #include <gtest/gtest.h>
 
 #include <sstream>
 
-#include "layoutprof/analysis.h"
-#include "layoutprof/json_report.h"
+#include "analysis/analysis.h"
+#include "report/json_report.h"
 #include "synthetic.h"
 
 namespace layoutprof {

@@ -1,14 +1,14 @@
-#include "layoutprof/verdict.h"
+#include "analysis/verdict.h"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 
-#include "layoutprof/analysis.h"
-#include "layoutprof/comparison_text.h"
-#include "layoutprof/gate.h"
-#include "layoutprof/json_report.h"
+#include "analysis/analysis.h"
+#include "report/comparison_text.h"
+#include "gate/gate.h"
+#include "report/json_report.h"
 #include "synthetic.h"
 
 namespace layoutprof {

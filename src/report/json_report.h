@@ -8,7 +8,7 @@
 #include <ostream>
 #include <string>
 
-#include "layoutprof/report.h"
+#include "report_model/report.h"
 
 namespace layoutprof {
 

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "layoutprof/heatmap.h"
-#include "layoutprof/report.h"
+#include "analysis/heatmap.h"
+#include "report_model/report.h"
 
 namespace layoutprof {
 

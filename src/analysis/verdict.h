@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "layoutprof/report.h"
+#include "report_model/report.h"
 
 namespace layoutprof {
 

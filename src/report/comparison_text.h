@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "layoutprof/gate.h"
+#include "gate/gate.h"
 
 namespace layoutprof {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "layoutprof/mapped_allocator.h"
+#include "core/mapped_allocator.h"
 
 namespace layoutprof {
 

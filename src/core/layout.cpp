@@ -1,6 +1,6 @@
-#include "layoutprof/layout.h"
-#include "layoutprof/trace.h"
-#include "layoutprof/errors.h"
+#include "core/layout.h"
+#include "core/trace.h"
+#include "support/errors.h"
 
 #include <algorithm>
 #include <deque>

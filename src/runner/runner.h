@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "layoutprof/input_spec.h"
-#include "layoutprof/trace.h"
+#include "core/input_spec.h"
+#include "core/trace.h"
 
 namespace layoutprof {
 

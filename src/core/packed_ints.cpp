@@ -1,4 +1,4 @@
-#include "layoutprof/packed_ints.h"
+#include "core/packed_ints.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <mutex>
 
-#include "layoutprof/trace.h"
+#include "core/trace.h"
 
 namespace layoutprof {
 

@@ -1,4 +1,4 @@
-#include "layoutprof/input_spec.h"
+#include "core/input_spec.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -7,7 +7,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "layoutprof/errors.h"
+#include "support/errors.h"
 
 namespace layoutprof {
 

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "layoutprof/report.h"
+#include "report_model/report.h"
 
 namespace layoutprof {
 

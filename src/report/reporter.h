@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "layoutprof/format_comparison.h"
-#include "layoutprof/gate.h"
-#include "layoutprof/heatmap.h"
-#include "layoutprof/report.h"
+#include "analysis/format_comparison.h"
+#include "gate/gate.h"
+#include "analysis/heatmap.h"
+#include "report_model/report.h"
 
 namespace layoutprof {
 

@@ -7,7 +7,7 @@
 #include <functional>
 #include <vector>
 
-#include "layoutprof/trace.h"
+#include "core/trace.h"
 
 namespace layoutprof {
 

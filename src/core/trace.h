@@ -6,11 +6,11 @@
 #include <string>
 #include <vector>
 
-#include "layoutprof/compact_vector.h"
-#include "layoutprof/input_spec.h"
-#include "layoutprof/layout.h"
-#include "layoutprof/mapped_allocator.h"
-#include "layoutprof/packed_ints.h"
+#include "core/compact_vector.h"
+#include "core/input_spec.h"
+#include "core/layout.h"
+#include "core/mapped_allocator.h"
+#include "core/packed_ints.h"
 
 namespace layoutprof {
 

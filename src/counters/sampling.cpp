@@ -1,4 +1,4 @@
-#include "layoutprof/sampling.h"
+#include "counters/sampling.h"
 
 #include <algorithm>
 #include <cmath>

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "layoutprof/str.h"
+#include "core/str.h"
 
 namespace layoutprof {
 

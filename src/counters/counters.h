@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "layoutprof/sampling.h"
-#include "layoutprof/trace.h"
+#include "counters/sampling.h"
+#include "core/trace.h"
 
 namespace layoutprof {
 

@@ -1,7 +1,7 @@
 #include <algorithm>
 #include <unordered_map>
 
-#include "layoutprof/gpu.h"
+#include "counters/gpu.h"
 
 namespace layoutprof {
 

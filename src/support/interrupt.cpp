@@ -1,4 +1,4 @@
-#include "layoutprof/interrupt.h"
+#include "support/interrupt.h"
 
 #include <signal.h>
 #include <unistd.h>

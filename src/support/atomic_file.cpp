@@ -1,4 +1,4 @@
-#include "layoutprof/atomic_file.h"
+#include "support/atomic_file.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -11,8 +11,8 @@
 #include <iostream>
 #include <vector>
 
-#include "layoutprof/errors.h"
-#include "layoutprof/interrupt.h"
+#include "support/errors.h"
+#include "support/interrupt.h"
 
 namespace layoutprof {
 

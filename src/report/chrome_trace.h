@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "layoutprof/report.h"
+#include "report_model/report.h"
 
 namespace layoutprof {
 

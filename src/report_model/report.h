@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "layoutprof/dtlb_model.h"
-#include "layoutprof/trace.h"
+#include "analysis/dtlb_model.h"
+#include "core/trace.h"
 
 namespace layoutprof {
 

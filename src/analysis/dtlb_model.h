@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "layoutprof/layout.h"
+#include "core/layout.h"
 
 namespace layoutprof {
 

@@ -4,7 +4,7 @@
 
 #include <ostream>
 
-#include "layoutprof/format_comparison.h"
+#include "analysis/format_comparison.h"
 
 namespace layoutprof {
 

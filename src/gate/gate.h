@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "layoutprof/report.h"
-#include "layoutprof/verdict.h"
+#include "report_model/report.h"
+#include "analysis/verdict.h"
 
 namespace layoutprof {
 
