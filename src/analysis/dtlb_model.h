@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/layout.h"
+#include "report_model/dtlb_estimate.h"
 
 namespace layoutprof {
 
@@ -22,14 +23,6 @@ struct TlbConfig {
 // "l1=64:4,l2=1536:12,page=4k" (any subset; page 4k, 2m, 1g or bytes). Throws UsageError.
 TlbConfig parse_tlb_config(const std::string& text);
 std::string tlb_config_string(const TlbConfig& config);
-
-struct DtlbEstimate {
-  int64_t accesses = 0;   // element reads and writes the copy makes
-  int64_t l1_misses = 0;  // modelled
-  int64_t walks = 0;      // modelled second-level misses: page walks
-  bool sampled = false;   // rows were sampled and the counts scaled
-  double fraction = 1.0;  // share of rows simulated
-};
 
 // One two-level TLB. access() returns 0 for an L1 hit, 1 for an L2 hit, 2 for a walk.
 class TlbSim {

@@ -140,12 +140,4 @@ bool tensor_holds(const TensorInfo& t, uint64_t addr) {
   return static_cast<__int128>(addr) >= first && static_cast<__int128>(addr) < last;
 }
 
-double sampled_estimate(uint64_t samples, uint64_t period) {
-  return static_cast<double>(samples) * static_cast<double>(period);
-}
-
-double sampled_error(uint64_t samples, uint64_t period) {
-  return static_cast<double>(period) * std::sqrt(static_cast<double>(samples) + 1.0);
-}
-
 }  // namespace layoutprof

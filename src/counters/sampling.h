@@ -7,6 +7,7 @@
 #include <functional>
 #include <vector>
 
+#include "core/sampled_figure.h"
 #include "core/trace.h"
 
 namespace layoutprof {
@@ -73,11 +74,5 @@ std::vector<TensorSamples> attribute_addresses(const std::vector<SampleSpan>& sp
 // Whether `addr` lies in the bytes `t` spans: from its first element's address to its last's
 // (storage + offset, strides of either sign); false for a tensor without storage.
 bool tensor_holds(const TensorInfo& t, uint64_t addr);
-
-// The estimate of a sampled figure and its statistical error (one standard deviation): the
-// samples times the period, and period x sqrt(samples + 1): Poisson error on the number of
-// samples, plus one period for where the sampling phase fell at the span's ends.
-double sampled_estimate(uint64_t samples, uint64_t period);
-double sampled_error(uint64_t samples, uint64_t period);
 
 }  // namespace layoutprof

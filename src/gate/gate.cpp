@@ -1,5 +1,5 @@
 #include "gate/gate.h"
-#include "counters/sampling.h"
+#include "core/sampled_figure.h"
 
 #include <algorithm>
 #include <cmath>

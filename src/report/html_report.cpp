@@ -22,7 +22,7 @@
 #include "report/comparison_text.h"
 #include "analysis/format_comparison.h"
 #include "report/reporter.h"
-#include "counters/sampling.h"
+#include "core/sampled_figure.h"
 #include "report/text_report.h"
 #include "report/comparison_json.h"
 #include "report/json_out.h"

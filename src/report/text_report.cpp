@@ -1,5 +1,5 @@
 #include "report/text_report.h"
-#include "counters/sampling.h"
+#include "core/sampled_figure.h"
 
 #include <algorithm>
 #include <cctype>

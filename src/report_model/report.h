@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/dtlb_model.h"
+#include "report_model/dtlb_estimate.h"
 #include "core/trace.h"
 
 namespace layoutprof {
