@@ -192,7 +192,7 @@ struct Call {
   // figures_only: the counters of the ops that have them, in op order, concatenated
   // (push_counter / next_counter).
   PackedInts counters;
-  // figures_only: moves the figures above to the process's spill file (packed_ints.h), so
+  // figures_only: moves the figures above to the process's spill file (support/spill_file.h), so
   // that memory does not grow with the calls kept.
   void spill() {
     duration_ns.spill();
