@@ -42,16 +42,7 @@ Report rich_report() {
   mi.spec.sizes = {2, 4, 3};
   mi.tensor = testing::tensor({2, 4, 3}, {12, 3, 1}, 1);
   Trace t = testing::trace_of({call}, {mi});
-  CounterStatus st;
-  st.event = "page-faults";
-  st.measured = true;
-  st.mode = "sampled";
-  st.period = 16;
-  st.data_address = "the faulting address (page-faults)";
-  st.samples = 10;
-  st.attributed = 9;
-  t.run.counters = {st};
-  t.run.counter_mode = "sampled";
+  testing::sample_page_faults(t);
   return analyze(t);
 }
 

@@ -348,16 +348,7 @@ TEST(JsonReport, SampledCountersAndTheirAddressesRoundTrip) {
                          {static_cast<int32_t>(copy), static_cast<int32_t>(call.events[copy].inputs.size()), 0, 1}};
   Trace t = testing::trace_of({call});
   t.run.inputs = sample_report().run.inputs;
-  CounterStatus st;
-  st.event = "page-faults";
-  st.measured = true;
-  st.mode = "sampled";
-  st.period = 16;
-  st.data_address = "the faulting address (page-faults)";
-  st.samples = 10;
-  st.attributed = 9;
-  t.run.counters = {st};
-  t.run.counter_mode = "sampled";
+  testing::sample_page_faults(t);
   const Report r = analyze(t);
   ASSERT_EQ(r.copies.size(), 1u);
   EXPECT_EQ(r.copies[0].src_samples, std::vector<uint64_t>{2});

@@ -62,4 +62,18 @@ inline Trace trace_of(std::vector<Call> calls, std::vector<ModelInput> inputs = 
   return trace;
 }
 
+// A run's page faults sampled one in 16, 10 samples of which 9 fell in top-level ops.
+inline void sample_page_faults(Trace& t) {
+  CounterStatus st;
+  st.event = "page-faults";
+  st.measured = true;
+  st.mode = "sampled";
+  st.period = 16;
+  st.data_address = "the faulting address (page-faults)";
+  st.samples = 10;
+  st.attributed = 9;
+  t.run.counters = {st};
+  t.run.counter_mode = "sampled";
+}
+
 }  // namespace layoutprof::testing
