@@ -144,10 +144,9 @@ std::string not_timed_reason(const FormatVariant& v) {
 
 std::string ratio_text(double ratio) { return fixed(ratio, 2) + "x"; }
 
-}  // namespace
-
-FormatVerdict format_verdict(const std::vector<FormatVariant>& variants) {
-  FormatVerdict v;
+// The variants that take part in the timing verdict, lowest median first; the others' reasons
+// go to v.not_timed.
+std::vector<const FormatVariant*> timed_variants(const std::vector<FormatVariant>& variants, FormatVerdict& v) {
   std::vector<const FormatVariant*> timed;
   for (const FormatVariant& f : variants) {
     std::string why = not_timed_reason(f);
@@ -158,34 +157,47 @@ FormatVerdict format_verdict(const std::vector<FormatVariant>& variants) {
   std::stable_sort(timed.begin(), timed.end(), [](const FormatVariant* a, const FormatVariant* b) {
     return a->time.median_ns < b->time.median_ns;
   });
+  return timed;
+}
 
-  // The fastest against each other timed variant.
+// Where the other timed variants stand against the fastest.
+struct Standing {
   const TimeAgainstFastest* nearest_beyond = nullptr;  // the closest that differs beyond noise
-  std::vector<std::string> within, same;  // within noise of the fastest; ran its very tensors
-  if (!timed.empty()) {
-    const FormatVariant& fastest = *timed.front();
-    v.fastest = fastest.name;
-    for (size_t i = 1; i < timed.size(); ++i) {
-      const FormatVariant& other = *timed[i];
-      TimeAgainstFastest t;
-      t.variant = other.name;
-      t.difference_ns = other.time.median_ns - fastest.time.median_ns;
-      t.ratio = fastest.time.median_ns > 0 ? static_cast<double>(other.time.median_ns) /
-                                                 static_cast<double>(fastest.time.median_ns)
-                                           : 1.0;
-      t.beyond_noise = beyond_noise(fastest.time, other.time, &t.why);
-      v.against.push_back(t);
-    }
-    for (size_t i = 0; i < v.against.size(); ++i) {
-      const TimeAgainstFastest& t = v.against[i];
-      // Two variants that converted nothing ran the same tensors: the control below, not a finding.
-      if (fastest.same_as_given() && timed[i + 1]->same_as_given()) same.push_back(t.variant);
-      else if (!t.beyond_noise) within.push_back(t.variant);
-      else if (!nearest_beyond) nearest_beyond = &t;
-    }
-  }
+  std::vector<std::string> within;  // within noise of the fastest
+  std::vector<std::string> same;    // ran the fastest's very tensors
+};
 
-  // The control: as_given against each timed variant that converted nothing.
+// The fastest against each other timed variant: v.fastest and v.against (which the standing's
+// nearest_beyond points into).
+Standing against_fastest(const std::vector<const FormatVariant*>& timed, FormatVerdict& v) {
+  Standing s;
+  if (timed.empty()) return s;
+  const FormatVariant& fastest = *timed.front();
+  v.fastest = fastest.name;
+  for (size_t i = 1; i < timed.size(); ++i) {
+    const FormatVariant& other = *timed[i];
+    TimeAgainstFastest t;
+    t.variant = other.name;
+    t.difference_ns = other.time.median_ns - fastest.time.median_ns;
+    t.ratio = fastest.time.median_ns > 0 ? static_cast<double>(other.time.median_ns) /
+                                               static_cast<double>(fastest.time.median_ns)
+                                         : 1.0;
+    t.beyond_noise = beyond_noise(fastest.time, other.time, &t.why);
+    v.against.push_back(t);
+  }
+  for (size_t i = 0; i < v.against.size(); ++i) {
+    const TimeAgainstFastest& t = v.against[i];
+    // Two variants that converted nothing ran the same tensors: the control (run_control), not a finding.
+    if (fastest.same_as_given() && timed[i + 1]->same_as_given()) s.same.push_back(t.variant);
+    else if (!t.beyond_noise) s.within.push_back(t.variant);
+    else if (!s.nearest_beyond) s.nearest_beyond = &t;
+  }
+  return s;
+}
+
+// The control: as_given against each timed variant that converted nothing (v.control,
+// v.control_failed).
+void run_control(const std::vector<const FormatVariant*>& timed, FormatVerdict& v) {
   const FormatVariant* given = nullptr;
   for (const FormatVariant* f : timed)
     if (f->name == "as_given") given = f;
@@ -200,40 +212,58 @@ FormatVerdict format_verdict(const std::vector<FormatVariant>& variants) {
     v.control += (v.control.empty() ? "" : "; ") + f->name + " converted nothing, so it ran what as_given ran: " +
                  ratio_text(ratio) + " apart, " + why;
   }
-  v.clear = !v.control_failed && nearest_beyond && within.empty();
+}
 
-  // The copies each converted variant adds or avoids, against as_given.
+// The copies each converted variant adds or avoids, against as_given.
+std::vector<CopyDelta> copies_against_given(const std::vector<FormatVariant>& variants) {
+  std::vector<CopyDelta> copies;
   const FormatVariant* as_given = nullptr;
   for (const FormatVariant& f : variants)
     if (f.name == "as_given" && f.ok()) as_given = &f;
   if (as_given)
     for (const FormatVariant& f : variants)
-      if (&f != as_given && f.ok()) v.copies.push_back(copy_delta(as_given->report, f.report, f.name));
+      if (&f != as_given && f.ok()) copies.push_back(copy_delta(as_given->report, f.report, f.name));
+  return copies;
+}
 
-  auto list = [](const std::vector<std::string>& names) {
-    std::string text;
-    for (size_t i = 0; i < names.size(); ++i) text += (i ? (i + 1 == names.size() ? " and " : ", ") : "") + names[i];
-    return text;
-  };
+// "a", "a and b", "a, b and c".
+std::string name_list(const std::vector<std::string>& names) {
+  std::string text;
+  for (size_t i = 0; i < names.size(); ++i) text += (i ? (i + 1 == names.size() ? " and " : ", ") : "") + names[i];
+  return text;
+}
+
+// The verdict in one line.
+std::string verdict_summary(const FormatVerdict& v, bool none_timed, const Standing& s) {
   const std::string same_note =
-      same.empty() ? "" : "; " + list(same) + " ran the same tensors as " + v.fastest;
-  if (timed.empty()) {
-    v.summary = "no verdict on time: no variant ran with at least " + std::to_string(kMinTimedCalls) + " plain calls";
-  } else if (v.control_failed) {
-    v.summary = "no verdict on time: variants that ran the same tensors differ beyond the noise rule, so this run's "
-                "noise is larger than the rule sees (other load on the machine?); run it again on a quiet machine";
-  } else if (v.against.empty()) {
-    v.summary = "no verdict on time: only " + v.fastest + " ran with timings, nothing to compare it with";
-  } else if (v.clear) {
-    v.summary = v.fastest + " is fastest here: " + ratio_text(nearest_beyond->ratio) + " faster than " +
-                nearest_beyond->variant + " (" + ms(nearest_beyond->difference_ns) + " ms less per call), beyond noise" +
-                same_note;
-  } else if (!within.empty()) {
-    v.summary = v.fastest + " has the lowest median, but within noise of " + list(within) +
-                ": no variant is measurably fastest here" + same_note;
-  } else {
-    v.summary = "no verdict on time: every timed variant ran the same tensors (nothing was converted)";
-  }
+      s.same.empty() ? "" : "; " + name_list(s.same) + " ran the same tensors as " + v.fastest;
+  if (none_timed)
+    return "no verdict on time: no variant ran with at least " + std::to_string(kMinTimedCalls) + " plain calls";
+  if (v.control_failed)
+    return "no verdict on time: variants that ran the same tensors differ beyond the noise rule, so this run's "
+           "noise is larger than the rule sees (other load on the machine?); run it again on a quiet machine";
+  if (v.against.empty())
+    return "no verdict on time: only " + v.fastest + " ran with timings, nothing to compare it with";
+  if (v.clear)
+    return v.fastest + " is fastest here: " + ratio_text(s.nearest_beyond->ratio) + " faster than " +
+           s.nearest_beyond->variant + " (" + ms(s.nearest_beyond->difference_ns) + " ms less per call), beyond noise" +
+           same_note;
+  if (!s.within.empty())
+    return v.fastest + " has the lowest median, but within noise of " + name_list(s.within) +
+           ": no variant is measurably fastest here" + same_note;
+  return "no verdict on time: every timed variant ran the same tensors (nothing was converted)";
+}
+
+}  // namespace
+
+FormatVerdict format_verdict(const std::vector<FormatVariant>& variants) {
+  FormatVerdict v;
+  const std::vector<const FormatVariant*> timed = timed_variants(variants, v);
+  const Standing standing = against_fastest(timed, v);
+  run_control(timed, v);
+  v.clear = !v.control_failed && standing.nearest_beyond && standing.within.empty();
+  v.copies = copies_against_given(variants);
+  v.summary = verdict_summary(v, timed.empty(), standing);
   return v;
 }
 

@@ -100,21 +100,19 @@ std::string memory_mb() {
   return "RSS " + std::to_string(rss / 1024) + " MB (peak " + std::to_string(peak / 1024) + " MB)";
 }
 
-}  // namespace
-
-int run_run(const RunOptions& o) {
-  if (o.list_events) {
-    std::cout << PerfCounters::list_events() << std::flush;
-    return kExitOk;
-  }
+// Counter flags that contradict each other.
+void check_counter_flags(const RunOptions& o) {
   if (o.no_counters && !o.events.empty())
     throw UsageError("--events and --no-counters contradict each other");
   if (o.counter_mode == "off" && !o.events.empty())
     throw UsageError("--events and --counters off contradict each other");
   if (o.no_counters && o.counter_mode != "sample" && o.counter_mode != "off")
     throw UsageError("--no-counters and --counters " + o.counter_mode + " contradict each other");
-  if (o.model.empty())
-    throw UsageError("no model given: layoutprof MODEL.pt --input 1x3x224x224 (see --help)");
+}
+
+// What run_profile() runs, from the flags; a flag it cannot use is a usage error here, before
+// the model loads.
+ProfileConfig profile_config(const RunOptions& o) {
   ProfileConfig config;
   config.model = o.model;
   for (const std::string& text : o.inputs) config.inputs.push_back(parse_input_spec(text));
@@ -134,55 +132,62 @@ int run_run(const RunOptions& o) {
   config.backward = o.backward;
   config.loss = o.loss.empty() ? "randn" : o.loss;
   parse_tlb_config(o.tlb);  // a bad --tlb is a usage error before the model loads
+  return config;
+}
 
-  // Progress goes to a terminal; --timings also says when each step began (seconds since the
-  // start) and, at the end, how long layoutprof's own work after the calls took.
-  const bool progress_on = ::isatty(STDERR_FILENO) || o.timings;
-  const auto start = std::chrono::steady_clock::now();
-  auto seconds = [start] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  };
-  auto progress = [&](const std::string& line) {
-    if (!progress_on) return;
-    if (o.timings)
+// Progress goes to a terminal; --timings also says when each step began (seconds since the
+// start) and, at the end, how long layoutprof's own work after the calls took.
+class Progress {
+ public:
+  explicit Progress(const RunOptions& o)
+      : on_(::isatty(STDERR_FILENO) || o.timings), timings_(o.timings), start_(std::chrono::steady_clock::now()) {}
+  double seconds() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+  void operator()(const std::string& line) const {
+    if (!on_) return;
+    if (timings_)
       std::cerr << "layoutprof: " << std::fixed << std::setprecision(3) << seconds() << " s, " << memory_mb()
                 << ": ";
     else std::cerr << "layoutprof: ";
     std::cerr << line << "\n";
-  };
-  if (o.update_baseline && o.baseline.empty()) throw UsageError("--update-baseline needs --baseline FILE");
-  // A baseline that cannot be read or compared stops the run before the model loads.
-  std::optional<Report> baseline;
-  std::optional<GateOptions> gate;
-  if (!o.baseline.empty()) {
-    gate = gate_options(o.gate);
-    try {
-      baseline = load_report_file(o.baseline, OpDetail::top_level);
-    } catch (const UsageError&) {
-      if (!o.update_baseline) throw;  // a missing or unreadable baseline is replaced when updating
-    }
   }
 
-  // Ctrl-C or SIGTERM from here on: the calls recorded so far are reported (interrupt.h).
-  install_interrupt_handlers();
-  Trace trace = run_profile(config, progress);
-  const double calls_done = seconds();
-  progress("analysis");
-  Report report = analyze(std::move(trace));
+ private:
+  bool on_, timings_;
+  std::chrono::steady_clock::time_point start_;
+};
 
-  const bool json_to_stdout = o.json_path == "-" || o.format == "json";
+// The --baseline report, read before the model loads so that one that cannot be read stops
+// the run first; none without --baseline, or when --update-baseline is to replace a missing or
+// unreadable one.
+std::optional<Report> read_baseline(const RunOptions& o) {
+  if (o.baseline.empty()) return std::nullopt;
+  try {
+    return load_report_file(o.baseline, OpDetail::top_level);
+  } catch (const UsageError&) {
+    if (!o.update_baseline) throw;
+  }
+  return std::nullopt;
+}
+
+void write_json_report(const Report& report, const std::string& path) {
   const Reporter& json = find_reporter("json", ReportKind::report);
-  auto write_json = [&report, &json](std::ostream& out) { json.write(out, report, {}); };
+  write_file_atomically(path, [&report, &json](std::ostream& out) { json.write(out, report, {}); });
+}
+
+// The text or JSON report on stdout, then the files the flags ask for.
+void write_reports(const RunOptions& o, const Report& report, bool json_to_stdout, const Progress& progress) {
   if (json_to_stdout) {
     progress("JSON report to stdout");
-    write_file_atomically("-", write_json);
+    write_json_report(report, "-");
   } else {
     progress("text report");
     write_report_as("text", report, o.view, "-");
   }
   if (!o.json_path.empty() && o.json_path != "-") {
     progress("JSON report to " + o.json_path);
-    write_file_atomically(o.json_path, write_json);
+    write_json_report(report, o.json_path);
   }
   if (!o.html_path.empty()) {
     progress("HTML report to " + o.html_path);
@@ -192,40 +197,38 @@ int run_run(const RunOptions& o) {
     progress("trace to " + o.trace);
     write_report_as("trace", report, o.view, o.trace);
   }
-  if (o.timings)
-    progress("reports done: " + fixed(seconds() - calls_done, 3) +
-             " s after the recorded calls (analysis and reports)");
+}
 
-  if (report.run.status == "interrupted") {
-    std::cerr << "layoutprof: " << report.run.error << ": the reports hold those calls"
-              << (o.baseline.empty() ? "" : "; not compared with the baseline, which is kept") << "\n";
-    return 128 + interrupt_signal();
-  }
+// The run compared with --baseline (its verdict on `verdict`), and the baseline replaced with
+// --update-baseline unless this run failed or stopped short: whether the run regressed.
+bool gate_against_baseline(const RunOptions& o, const std::optional<Report>& baseline, const GateOptions& gate,
+                           const Report& report, std::ostream& verdict) {
   bool regressed = false;
-  if (!o.baseline.empty()) {
-    std::ostream& verdict = json_to_stdout ? std::cerr : std::cout;
-    if (baseline) {
-      try {
-        Comparison c = compare_files_or_reports(*baseline, o.baseline, report, "this run", *gate, o.gate.junit);
-        verdict << "\n" << comparison_text(find_reporter("text", ReportKind::comparison), c) << std::flush;
-        regressed = c.regressed();
-      } catch (const UsageError& e) {
-        if (!o.update_baseline) throw;
-        verdict << "\nlayoutprof: not compared: " << e.what() << "\n";
-      }
-    }
-    if (o.update_baseline && report.run.status == "failed") {
-      verdict << "layoutprof: baseline " << o.baseline << " kept: this run failed\n" << std::flush;
-    } else if (o.update_baseline && report.run.ops_not_recorded > 0) {
-      verdict << "layoutprof: baseline " << o.baseline << " kept: this run stopped at --max-ops\n"
-              << std::flush;
-    } else if (o.update_baseline) {
-      write_file_atomically(o.baseline, write_json);
-      verdict << "layoutprof: baseline " << o.baseline << " updated\n" << std::flush;
-      regressed = false;
+  if (baseline) {
+    try {
+      Comparison c = compare_files_or_reports(*baseline, o.baseline, report, "this run", gate, o.gate.junit);
+      verdict << "\n" << comparison_text(find_reporter("text", ReportKind::comparison), c) << std::flush;
+      regressed = c.regressed();
+    } catch (const UsageError& e) {
+      if (!o.update_baseline) throw;
+      verdict << "\nlayoutprof: not compared: " << e.what() << "\n";
     }
   }
+  if (o.update_baseline && report.run.status == "failed") {
+    verdict << "layoutprof: baseline " << o.baseline << " kept: this run failed\n" << std::flush;
+  } else if (o.update_baseline && report.run.ops_not_recorded > 0) {
+    verdict << "layoutprof: baseline " << o.baseline << " kept: this run stopped at --max-ops\n" << std::flush;
+  } else if (o.update_baseline) {
+    write_json_report(report, o.baseline);
+    verdict << "layoutprof: baseline " << o.baseline << " updated\n" << std::flush;
+    regressed = false;
+  }
+  return regressed;
+}
 
+// The exit status of a run that was not interrupted, with why on stderr: a recording cut
+// short by --max-ops, or the model's error.
+int run_exit_status(const RunOptions& o, const Report& report, bool regressed) {
   if (report.run.ops_not_recorded > 0 && report.run.status != "failed")
     std::cerr << "layoutprof: recording stopped at --max-ops " << report.run.max_ops << ": "
               << report.run.ops_not_recorded << " op events of the call not recorded\n";
@@ -234,6 +237,47 @@ int run_run(const RunOptions& o) {
     return kExitModelRun;
   }
   return regressed ? kExitRegression : kExitOk;
+}
+
+}  // namespace
+
+int run_run(const RunOptions& o) {
+  if (o.list_events) {
+    std::cout << PerfCounters::list_events() << std::flush;
+    return kExitOk;
+  }
+  check_counter_flags(o);
+  if (o.model.empty())
+    throw UsageError("no model given: layoutprof MODEL.pt --input 1x3x224x224 (see --help)");
+  const ProfileConfig config = profile_config(o);
+  const Progress progress(o);
+  if (o.update_baseline && o.baseline.empty()) throw UsageError("--update-baseline needs --baseline FILE");
+  std::optional<GateOptions> gate;
+  if (!o.baseline.empty()) gate = gate_options(o.gate);
+  const std::optional<Report> baseline = read_baseline(o);
+
+  // Ctrl-C or SIGTERM from here on: the calls recorded so far are reported (interrupt.h).
+  install_interrupt_handlers();
+  Trace trace = run_profile(config, progress);
+  const double calls_done = progress.seconds();
+  progress("analysis");
+  Report report = analyze(std::move(trace));
+
+  const bool json_to_stdout = o.json_path == "-" || o.format == "json";
+  write_reports(o, report, json_to_stdout, progress);
+  if (o.timings)
+    progress("reports done: " + fixed(progress.seconds() - calls_done, 3) +
+             " s after the recorded calls (analysis and reports)");
+
+  if (report.run.status == "interrupted") {
+    std::cerr << "layoutprof: " << report.run.error << ": the reports hold those calls"
+              << (o.baseline.empty() ? "" : "; not compared with the baseline, which is kept") << "\n";
+    return 128 + interrupt_signal();
+  }
+  bool regressed = false;
+  if (!o.baseline.empty())
+    regressed = gate_against_baseline(o, baseline, *gate, report, json_to_stdout ? std::cerr : std::cout);
+  return run_exit_status(o, report, regressed);
 }
 
 }  // namespace layoutprof

@@ -275,87 +275,96 @@ std::string join(const std::vector<std::string>& items, size_t max_items = 3) {
   return s;
 }
 
-}  // namespace
-
-Comparison compare_reports(const Report& base_report, const Report& now_report, const GateOptions& o) {
-  Comparison c;
-  c.base_name = base_report.run.model;
-  c.new_name = now_report.run.model;
-  Side base(base_report), now(now_report);
-  std::vector<int64_t> match = align_top_level_ops(base_report, now_report);
-
-  {
-    GateCheck st{"total", "status", base_report.run.status == "ok" || now_report.run.status != "ok",
-                 base_report.run.status, now_report.run.status, ""};
-    if (now_report.run.status == "failed" && base_report.run.status == "ok") {
-      st.passed = false;
-      st.detail = "the model now raises: " + now_report.run.error;
-    }
-    c.checks.push_back(st);
+// The run's status: a model that ran in the baseline and now raises has regressed.
+GateCheck status_check(const RunInfo& base, const RunInfo& now) {
+  GateCheck st{"total", "status", base.status == "ok" || now.status != "ok", base.status, now.status, ""};
+  if (now.status == "failed" && base.status == "ok") {
+    st.passed = false;
+    st.detail = "the model now raises: " + now.error;
   }
+  return st;
+}
 
-  // Modules: the new report's order, then those only the baseline has.
+// Modules: the new report's order, then those only the baseline has.
+std::vector<std::string> module_order(const Report& base, const Report& now) {
   std::vector<std::string> order;
   std::set<std::string> seen;
-  for (const ModuleStats& m : now_report.modules)
+  for (const ModuleStats& m : now.modules)
     if (seen.insert(m.module).second) order.push_back(m.module);
-  for (const ModuleStats& m : base_report.modules)
+  for (const ModuleStats& m : base.modules)
     if (seen.insert(m.module).second) order.push_back(m.module);
+  return order;
+}
 
+// One row of the diff table: the module's figures in the baseline (b) and the new report (n).
+ModuleDiff module_diff(const std::string& module, const ModuleStats* b, const ModuleStats* n) {
+  ModuleDiff d;
+  d.module = module;
+  d.in_base = b != nullptr;
+  d.in_new = n != nullptr;
+  for (int side = 0; side < 2; ++side) {
+    const ModuleStats* m = side == 0 ? b : n;
+    if (!m) continue;
+    d.implicit[side] = implicit_of(m);
+    d.explicit_copies[side] = m->copies[static_cast<int>(CopyClass::explicit_layout)];
+    d.copy_bytes[side] = all_bytes(m);
+    d.split_points[side] = m->split_points;
+    d.dtlb_walks[side] = m->dtlb_walks;
+    d.time_ns[side] = m->time_ns;
+  }
+  return d;
+}
+
+// A module of the new report: its implicit copies, copy bytes, split points and DTLB walks
+// checked, and an improvement noted.
+void add_module_checks(Comparison& c, const ModuleDiff& d, const NewThings& t, const GateOptions& o) {
+  const std::string scope = scope_name(d.module);
+  GateCheck implicit{scope, "implicit_layout copies", true, std::to_string(d.implicit[0]),
+                     std::to_string(d.implicit[1]), join(t.copies)};
+  implicit.passed = t.new_implicit <= o.max_new_implicit_copies;
+  c.checks.push_back(implicit);
+
+  GateCheck bytes{scope, "copy bytes", !bytes_grew(d.copy_bytes[0], d.copy_bytes[1], o),
+                  fmt_mb(d.copy_bytes[0]), fmt_mb(d.copy_bytes[1]) + fmt_change(d.copy_bytes[0], d.copy_bytes[1]),
+                  join(t.copies)};
+  c.checks.push_back(bytes);
+
+  GateCheck splits{scope, "split points", t.split_count <= o.max_new_split_points,
+                   std::to_string(d.split_points[0]), std::to_string(d.split_points[1]),
+                   t.splits.empty() ? "" : "new: " + join(t.splits)};
+  c.checks.push_back(splits);
+
+  GateCheck dtlb{scope, "DTLB walks (modelled)", !exceeds(d.dtlb_walks[0], d.dtlb_walks[1], o.max_dtlb_increase),
+                 std::to_string(d.dtlb_walks[0]), std::to_string(d.dtlb_walks[1]) + fmt_change(d.dtlb_walks[0], d.dtlb_walks[1]), ""};
+  c.checks.push_back(dtlb);
+
+  if (d.implicit[1] < d.implicit[0])
+    c.notes.push_back(scope + ": implicit_layout copies " + std::to_string(d.implicit[0]) + " → " +
+                      std::to_string(d.implicit[1]) + " (improved)");
+}
+
+// Every module's row and checks; returns the implicit copies new over all modules (what the
+// total implicit_layout copies check judges).
+int64_t compare_modules(Comparison& c, const Side& base, const Side& now, const std::vector<int64_t>& match,
+                        const GateOptions& o) {
   int64_t total_new_implicit = 0;
-  for (const std::string& module : order) {
-    const ModuleStats* b = base.module(module);
-    const ModuleStats* n = now.module(module);
-    ModuleDiff d;
-    d.module = module;
-    d.in_base = b != nullptr;
-    d.in_new = n != nullptr;
-    for (int side = 0; side < 2; ++side) {
-      const ModuleStats* m = side == 0 ? b : n;
-      if (!m) continue;
-      d.implicit[side] = implicit_of(m);
-      d.explicit_copies[side] = m->copies[static_cast<int>(CopyClass::explicit_layout)];
-      d.copy_bytes[side] = all_bytes(m);
-      d.split_points[side] = m->split_points;
-      d.dtlb_walks[side] = m->dtlb_walks;
-      d.time_ns[side] = m->time_ns;
-    }
+  for (const std::string& module : module_order(base.r, now.r)) {
+    ModuleDiff d = module_diff(module, base.module(module), now.module(module));
     c.modules.push_back(d);
-    const std::string scope = scope_name(module);
-    if (!n) {
-      c.notes.push_back(scope + ": only in the baseline");
+    if (!d.in_new) {
+      c.notes.push_back(scope_name(module) + ": only in the baseline");
       continue;
     }
     NewThings t = new_things(base, now, match, module);
-
-    GateCheck implicit{scope, "implicit_layout copies", true, std::to_string(d.implicit[0]),
-                       std::to_string(d.implicit[1]), join(t.copies)};
-    implicit.passed = t.new_implicit <= o.max_new_implicit_copies;
     total_new_implicit += t.new_implicit;
-    c.checks.push_back(implicit);
-
-    GateCheck bytes{scope, "copy bytes", !bytes_grew(d.copy_bytes[0], d.copy_bytes[1], o),
-                    fmt_mb(d.copy_bytes[0]), fmt_mb(d.copy_bytes[1]) + fmt_change(d.copy_bytes[0], d.copy_bytes[1]),
-                    join(t.copies)};
-    c.checks.push_back(bytes);
-
-    GateCheck splits{scope, "split points", t.split_count <= o.max_new_split_points,
-                     std::to_string(d.split_points[0]), std::to_string(d.split_points[1]),
-                     t.splits.empty() ? "" : "new: " + join(t.splits)};
-    c.checks.push_back(splits);
-
-    GateCheck dtlb{scope, "DTLB walks (modelled)", !exceeds(d.dtlb_walks[0], d.dtlb_walks[1], o.max_dtlb_increase),
-                   std::to_string(d.dtlb_walks[0]), std::to_string(d.dtlb_walks[1]) + fmt_change(d.dtlb_walks[0], d.dtlb_walks[1]), ""};
-    c.checks.push_back(dtlb);
-
-    if (d.implicit[1] < d.implicit[0])
-      c.notes.push_back(scope + ": implicit_layout copies " + std::to_string(d.implicit[0]) + " → " +
-                        std::to_string(d.implicit[1]) + " (improved)");
+    add_module_checks(c, d, t, o);
   }
+  return total_new_implicit;
+}
 
-  // Totals, per copy class.
-  const Summary& sb = base_report.summary;
-  const Summary& sn = now_report.summary;
+// Totals, per copy class: count (implicit copies judged by those new) and bytes.
+void add_copy_class_totals(Comparison& c, const Summary& sb, const Summary& sn, int64_t total_new_implicit,
+                           const GateOptions& o) {
   for (int k = 0; k < kCopyClassCount; ++k) {
     const std::string cls = copy_class_name(static_cast<CopyClass>(k));
     bool count_ok = k == static_cast<int>(CopyClass::implicit_layout)
@@ -366,50 +375,58 @@ Comparison compare_reports(const Report& base_report, const Report& now_report, 
     c.checks.push_back({"total", cls + " bytes", !bytes_grew(sb.copy_bytes[k], sn.copy_bytes[k], o),
                         fmt_mb(sb.copy_bytes[k]), fmt_mb(sn.copy_bytes[k]) + fmt_change(sb.copy_bytes[k], sn.copy_bytes[k]), ""});
   }
+}
+
+// The split points of the new report at ops that had none in the baseline (or are new).
+void add_split_total(Comparison& c, const Side& base, const Side& now, const std::vector<int64_t>& match,
+                     const GateOptions& o) {
   int64_t new_splits = 0;
-  for (const SplitPoint& sp : now_report.split_points) {
+  for (const SplitPoint& sp : now.r.split_points) {
     const int64_t b = base.paired_id(match, now.position(sp.op));
     if (b < 0 || !base.split_by_op.count(b)) ++new_splits;
   }
   c.checks.push_back({"total", "split points", new_splits <= o.max_new_split_points,
-                      std::to_string(sb.split_points), std::to_string(sn.split_points),
+                      std::to_string(base.r.summary.split_points), std::to_string(now.r.summary.split_points),
                       new_splits ? std::to_string(new_splits) + " new" : ""});
-  // Training steps: a parameter whose gradient is newly laid out unlike it (DDP's warning, or
-  // a copy every step) is a regression.
-  if (now_report.run.backward) {
-    std::map<std::string, GradVerdict> before;
-    for (const ParamGrad& p : base_report.parameters) before[p.name] = p.verdict;
-    auto mismatch = [](GradVerdict v) { return v == GradVerdict::size1_only || v == GradVerdict::layout_mismatch; };
-    int64_t was = 0, is = 0, fresh = 0;
-    std::string which;
-    for (const ParamGrad& p : base_report.parameters) was += mismatch(p.verdict);
-    for (const ParamGrad& p : now_report.parameters) {
-      if (!mismatch(p.verdict)) continue;
-      ++is;
-      auto it = before.find(p.name);
-      if (it != before.end() && it->second == p.verdict) continue;
-      ++fresh;
-      if (which.size() < 200) which += (which.empty() ? "" : ", ") + p.name + " " + grad_verdict_name(p.verdict);
-    }
-    if (!base_report.run.backward)
-      c.notes.push_back("gradient layouts: the baseline has no training step (--backward), so every "
-                        "mismatch of this run is new");
-    c.checks.push_back({"total", "gradient layout mismatches", fresh <= o.max_new_grad_mismatches,
-                        std::to_string(was), std::to_string(is), fresh ? std::to_string(fresh) + " new: " + which : ""});
-  }
-  c.checks.push_back({"total", "DTLB walks (modelled)", !exceeds(sb.dtlb.walks, sn.dtlb.walks, o.max_dtlb_increase),
-                      std::to_string(sb.dtlb.walks), std::to_string(sn.dtlb.walks) + fmt_change(sb.dtlb.walks, sn.dtlb.walks), ""});
+}
 
-  // Noisy figures: shown, gated only when asked.
-  std::string time_line = "forward time " + fmt_ms(sb.wall_ns) + " → " + fmt_ms(sn.wall_ns) +
-                          fmt_change(sb.wall_ns, sn.wall_ns) + ", measured";
+// Training steps: a parameter whose gradient is newly laid out unlike it (DDP's warning, or
+// a copy every step) is a regression.
+void add_gradient_check(Comparison& c, const Report& base_report, const Report& now_report, const GateOptions& o) {
+  std::map<std::string, GradVerdict> before;
+  for (const ParamGrad& p : base_report.parameters) before[p.name] = p.verdict;
+  auto mismatch = [](GradVerdict v) { return v == GradVerdict::size1_only || v == GradVerdict::layout_mismatch; };
+  int64_t was = 0, is = 0, fresh = 0;
+  std::string which;
+  for (const ParamGrad& p : base_report.parameters) was += mismatch(p.verdict);
+  for (const ParamGrad& p : now_report.parameters) {
+    if (!mismatch(p.verdict)) continue;
+    ++is;
+    auto it = before.find(p.name);
+    if (it != before.end() && it->second == p.verdict) continue;
+    ++fresh;
+    if (which.size() < 200) which += (which.empty() ? "" : ", ") + p.name + " " + grad_verdict_name(p.verdict);
+  }
+  if (!base_report.run.backward)
+    c.notes.push_back("gradient layouts: the baseline has no training step (--backward), so every "
+                      "mismatch of this run is new");
+  c.checks.push_back({"total", "gradient layout mismatches", fresh <= o.max_new_grad_mismatches,
+                      std::to_string(was), std::to_string(is), fresh ? std::to_string(fresh) + " new: " + which : ""});
+}
+
+// Noisy figures: shown, gated only when asked. The forward time.
+void add_forward_time(Comparison& c, const Summary& sb, const Summary& sn, const GateOptions& o) {
   if (o.gate_time) {
     c.checks.push_back({"total", "forward time (measured)", !exceeds(sb.wall_ns, sn.wall_ns, *o.gate_time),
                         fmt_ms(sb.wall_ns), fmt_ms(sn.wall_ns) + fmt_change(sb.wall_ns, sn.wall_ns), ""});
   } else {
-    c.notes.push_back(time_line + ": not gated (--gate-time to gate it)");
+    c.notes.push_back("forward time " + fmt_ms(sb.wall_ns) + " → " + fmt_ms(sn.wall_ns) +
+                      fmt_change(sb.wall_ns, sn.wall_ns) + ", measured: not gated (--gate-time to gate it)");
   }
-  // GPU time (CUPTI), where both runs traced a GPU: all of it, and the layout copies' kernels.
+}
+
+// GPU time (CUPTI), where both runs traced a GPU: all of it, and the layout copies' kernels.
+void add_gpu_time(Comparison& c, const Summary& sb, const Summary& sn, const GateOptions& o) {
   if (sb.gpu.traced && sn.gpu.traced) {
     std::string gpu_line = "GPU time " + fmt_ms(sb.gpu.gpu_ns) + " → " + fmt_ms(sn.gpu.gpu_ns) +
                            fmt_change(sb.gpu.gpu_ns, sn.gpu.gpu_ns) + ", of which layout-copy kernels " +
@@ -429,10 +446,17 @@ Comparison compare_reports(const Report& base_report, const Report& now_report, 
     c.notes.push_back(std::string("GPU time: only the ") + (sb.gpu.traced ? "baseline" : "new run") +
                       " traced a GPU, so it is not compared");
   }
-  // A sampled total is an estimate: its one-sigma error (sampling.h), 0 for a counted one.
-  auto error_of = [](const CounterStatus& st, const CounterValue& v) {
-    return st.sampled() ? sampled_error(v.raw, st.period) : 0.0;
-  };
+}
+
+// A sampled total is an estimate: its one-sigma error (sampling.h), 0 for a counted one.
+double error_of(const CounterStatus& st, const CounterValue& v) {
+  return st.sampled() ? sampled_error(v.raw, st.period) : 0.0;
+}
+
+// The performance counters both runs measured: a check each with --gate-counters, else a note.
+void add_counter_checks(Comparison& c, const Report& base_report, const Report& now_report, const GateOptions& o) {
+  const Summary& sb = base_report.summary;
+  const Summary& sn = now_report.summary;
   std::map<std::string, std::pair<CounterValue, const CounterStatus*>> base_counters;
   const auto base_measured = base_report.run.measured_counters();
   for (size_t k = 0; k < base_measured.size() && k < sb.counters.size(); ++k)
@@ -462,6 +486,29 @@ Comparison compare_reports(const Report& base_report, const Report& now_report, 
                         ": not gated (--gate-counters to gate it)");
     }
   }
+}
+
+}  // namespace
+
+Comparison compare_reports(const Report& base_report, const Report& now_report, const GateOptions& o) {
+  Comparison c;
+  c.base_name = base_report.run.model;
+  c.new_name = now_report.run.model;
+  Side base(base_report), now(now_report);
+  std::vector<int64_t> match = align_top_level_ops(base_report, now_report);
+
+  c.checks.push_back(status_check(base_report.run, now_report.run));
+  const int64_t total_new_implicit = compare_modules(c, base, now, match, o);
+  const Summary& sb = base_report.summary;
+  const Summary& sn = now_report.summary;
+  add_copy_class_totals(c, sb, sn, total_new_implicit, o);
+  add_split_total(c, base, now, match, o);
+  if (now_report.run.backward) add_gradient_check(c, base_report, now_report, o);
+  c.checks.push_back({"total", "DTLB walks (modelled)", !exceeds(sb.dtlb.walks, sn.dtlb.walks, o.max_dtlb_increase),
+                      std::to_string(sb.dtlb.walks), std::to_string(sn.dtlb.walks) + fmt_change(sb.dtlb.walks, sn.dtlb.walks), ""});
+  add_forward_time(c, sb, sn, o);
+  add_gpu_time(c, sb, sn, o);
+  add_counter_checks(c, base_report, now_report, o);
   c.base_causes = group_copy_causes(base_report);
   c.new_causes = group_copy_causes(now_report);
   return c;

@@ -66,19 +66,14 @@ class EventWriter {
   bool first_ = true;
 };
 
-}  // namespace
+const int kPid = 1;  // the one process the trace shows
 
-void write_chrome_trace(std::ostream& out, const Report& r) {
-  require_whole_report(r);
-  const int pid = 1;
-  out << "{\"displayTimeUnit\":\"ns\",\"otherData\":"
-      << dump_compact({{"tool", "layoutprof"}, {"model", r.run.model}, {"status", r.run.status}})
-      << ",\"traceEvents\":[";
-  EventWriter w(out);
+// The process's name and each thread's.
+void write_names(EventWriter& w, const Report& r) {
   {
     JsonOut o = w.next();
     o.begin('{').key("args").begin('{').key("name").str("layoutprof: " + r.run.model).end('}');
-    o.key("name").str("process_name").key("ph").str("M").key("pid").num(pid).end('}');
+    o.key("name").str("process_name").key("ph").str("M").key("pid").num(kPid).end('}');
   }
   // Per thread: whether it ran top-level ops of its own (a forked task, or forward() going on
   // after a wait: an inter-op pool thread) or only chunks of the caller's ops (intra-op).
@@ -89,9 +84,67 @@ void write_chrome_trace(std::ostream& out, const Report& r) {
     o.begin('{').key("args").begin('{').key("name");
     o.str(tid == 0 ? std::string("forward() caller")
                    : (tasks ? "inter-op thread " : "intra-op thread ") + std::to_string(tid)).end('}');
-    o.key("name").str("thread_name").key("ph").str("M").key("pid").num(pid).key("tid").num(tid).end('}');
+    o.key("name").str("thread_name").key("ph").str("M").key("pid").num(kPid).key("tid").num(tid).end('}');
   }
+}
 
+// An op's slice's args, keys in order: its copy (if it is one), GPU work, tensors, module, pass
+// and source.
+void write_op_args(JsonOut& o, const Report& r, const OpEvent& op, const CopyRecord* copy, Descriptions& described) {
+  o.begin('{');
+  if (copy) {
+    o.key("bytes").num(copy->bytes);
+    o.key("culprit").str(r.ops[copy->culprit].name);
+  }
+  if (op.gpu_ns >= 0) o.key("copy_gpu_ns").num(op.copy_gpu_ns);
+  if (copy) o.key("dtlb_walks_modelled").num(copy->dtlb.walks);
+  if (op.failed) o.key("failed").boolean(true);
+  if (op.forward_op >= 0) o.key("forward_op").num(op.forward_op);
+  if (op.gpu_ns >= 0) {  // GPU runs: what this op launched (CUPTI, measured)
+    o.key("gpu_launches").num(op.gpu_launches);
+    o.key("gpu_ns").num(op.gpu_ns);
+  }
+  o.key("id").num(op.id);
+  o.key("inputs").begin('[');
+  for (const TensorInfo& t : op.inputs) o.str(described.of(t));
+  o.end(']');
+  if (op.gpu_ns >= 0) {
+    o.key("kernels").begin('[');
+    for (Str k : op.kernels) o.str(k);
+    o.end(']');
+  }
+  o.key("module").str(op.module);
+  o.key("outputs").begin('[');
+  for (const TensorInfo& t : op.outputs) o.str(described.of(t));
+  o.end(']');
+  if (r.backward_from >= 0)  // training steps: which pass, and the forward op of a backward one
+    o.key("pass").str(op.id >= r.backward_from ? "backward" : "forward");
+  o.key("source").str(op.source);
+  o.end('}');
+}
+
+// An op's complete ("X") slice from `start` to `stop`, named and categorised as a copy when
+// it is one.
+void write_op_slice(EventWriter& w, const Report& r, const OpEvent& op, const CopyRecord* copy, int64_t start,
+                    int64_t stop, Descriptions& described) {
+  JsonOut o = w.next();
+  o.begin('{').key("args");
+  write_op_args(o, r, op, copy, described);
+  const bool backward = r.backward_from >= 0 && op.id >= r.backward_from;
+  if (copy) {
+    o.key("cat").str(std::string("copy,") + copy_class_name(copy->cls) + (backward ? ",backward" : ""));
+  } else {
+    o.key("cat").str(backward ? "op,backward" : "op");
+  }
+  o.key("dur").real(us(stop - start));
+  if (copy) o.key("name").str("copy [" + std::string(copy_class_name(copy->cls)) + "]");
+  else o.key("name").str(op.name);
+  o.key("ph").str("X").key("pid").num(kPid).key("tid").num(op.thread).key("ts").real(us(start)).end('}');
+  w.done_one();
+}
+
+// Every op's slice; returns where each slice ends, by op id.
+std::vector<int64_t> write_op_slices(EventWriter& w, const Report& r) {
   std::unordered_map<int64_t, const CopyRecord*> copy_of;
   for (const CopyRecord& c : r.copies) copy_of[c.op] = &c;
 
@@ -108,52 +161,14 @@ void write_chrome_trace(std::ostream& out, const Report& r) {
     }
     end[op.id] = std::max(start, stop);
     auto c = copy_of.find(op.id);
-    const CopyRecord* copy = c == copy_of.end() ? nullptr : c->second;
-    JsonOut o = w.next();
-    o.begin('{').key("args").begin('{');
-    if (copy) {
-      o.key("bytes").num(copy->bytes);
-      o.key("culprit").str(r.ops[copy->culprit].name);
-    }
-    if (op.gpu_ns >= 0) o.key("copy_gpu_ns").num(op.copy_gpu_ns);
-    if (copy) o.key("dtlb_walks_modelled").num(copy->dtlb.walks);
-    if (op.failed) o.key("failed").boolean(true);
-    if (op.forward_op >= 0) o.key("forward_op").num(op.forward_op);
-    if (op.gpu_ns >= 0) {  // GPU runs: what this op launched (CUPTI, measured)
-      o.key("gpu_launches").num(op.gpu_launches);
-      o.key("gpu_ns").num(op.gpu_ns);
-    }
-    o.key("id").num(op.id);
-    o.key("inputs").begin('[');
-    for (const TensorInfo& t : op.inputs) o.str(described.of(t));
-    o.end(']');
-    if (op.gpu_ns >= 0) {
-      o.key("kernels").begin('[');
-      for (Str k : op.kernels) o.str(k);
-      o.end(']');
-    }
-    o.key("module").str(op.module);
-    o.key("outputs").begin('[');
-    for (const TensorInfo& t : op.outputs) o.str(described.of(t));
-    o.end(']');
-    if (r.backward_from >= 0)  // training steps: which pass, and the forward op of a backward one
-      o.key("pass").str(op.id >= r.backward_from ? "backward" : "forward");
-    o.key("source").str(op.source);
-    o.end('}');
-    const bool backward = r.backward_from >= 0 && op.id >= r.backward_from;
-    if (copy) {
-      o.key("cat").str(std::string("copy,") + copy_class_name(copy->cls) + (backward ? ",backward" : ""));
-    } else {
-      o.key("cat").str(backward ? "op,backward" : "op");
-    }
-    o.key("dur").real(us(end[op.id] - start));
-    if (copy) o.key("name").str("copy [" + std::string(copy_class_name(copy->cls)) + "]");
-    else o.key("name").str(op.name);
-    o.key("ph").str("X").key("pid").num(pid).key("tid").num(op.thread).key("ts").real(us(start)).end('}');
-    w.done_one();
+    write_op_slice(w, r, op, c == copy_of.end() ? nullptr : c->second, start, end[op.id], described);
   }
+  return end;
+}
 
-  // Counter tracks: running totals at the end of each top-level op.
+// Counter tracks: running totals at the end of each top-level op, and the bytes copied at the
+// end of each copy.
+void write_counter_tracks(EventWriter& w, const Report& r, const std::vector<int64_t>& end) {
   std::vector<std::string> names;
   for (const CounterStatus* s : r.run.measured_counters())
     names.push_back(s->sampled() ? s->event + " (sampled estimate)" : s->event);
@@ -161,7 +176,7 @@ void write_chrome_trace(std::ostream& out, const Report& r) {
   auto counter = [&](const std::string& name, int64_t at_ns, double value) {
     JsonOut o = w.next();
     o.begin('{').key("args").begin('{').key("value").real(value).end('}');
-    o.key("name").str(name).key("ph").str("C").key("pid").num(pid).key("ts").real(us(at_ns)).end('}');
+    o.key("name").str(name).key("ph").str("C").key("pid").num(kPid).key("ts").real(us(at_ns)).end('}');
     w.done_one();
   };
   for (const OpEvent& op : r.ops) {
@@ -176,6 +191,19 @@ void write_chrome_trace(std::ostream& out, const Report& r) {
     copied += static_cast<double>(c.bytes);
     counter("bytes copied", end[c.op], copied);
   }
+}
+
+}  // namespace
+
+void write_chrome_trace(std::ostream& out, const Report& r) {
+  require_whole_report(r);
+  out << "{\"displayTimeUnit\":\"ns\",\"otherData\":"
+      << dump_compact({{"tool", "layoutprof"}, {"model", r.run.model}, {"status", r.run.status}})
+      << ",\"traceEvents\":[";
+  EventWriter w(out);
+  write_names(w, r);
+  const std::vector<int64_t> end = write_op_slices(w, r);
+  write_counter_tracks(w, r, end);
   w.flush();
   out << "\n]}\n";
 }
