@@ -816,7 +816,20 @@ def recorded_inputs(fields) -> Recorded:
 
 
 def profile_copies(module, inputs):
-    """One profiled forward(); returns (copies, exception or None)."""
+    """One profiled forward(); returns (copies, exception or None). Taken once more when
+    torch.profiler fails inside torch: torch 2.14's has raised an AttributeError building its own
+    event list ('FunctionEvent' object has no attribute 'is_async', torch.autograd.profiler_util)
+    after a forward of fork_wait on a loaded machine. The retry is said on stderr; a second
+    failure is raised."""
+    try:
+        return profile_copies_once(module, inputs)
+    except AttributeError as e:
+        print(f"make_samples: torch.profiler failed inside torch ({e}); profiling once more",
+              file=sys.stderr)
+        return profile_copies_once(module, inputs)
+
+
+def profile_copies_once(module, inputs):
     error = None
     with torch.profiler.profile(record_shapes=True) as prof:
         try:
