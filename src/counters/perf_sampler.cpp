@@ -81,6 +81,79 @@ std::unique_ptr<Ring> map_ring(int fd, size_t pages) {
   return nullptr;
 }
 
+// The attributes every sampled event shares: its period (default_period() where the event
+// names none), the fields of its samples, disabled until enable(), and times on the clock the
+// ops are timed by.
+void set_sampling(Encoded& e) {
+  perf_event_attr& a = e.attr;
+  if (a.sample_period == 0) a.sample_period = default_period(e);
+  a.sample_type = kSampleType;
+  a.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+  a.disabled = 1;
+  a.use_clockid = 1;
+  a.clockid = CLOCK_MONOTONIC;  // std::chrono::steady_clock's clock
+}
+
+// Opens `a` alone on thread `tid` to see whether the kernel samples it, and closes it again.
+// Hardware events: precise samples (Intel PEBS, AMD IBS) where the PMU has them: the
+// instruction that caused the event, and for memory events its data address. Leaves
+// a.precise_ip at the level that opened; false, with the reason in `st`, where none did.
+bool probe_sampling(perf_event_attr& a, int tid, CounterStatus& st) {
+  const bool try_precise = a.type != PERF_TYPE_SOFTWARE && a.precise_ip == 0;
+  EventFd fd;
+  int err = 0;
+  const int lowest = try_precise ? 0 : static_cast<int>(a.precise_ip);
+  for (int precise = try_precise ? 2 : lowest; precise >= lowest && !fd; --precise) {
+    a.precise_ip = static_cast<uint64_t>(precise);
+    fd = open_probe(a, tid, -1, st.note);
+    err = errno;
+  }
+  if (fd) return true;
+  st.reason = err == EINVAL ? std::strerror(err) +
+                                  std::string(": the kernel refuses to sample it (no sampling "
+                                              "interrupt on this PMU, or no use_clockid)")
+                            : open_failure(err);
+  return false;
+}
+
+// A probed event's status: measured, its period, and what its samples' addresses are.
+void set_measured(CounterStatus& st, const perf_event_attr& a) {
+  st.measured = true;
+  st.period = a.sample_period;
+  if (is_page_fault_event(a)) st.data_address = "the faulting address (page-faults)";
+  else if (a.precise_ip > 0)
+    st.data_address = "precise samples (precise_ip " + std::to_string(a.precise_ip) +
+                      ": PEBS/IBS), with data addresses where the event is a memory access";
+}
+
+// One thread's sampled events, all writing into the first one's ring.
+struct ThreadEvents {
+  std::vector<EventFd> opened;
+  std::unique_ptr<Ring> ring;
+  std::vector<uint64_t> ids;  // each event's sample id
+};
+
+// Opens `usable` on thread `tid`, maps a ring of `pages` data pages (fewer where the
+// locked-memory limit refuses) on the first, points the others' output at it and reads each
+// one's sample id. False, with errno saying why right after it, where a step failed (a thread
+// that exited since it was listed fails to open): what was set up stays in `t`.
+bool open_thread_events(const std::vector<Encoded>& usable, int tid, size_t pages, ThreadEvents& t) {
+  for (const Encoded& e : usable) {
+    perf_event_attr a = e.attr;
+    EventFd fd = open_event(a, tid, -1, -1);
+    if (!fd) return false;
+    t.opened.push_back(std::move(fd));
+  }
+  t.ring = map_ring(t.opened.front().get(), pages);
+  if (!t.ring) return false;
+  for (size_t k = 1; k < t.opened.size(); ++k)
+    if (::ioctl(t.opened[k].get(), PERF_EVENT_IOC_SET_OUTPUT, t.opened.front().get()) != 0) return false;
+  t.ids.assign(t.opened.size(), 0);
+  for (size_t k = 0; k < t.opened.size(); ++k)
+    if (::ioctl(t.opened[k].get(), PERF_EVENT_IOC_ID, &t.ids[k]) != 0) return false;
+  return true;
+}
+
 }  // namespace
 
 struct PerfSampler::Impl {
@@ -122,6 +195,79 @@ struct PerfSampler::Impl {
   void add_interval_events(const BandwidthEvents& bandwidth) {
     if (bandwidth.events.empty() || bandwidth.cpus.empty()) return;
     uncore.emplace(PerfCounters::create({}, {}, bandwidth));
+  }
+
+  // Each requested event encoded and probed on the first thread, its status in `status` (the
+  // measured ones first, in their order, as the values will come): those that can be sampled.
+  std::vector<Encoded> probe_events(const std::vector<std::string>& names, const std::vector<int>& tids) {
+    std::vector<Encoded> usable;
+    for (const std::string& name : names) probe_event(name, tids, usable);
+    std::stable_partition(status.begin(), status.end(), [](const CounterStatus& c) { return c.measured; });
+    for (const Encoded& e : usable) periods.push_back(e.attr.sample_period);
+    events = usable.size();
+    return usable;
+  }
+
+  // One requested event's status, appended to `status`; its encoding appended to `usable`
+  // where it can be sampled.
+  void probe_event(const std::string& name, const std::vector<int>& tids, std::vector<Encoded>& usable) {
+    CounterStatus st;
+    st.event = name;
+    st.mode = "sampled";
+    try {
+      Encoded e = encode_event(name);
+      st.encoding = e.name;
+      if (e.attr.freq) throw std::runtime_error("a sampled event needs a fixed period (:period=N), not :freq");
+      if (tids.empty()) throw std::runtime_error("no thread to sample");
+      set_sampling(e);
+      if (probe_sampling(e.attr, tids.front(), st)) {
+        set_measured(st, e.attr);
+        usable.push_back(e);
+      }
+    } catch (const std::exception& ex) {
+      st.reason = ex.what();
+    }
+    status.push_back(st);
+  }
+
+  // Each thread's events and ring. A thread that cannot be set up is left out; where
+  // forward()'s own thread (the first) cannot, nothing is sampled.
+  void open_threads(const std::vector<Encoded>& usable, const std::vector<int>& tids) {
+    bool first_thread = true;
+    for (int tid : tids) {
+      if (usable.empty()) break;
+      ThreadEvents t;
+      // forward()'s thread takes most samples: a larger ring.
+      if (!open_thread_events(usable, tid, first_thread ? 256 : 128, t)) {
+        const int err = errno;
+        t.ring.reset();
+        t.opened.clear();
+        if (first_thread) {
+          sample_nothing(err);
+          return;
+        }
+        continue;
+      }
+      if (first_thread) ring_kb = (t.ring->bytes - page_size()) / 1024;
+      first_thread = false;
+      for (size_t k = 0; k < t.opened.size(); ++k) {
+        fds.push_back({std::move(t.opened[k]), static_cast<uint32_t>(k)});
+        counter_of[t.ids[k]] = static_cast<uint32_t>(k);
+      }
+      rings.push_back(std::move(t.ring));
+      ++threads;
+    }
+  }
+
+  // forward()'s own thread has no ring (`err`): no per-thread event is measured.
+  void sample_nothing(int err) {
+    for (CounterStatus& st : status)
+      if (st.measured) {
+        st.measured = false;
+        st.reason = "its ring buffer could not be set up: " + open_failure(err);
+      }
+    events = 0;
+    periods.clear();
   }
 
   void start_reader() {
@@ -324,112 +470,8 @@ PerfSampler PerfSampler::create(const std::vector<std::string>& events, const st
   auto impl = std::make_unique<Impl>();
   impl->interval = std::chrono::nanoseconds(std::max<int64_t>(interval_ns, 10000));
   impl->add_interval_events(bandwidth);
-  std::vector<Encoded> usable;
-  const int probe_tid = tids.empty() ? 0 : tids.front();
-  for (const std::string& name : events) {
-    CounterStatus st;
-    st.event = name;
-    st.mode = "sampled";
-    try {
-      Encoded e = encode_event(name);
-      st.encoding = e.name;
-      if (e.attr.freq) throw std::runtime_error("a sampled event needs a fixed period (:period=N), not :freq");
-      if (tids.empty()) throw std::runtime_error("no thread to sample");
-      perf_event_attr& a = e.attr;
-      if (a.sample_period == 0) a.sample_period = default_period(e);
-      a.sample_type = kSampleType;
-      a.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
-      a.disabled = 1;
-      a.use_clockid = 1;
-      a.clockid = CLOCK_MONOTONIC;  // std::chrono::steady_clock's clock
-      // Hardware events: precise samples (Intel PEBS, AMD IBS) where the PMU has them: the
-      // instruction that caused the event, and for memory events its data address.
-      const bool try_precise = a.type != PERF_TYPE_SOFTWARE && a.precise_ip == 0;
-      EventFd fd;
-      int err = 0;
-      const int lowest = try_precise ? 0 : static_cast<int>(a.precise_ip);
-      for (int precise = try_precise ? 2 : lowest; precise >= lowest && !fd; --precise) {
-        a.precise_ip = static_cast<uint64_t>(precise);
-        fd = open_probe(a, probe_tid, -1, st.note);
-        err = errno;
-      }
-      if (!fd) {
-        st.reason = err == EINVAL ? std::strerror(err) +
-                                        std::string(": the kernel refuses to sample it (no sampling "
-                                                    "interrupt on this PMU, or no use_clockid)")
-                                  : open_failure(err);
-        impl->status.push_back(st);
-        continue;
-      }
-      st.measured = true;
-      st.period = a.sample_period;
-      if (is_page_fault_event(a)) st.data_address = "the faulting address (page-faults)";
-      else if (a.precise_ip > 0)
-        st.data_address = "precise samples (precise_ip " + std::to_string(a.precise_ip) +
-                          ": PEBS/IBS), with data addresses where the event is a memory access";
-      usable.push_back(e);
-    } catch (const std::exception& ex) {
-      st.reason = ex.what();
-    }
-    impl->status.push_back(st);
-  }
-  // Measured events first, in their order, as the values will come.
-  std::stable_partition(impl->status.begin(), impl->status.end(), [](const CounterStatus& c) { return c.measured; });
-  for (const Encoded& e : usable) impl->periods.push_back(e.attr.sample_period);
-  impl->events = usable.size();
-
-  bool first_thread = true;
-  for (int tid : tids) {
-    if (usable.empty()) break;
-    std::vector<EventFd> opened;
-    bool failed = false;
-    for (size_t k = 0; k < usable.size() && !failed; ++k) {
-      perf_event_attr a = usable[k].attr;
-      EventFd fd = open_event(a, tid, -1, -1);
-      if (!fd) {
-        failed = true;  // a thread that exited since it was listed
-        break;
-      }
-      opened.push_back(std::move(fd));
-    }
-    std::unique_ptr<Ring> ring;
-    if (!failed) {
-      // forward()'s thread takes most samples: a larger ring.
-      ring = map_ring(opened.front().get(), first_thread ? 256 : 128);
-      failed = !ring;
-      for (size_t k = 1; k < opened.size() && !failed; ++k)
-        failed = ::ioctl(opened[k].get(), PERF_EVENT_IOC_SET_OUTPUT, opened.front().get()) != 0;
-    }
-    std::vector<uint64_t> ids(opened.size(), 0);
-    for (size_t k = 0; k < opened.size() && !failed; ++k)
-      failed = ::ioctl(opened[k].get(), PERF_EVENT_IOC_ID, &ids[k]) != 0;
-    if (failed) {
-      const int err = errno;
-      ring.reset();
-      opened.clear();
-      if (first_thread) {  // forward()'s own thread: nothing can be sampled
-        for (CounterStatus& st : impl->status)
-          if (st.measured) {
-            st.measured = false;
-            st.reason = "its ring buffer could not be set up: " + open_failure(err);
-          }
-        impl->events = 0;
-        impl->periods.clear();
-        impl->append_interval_statuses();
-        impl->start_reader();
-        return PerfSampler(std::move(impl));
-      }
-      continue;
-    }
-    if (first_thread) impl->ring_kb = (ring->bytes - page_size()) / 1024;
-    first_thread = false;
-    for (size_t k = 0; k < opened.size(); ++k) {
-      impl->fds.push_back({std::move(opened[k]), static_cast<uint32_t>(k)});
-      impl->counter_of[ids[k]] = static_cast<uint32_t>(k);
-    }
-    impl->rings.push_back(std::move(ring));
-    ++impl->threads;
-  }
+  const std::vector<Encoded> usable = impl->probe_events(events, tids);
+  impl->open_threads(usable, tids);
   impl->append_interval_statuses();
   impl->start_reader();
   return PerfSampler(std::move(impl));
