@@ -827,10 +827,82 @@ TEST(SampledCounters, FirstTouchFaultsLandOnTheWritingOpAndItsTensorNotOnTheView
 }
 
 // task-clock sampled on one thread, each top-level op's estimate against the op's times as two
-// other measurements give them: its wall time (an op's CPU time on one thread cannot pass it, so
-// no estimate may exceed it by more than the error), and its CPU time counted exactly
-// (--counters count reads task-clock at its start and end), which descheduling on a busy
-// machine does not change: the estimates must agree with it within the error.
+// other measurements give them. Its wall time in the same run: an op's CPU time on one thread
+// cannot pass it, so no estimate may exceed it by more than the sampling error, in any run.
+// Its CPU time counted exactly (--counters count reads task-clock at its start and end) in other
+// runs, one before and one after: an op's CPU time differs from run to run on a shared machine
+// (a first touch of fresh pages costs what the kernel's zeroing and huge pages make it), so the
+// estimate must fall within the error of the range the two counted runs span, widened by that
+// spread. A sampled run that disagrees is run again, twice at most: a wrong attribution
+// disagrees on every run, a machine's hiccup on one.
+namespace {
+struct TaskClockRun {
+  json ops;         // expand_ops of the report
+  double period = 0;
+  std::string event;
+  bool measured = false;
+  std::string reason;
+};
+
+TaskClockRun profile_task_clock(const json& entry, const std::string& mode, const std::string& events, int n) {
+  fs::path report = work_dir() / ("task_clock_" + entry["name"].get<std::string>() + "_" + mode + std::to_string(n) + ".json");
+  Result r = run(model_args(entry, {"--json", report.string(), "--counters", mode, "--events", events, "--threads", "1",
+                                    "--iters", "3"}));
+  EXPECT_EQ(r.code, 0) << r.err;
+  const json j = json::parse(read_file(report));
+  TaskClockRun out;
+  const json& status = j["run"]["counters"][0];
+  out.measured = status["measured"].get<bool>();
+  if (!out.measured) out.reason = status["reason"].dump();
+  if (out.measured && status.contains("period")) out.period = status["period"].get<double>();
+  out.event = status["event"].get<std::string>();
+  out.ops = expand_ops(j);
+  return out;
+}
+
+// How far a sampled run's estimates are from the counted runs' range: the failures, one line
+// each; empty when every top-level op and their sum agree.
+std::vector<std::string> task_clock_disagreements(const TaskClockRun& sampled, const TaskClockRun& before,
+                                                  const TaskClockRun& after) {
+  std::vector<std::string> out;
+  auto check = [&](const std::string& what, double estimate, double samples, double a, double b) {
+    const double lo = std::min(a, b), hi = std::max(a, b);
+    const double slack = 4 * sampled.period * std::sqrt(samples + 1) + 0.1 * hi + (hi - lo);
+    if (estimate < lo - slack || estimate > hi + slack)
+      out.push_back(what + ": estimate " + std::to_string(estimate) + " ns, counted " + std::to_string(a) + " and " +
+                    std::to_string(b) + " ns, allowed +-" + std::to_string(slack));
+  };
+  double est_total = 0, samples_total = 0, before_total = 0, after_total = 0;
+  for (size_t i = 0; i < sampled.ops.size(); ++i) {
+    const json& op = sampled.ops[i];
+    if (!op["parent"].is_null()) continue;
+    const double n = op["counters"][sampled.event]["raw"].get<double>();
+    const double estimate = op["counters"][sampled.event]["scaled"].get<double>();
+    const double a = before.ops[i]["counters"]["task-clock"]["scaled"].get<double>();
+    const double b = after.ops[i]["counters"]["task-clock"]["scaled"].get<double>();
+    if (std::min(a, b) > 2e6)  // ops of a few periods and more
+      check(op["name"].get<std::string>() + " at " + op["source"].dump(), estimate, n, a, b);
+    est_total += estimate;
+    samples_total += n;
+    before_total += a;
+    after_total += b;
+  }
+  check("the sum over the top-level ops", est_total, samples_total, before_total, after_total);
+  return out;
+}
+
+// Every sampled top-level op's estimate within its own wall time, give or take the error.
+void expect_within_wall_time(const TaskClockRun& sampled, const std::string& sample) {
+  for (const json& op : sampled.ops) {
+    if (!op["parent"].is_null()) continue;
+    const double n = op["counters"][sampled.event]["raw"].get<double>();
+    const double error = sampled.period * std::sqrt(n + 1);
+    EXPECT_LE(op["counters"][sampled.event]["scaled"].get<double>(), op["duration_ns"].get<double>() + 4 * error)
+        << sample << ": " << op["name"] << " at " << op["source"] << " sampled past its wall time";
+  }
+}
+}  // namespace
+
 TEST(SampledCounters, TaskClockSamplesAgreeWithTheOpsMeasuredTimes) {
   for (const std::string& sample : {std::string("fresh_tensor"), std::string("resnet18")}) {
     const json& entry = entry_named(sample);
@@ -838,43 +910,23 @@ TEST(SampledCounters, TaskClockSamplesAgreeWithTheOpsMeasuredTimes) {
       std::cout << sample << " not made here: " << unmade_reason(sample) << "\n";
       continue;
     }
-    auto profile = [&](const std::string& mode, const std::string& events) {
-      fs::path report = work_dir() / ("task_clock_" + sample + "_" + mode + ".json");
-      Result r = run(model_args(entry, {"--json", report.string(), "--counters", mode, "--events", events,
-                                        "--threads", "1", "--iters", "3"}));
-      EXPECT_EQ(r.code, 0) << r.err;
-      return json::parse(read_file(report));
-    };
-    const json sampled = profile("sample", "task-clock:period=250000");
-    const json counted = profile("count", "task-clock");
-    const json& status = sampled["run"]["counters"][0];
-    if (!status["measured"].get<bool>()) GTEST_SKIP() << "task-clock not sampled: " << status["reason"];
-    ASSERT_TRUE(counted["run"]["counters"][0]["measured"].get<bool>());
-    const double period = status["period"].get<double>();
-    EXPECT_EQ(period, 250000) << "the period given with the event";
-    const std::string event = status["event"];
-    const json ops = expand_ops(sampled), exact = expand_ops(counted);
-    ASSERT_EQ(ops.size(), exact.size()) << "the same model runs the same ops";
-    double est_total = 0, cpu_total = 0, samples_total = 0;
-    for (size_t i = 0; i < ops.size(); ++i) {
-      const json& op = ops[i];
-      if (!op["parent"].is_null()) continue;
-      ASSERT_EQ(op["name"], exact[i]["name"]);
-      const double n = op["counters"][event]["raw"].get<double>();
-      const double estimate = op["counters"][event]["scaled"].get<double>();
-      const double error = period * std::sqrt(n + 1);
-      const double cpu = exact[i]["counters"]["task-clock"]["scaled"].get<double>();
-      EXPECT_LE(estimate, op["duration_ns"].get<double>() + 4 * error)
-          << sample << ": " << op["name"] << " at " << op["source"] << " sampled past its wall time";
-      if (cpu > 2e6) {  // ops of a few periods and more
-        EXPECT_NEAR(estimate, cpu, 4 * error + 0.1 * cpu) << sample << ": " << op["name"] << " at " << op["source"];
-      }
-      est_total += estimate;
-      cpu_total += cpu;
-      samples_total += n;
+    const TaskClockRun before = profile_task_clock(entry, "count", "task-clock", 0);
+    std::vector<std::string> failures;
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      const TaskClockRun sampled = profile_task_clock(entry, "sample", "task-clock:period=250000", attempt);
+      if (!sampled.measured) GTEST_SKIP() << "task-clock not sampled: " << sampled.reason;
+      ASSERT_TRUE(before.measured);
+      EXPECT_EQ(sampled.period, 250000) << "the period given with the event";
+      expect_within_wall_time(sampled, sample);
+      const TaskClockRun after = profile_task_clock(entry, "count", "task-clock", attempt + 1);
+      ASSERT_EQ(sampled.ops.size(), before.ops.size()) << "the same model runs the same ops";
+      ASSERT_EQ(sampled.ops.size(), after.ops.size()) << "the same model runs the same ops";
+      for (size_t i = 0; i < sampled.ops.size(); ++i) ASSERT_EQ(sampled.ops[i]["name"], before.ops[i]["name"]);
+      failures = task_clock_disagreements(sampled, before, after);
+      if (failures.empty()) break;
+      for (const std::string& f : failures) std::cout << sample << ", sampled run " << attempt << ": " << f << "\n";
     }
-    EXPECT_NEAR(est_total, cpu_total, 4 * period * std::sqrt(samples_total + 1) + 0.1 * cpu_total)
-        << sample << ": the sum over the top-level ops";
+    for (const std::string& f : failures) ADD_FAILURE() << sample << " disagreed on three sampled runs: " << f;
   }
 }
 
