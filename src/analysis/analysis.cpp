@@ -608,7 +608,7 @@ Report analyze(Trace trace) {
 
   // The failing call is the one to show; otherwise the first recorded call.
   Call& first = trace.calls.front();
-  Call& shown = r.run.status == "failed" ? trace.calls.back() : first;
+  Call& shown = r.run.status == RunStatus::failed ? trace.calls.back() : first;
   if (shown.figures_only) throw std::invalid_argument("the call to show has no op events");
   const bool shown_like_first = &shown == &first || same_op_sequence(first, shown);
   // The shown call's events move into the report (a copy would double the memory of the

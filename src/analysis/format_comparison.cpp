@@ -134,8 +134,8 @@ namespace {
 std::string not_timed_reason(const FormatVariant& v) {
   if (!v.ran) return v.name + ": not run (" + v.skipped + ")";
   const RunInfo& run = v.report.run;
-  if (run.status == "failed") return v.name + ": could not run: " + run.error;
-  if (run.status != "ok") return v.name + ": " + run.status + (run.error.empty() ? "" : " (" + run.error + ")");
+  if (run.status == RunStatus::failed) return v.name + ": could not run: " + run.error;
+  if (run.status != RunStatus::ok) return v.name + ": " + to_string(run.status) + (run.error.empty() ? "" : " (" + run.error + ")");
   if (v.time.calls < kMinTimedCalls)
     return v.name + ": " + std::to_string(v.time.calls) + " plain calls (at least " + std::to_string(kMinTimedCalls) +
            " are needed to judge)";

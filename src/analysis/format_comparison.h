@@ -46,7 +46,7 @@ struct FormatVariant {
   std::string skipped;
   Report report;         // report.run.status: ok, failed (the model raised), interrupted
   TimeSpread time;       // of report.run.plain_call_ns (compare_formats() fills it)
-  bool ok() const { return ran && report.run.status == "ok"; }
+  bool ok() const { return ran && report.run.status == RunStatus::ok; }
   // It converted nothing (no parameter, buffer or input was laid out anew): it ran the very
   // tensors as_given ran (as_given itself too).
   bool same_as_given() const;

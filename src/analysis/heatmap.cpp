@@ -94,7 +94,7 @@ int64_t heatmap_bandwidth_bytes(const RunInfo& run, const HeatmapRow& row) {
   const auto counters = run.measured_counters();
   double bytes = 0;
   for (size_t k = 0; k < counters.size() && k < row.counters.size(); ++k)
-    if (counters[k]->scope == "system") bytes += row.counters[k].scaled * kBytesPerCas;
+    if (counters[k]->scope == CounterScope::system) bytes += row.counters[k].scaled * kBytesPerCas;
   return std::isfinite(bytes) && bytes < 9e18 ? static_cast<int64_t>(bytes) : 0;
 }
 

@@ -67,7 +67,7 @@ void plain_calls(std::vector<FormatVariant>& variants, std::vector<std::unique_p
       try {
         run.plain_call_ns.push_back(callers[i]->call_ns());
       } catch (const std::runtime_error& e) {
-        run.status = "failed";
+        run.status = RunStatus::failed;
         run.error = "plain call " + std::to_string(run.plain_call_ns.size() + 1) + " raised: " + e.what();
         callers[i].reset();
       }
@@ -75,12 +75,12 @@ void plain_calls(std::vector<FormatVariant>& variants, std::vector<std::unique_p
   }
   const int sig = interrupt_signal();
   for (size_t i = 0; i < n; ++i) {
-    if (!variants[i].ran || variants[i].report.run.status != "ok" || rounds == 0) continue;
+    if (!variants[i].ran || variants[i].report.run.status != RunStatus::ok || rounds == 0) continue;
     RunInfo& run = variants[i].report.run;
     run.measured.push_back(plain_calls_note(static_cast<int64_t>(run.plain_call_ns.size()), false) +
                            ", interleaved with the other variants' round by round");
     if (sig) {  // the plain calls stopped short: no verdict rests on them
-      run.status = "interrupted";
+      run.status = RunStatus::interrupted;
       run.error = std::string(sig == SIGTERM ? "SIGTERM" : "SIGINT") + " after " + std::to_string(done) + " of " +
                   std::to_string(rounds) + " rounds of plain calls";
     }
@@ -150,7 +150,7 @@ int run_compare_formats(const CompareFormatsOptions& o) {
   // The model raising as given is the plain run's exit 4; a converted variant that raises is
   // what the comparison found (said on stdout and in the JSON), not an error.
   const RunInfo& given = c.variants.front().report.run;
-  if (given.status == "failed") {
+  if (given.status == RunStatus::failed) {
     std::cerr << "layoutprof: model '" << o.model << "' raised as given: " << given.error << "\n";
     return kExitModelRun;
   }

@@ -214,7 +214,7 @@ bool gate_against_baseline(const RunOptions& o, const std::optional<Report>& bas
       verdict << "\nlayoutprof: not compared: " << e.what() << "\n";
     }
   }
-  if (o.update_baseline && report.run.status == "failed") {
+  if (o.update_baseline && report.run.status == RunStatus::failed) {
     verdict << "layoutprof: baseline " << o.baseline << " kept: this run failed\n" << std::flush;
   } else if (o.update_baseline && report.run.ops_not_recorded > 0) {
     verdict << "layoutprof: baseline " << o.baseline << " kept: this run stopped at --max-ops\n" << std::flush;
@@ -229,10 +229,10 @@ bool gate_against_baseline(const RunOptions& o, const std::optional<Report>& bas
 // The exit status of a run that was not interrupted, with why on stderr: a recording cut
 // short by --max-ops, or the model's error.
 int run_exit_status(const RunOptions& o, const Report& report, bool regressed) {
-  if (report.run.ops_not_recorded > 0 && report.run.status != "failed")
+  if (report.run.ops_not_recorded > 0 && report.run.status != RunStatus::failed)
     std::cerr << "layoutprof: recording stopped at --max-ops " << report.run.max_ops << ": "
               << report.run.ops_not_recorded << " op events of the call not recorded\n";
-  if (report.run.status == "failed") {
+  if (report.run.status == RunStatus::failed) {
     std::cerr << "layoutprof: model '" << o.model << "' raised: " << report.run.error << "\n";
     return kExitModelRun;
   }
@@ -269,7 +269,7 @@ int run_run(const RunOptions& o) {
     progress("reports done: " + fixed(progress.seconds() - calls_done, 3) +
              " s after the recorded calls (analysis and reports)");
 
-  if (report.run.status == "interrupted") {
+  if (report.run.status == RunStatus::interrupted) {
     std::cerr << "layoutprof: " << report.run.error << ": the reports hold those calls"
               << (o.baseline.empty() ? "" : "; not compared with the baseline, which is kept") << "\n";
     return 128 + interrupt_signal();

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "core/layout.h"
 #include "core/mapped_allocator.h"
 #include "core/packed_ints.h"
+#include "core/run_enums.h"
 
 namespace layoutprof {
 
@@ -25,15 +27,15 @@ struct CounterValue {
 struct CounterStatus {
   std::string event;     // as requested (--events)
   std::string encoding;  // libpfm4's full name, when it knows the event
-  std::string scope = "thread";  // thread: the process's threads; system: uncore, per socket
+  CounterScope scope = CounterScope::thread;  // thread: the process's threads; system: uncore, per socket
   bool measured = false;
   std::string reason;    // why not: errno text, pfm_strerror, paranoid level
   std::string note;      // how, when it is not the whole story: "user space only (...)"
-  // "counted": read at the start and end of every top-level op and copy (exact per op);
-  // "sampled": one sample every `period` events, taken from the ring buffers after each call
+  // counted: read at the start and end of every top-level op and copy (exact per op);
+  // sampled: one sample every `period` events, taken from the ring buffers after each call
   // and attributed to the ops running then (CounterValue::raw = samples, scaled = the
   // estimate, samples x period).
-  std::string mode = "counted";
+  CounterMode mode = CounterMode::counted;
   uint64_t period = 0;         // sampled: events per sample
   std::string data_address;    // sampled: what the samples' addresses are ("" none)
   // sampled, summed over the recorded calls: samples read, those inside a counted op, and
@@ -41,7 +43,7 @@ struct CounterStatus {
   int64_t samples = 0;
   int64_t attributed = 0;
   int64_t lost = 0;
-  bool sampled() const { return mode == "sampled"; }
+  bool sampled() const { return mode == CounterMode::sampled; }
 };
 
 // Sampled events with data addresses: the samples whose address fell in one tensor of one op
@@ -265,7 +267,7 @@ struct RunInfo {
   std::string torch_version;
   std::string layoutprof_version;
   std::string device = "cpu";
-  std::string status = "ok";  // ok | failed
+  RunStatus status = RunStatus::ok;
   bool backward = false;      // each call is a training step (--backward)
   std::string loss;           // --backward: "randn" (seeded random upstream gradients) or "sum"
   std::string error;          // empty when ok
@@ -278,9 +280,9 @@ struct RunInfo {
   // Requested counters, measured or not; `counter_read` says how they were read.
   std::vector<CounterStatus> counters;
   std::string counter_read;
-  // How the counters were taken: "sampled" (the default), "counted" (--counters count), or ""
-  // (none: --counters off).
-  std::string counter_mode;
+  // How the counters were taken: sampled (the default), counted (--counters count), or none
+  // (--counters off); never interval.
+  std::optional<CounterMode> counter_mode;
   // Memory bandwidth: "measured" from uncore memory-controller events or "derived" from the
   // bytes of each op's tensors over its time; bandwidth_note says which events or why not.
   std::string bandwidth = "derived";

@@ -255,7 +255,7 @@ namespace {
 // Encodes each event and tries it alone on one target: a failure here is the event's own
 // (unknown name, no PMU, paranoid level), not the group's.
 std::vector<Encoded> usable_events(const std::vector<std::string>& names, int pid, int cpu,
-                                   const char* scope, std::vector<CounterStatus>& status) {
+                                   CounterScope scope, std::vector<CounterStatus>& status) {
   std::vector<Encoded> usable;
   for (const std::string& name : names) {
     CounterStatus st;
@@ -308,7 +308,7 @@ PerfCounters PerfCounters::create(const std::vector<std::string>& events,
                                   const std::vector<int>& tids, const BandwidthEvents& bandwidth) {
   auto impl = std::make_unique<Impl>();
   if (!tids.empty()) {
-    std::vector<Encoded> usable = usable_events(events, tids.front(), -1, "thread", impl->status);
+    std::vector<Encoded> usable = usable_events(events, tids.front(), -1, CounterScope::thread, impl->status);
     std::vector<Encoded> shared, clocks;
     // Software clock events (task-clock, cpu-clock) advance only when read as a group's
     // leader, so each gets a group of its own.
@@ -330,7 +330,7 @@ PerfCounters PerfCounters::create(const std::vector<std::string>& events,
   if (!bandwidth.events.empty() && !bandwidth.cpus.empty()) {
     size_t first_status = impl->status.size();
     std::vector<Encoded> usable =
-        usable_events(bandwidth.events, -1, bandwidth.cpus.front(), "system", impl->status);
+        usable_events(bandwidth.events, -1, bandwidth.cpus.front(), CounterScope::system, impl->status);
     std::vector<std::pair<int, int>> targets;
     for (int cpu : bandwidth.cpus) targets.emplace_back(-1, cpu);
     // The kernel groups hardware events of one PMU only: one group per memory controller.

@@ -213,7 +213,7 @@ struct PerfSampler::Impl {
   void probe_event(const std::string& name, const std::vector<int>& tids, std::vector<Encoded>& usable) {
     CounterStatus st;
     st.event = name;
-    st.mode = "sampled";
+    st.mode = CounterMode::sampled;
     try {
       Encoded e = encode_event(name);
       st.encoding = e.name;
@@ -278,7 +278,7 @@ struct PerfSampler::Impl {
   void append_interval_statuses() {
     if (!uncore) return;
     for (CounterStatus st : uncore->status()) {
-      st.mode = "interval";
+      st.mode = CounterMode::interval;
       if (st.measured) {
         st.period = static_cast<uint64_t>(interval.count());
         st.note = "read system-wide every " + std::to_string(interval.count() / 1000) +

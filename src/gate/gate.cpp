@@ -59,7 +59,7 @@ void check_comparable(const Report& base, const Report& now) {
   // The gate compares whole runs: a report cut short by --max-ops, or by an interrupt, would
   // gate on a part.
   for (const auto& [r, which] : {std::pair{&base, "baseline"}, std::pair{&now, "new report"}}) {
-    if (r->run.status == "interrupted")
+    if (r->run.status == RunStatus::interrupted)
       throw UsageError("the " + std::string(which) + " is of an interrupted run (" + bounded(r->run.error) +
                        "): the gate compares whole runs; run it again");
     if (r->run.ops_not_recorded > 0)
@@ -277,8 +277,9 @@ std::string join(const std::vector<std::string>& items, size_t max_items = 3) {
 
 // The run's status: a model that ran in the baseline and now raises has regressed.
 GateCheck status_check(const RunInfo& base, const RunInfo& now) {
-  GateCheck st{"total", "status", base.status == "ok" || now.status != "ok", base.status, now.status, ""};
-  if (now.status == "failed" && base.status == "ok") {
+  GateCheck st{"total", "status", base.status == RunStatus::ok || now.status != RunStatus::ok,
+               to_string(base.status), to_string(now.status), ""};
+  if (now.status == RunStatus::failed && base.status == RunStatus::ok) {
     st.passed = false;
     st.detail = "the model now raises: " + now.error;
   }

@@ -198,7 +198,7 @@ void write_counter_tracks(EventWriter& w, const Report& r, const std::vector<int
 void write_chrome_trace(std::ostream& out, const Report& r) {
   require_whole_report(r);
   out << "{\"displayTimeUnit\":\"ns\",\"otherData\":"
-      << dump_compact({{"tool", "layoutprof"}, {"model", r.run.model}, {"status", r.run.status}})
+      << dump_compact({{"tool", "layoutprof"}, {"model", r.run.model}, {"status", to_string(r.run.status)}})
       << ",\"traceEvents\":[";
   EventWriter w(out);
   write_names(w, r);

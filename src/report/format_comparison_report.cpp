@@ -20,8 +20,8 @@ using nlohmann::json;
 std::string variant_state(const FormatVariant& v) {
   if (!v.ran) return "not run: " + v.skipped;
   const RunInfo& run = v.report.run;
-  if (run.status == "failed") return "could not run: " + bounded(run.error, 400);
-  if (run.status != "ok") return run.status + (run.error.empty() ? "" : ": " + run.error);
+  if (run.status == RunStatus::failed) return "could not run: " + bounded(run.error, 400);
+  if (run.status != RunStatus::ok) return to_string(run.status) + (run.error.empty() ? "" : ": " + run.error);
   return "ok";
 }
 
@@ -321,7 +321,7 @@ void write_format_comparison_json(std::ostream& out, const FormatComparison& c) 
                  {{"name", v.name},
                   {"ran", v.ran},
                   {"skipped", v.ran ? json(nullptr) : json(v.skipped)},
-                  {"status", v.ran ? json(v.report.run.status) : json(nullptr)},
+                  {"status", v.ran ? json(to_string(v.report.run.status)) : json(nullptr)},
                   {"error", v.ran && !v.report.run.error.empty() ? json(v.report.run.error) : json(nullptr)},
                   {"inputs", inputs},
                   {"conversion", conv.to.empty() ? json(nullptr)

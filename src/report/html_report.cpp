@@ -123,7 +123,7 @@ json run_json(const RunInfo& run) {
   json counters = json::array();
   for (const CounterStatus& c : run.counters)
     counters.push_back({{"event", c.event}, {"measured", c.measured}, {"reason", c.reason}, {"note", c.note},
-                        {"mode", c.mode}, {"period", c.period}, {"samples", c.samples}, {"lost", c.lost}});
+                        {"mode", to_string(c.mode)}, {"period", c.period}, {"samples", c.samples}, {"lost", c.lost}});
   return {{"model", run.model},
           {"inputs", inputs},
           {"torch", run.torch_version},
@@ -134,7 +134,7 @@ json run_json(const RunInfo& run) {
           {"warmup", run.warmup},
           {"calls", run.calls_recorded},
           {"calls_identical", run.calls_identical},
-          {"status", run.status},
+          {"status", to_string(run.status)},
           {"error", run.error},
           {"backward", run.backward},
           {"max_ops", run.max_ops},
@@ -418,7 +418,7 @@ class HtmlReporter : public Reporter {
       json inputs = json::array();
       for (const ModelInput& in : run.inputs) inputs.push_back(in.spec.text);
       variants.push_back({{"name", v.name}, {"ran", v.ran}, {"ok", v.ok()}, {"skipped", v.skipped},
-                          {"status", run.status}, {"error", run.error}, {"inputs", inputs},
+                          {"status", to_string(run.status)}, {"error", run.error}, {"inputs", inputs},
                           {"same_as_given", v.same_as_given()},
                           {"conversion", {{"to", run.conversion.to}, {"parameters", run.conversion.parameters},
                                           {"parameters_total", run.conversion.parameters_total},

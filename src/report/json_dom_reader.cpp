@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -148,15 +149,13 @@ CounterStatus counter_status_from(const json& c) {
   CounterStatus st;
   st.event = c.at("event").get<std::string>();
   st.encoding = c.at("encoding").get<std::string>();
-  st.scope = c.at("scope").get<std::string>();
+  st.scope = from_string<CounterScope>(c.at("scope").get<std::string>());
   st.measured = c.at("measured").get<bool>();
   st.reason = text_from(c.at("reason"));
   st.note = c.at("note").get<std::string>();
   // Added with sampled counters: earlier reports counted.
-  st.mode = c.value("mode", std::string("counted"));
-  if (st.mode != "counted" && st.mode != "sampled" && st.mode != "interval")
-    throw std::out_of_range("a counter's mode is not counted, sampled or interval");
-  if (st.mode == "interval" && st.measured) st.period = as<uint64_t>(c.at("period"));
+  st.mode = from_string<CounterMode>(c.value("mode", std::string("counted")));
+  if (st.mode == CounterMode::interval && st.measured) st.period = as<uint64_t>(c.at("period"));
   if (st.sampled() && st.measured) {
     st.period = as<uint64_t>(c.at("period"));
     if (st.period == 0) throw std::out_of_range("a sampled counter's period is 0");
@@ -168,6 +167,17 @@ CounterStatus counter_status_from(const json& c) {
       throw std::out_of_range("a sampled counter's sample counts are impossible");
   }
   return st;
+}
+
+// How the run's counters were taken: null for none; absent in reports from before sampling,
+// which counted whatever counters they have.
+std::optional<CounterMode> counter_mode_from(const json& run, const std::vector<CounterStatus>& counters) {
+  if (!run.contains("counter_mode")) return counters.empty() ? std::nullopt : std::optional(CounterMode::counted);
+  const json& m = run.at("counter_mode");
+  if (m.is_null()) return std::nullopt;
+  const CounterMode mode = from_string<CounterMode>(m.get<std::string>());
+  if (mode == CounterMode::interval) throw std::out_of_range("run.counter_mode is neither sampled nor counted");
+  return mode;
 }
 
 // What compare-formats' variants add: absent from a plain run's report.
@@ -212,13 +222,13 @@ RunInfo run_from(const json& j) {
   r.device = j.at("device").get<std::string>();
   r.torch_version = j.at("torch_version").get<std::string>();
   r.layoutprof_version = j.at("layoutprof_version").get<std::string>();
-  r.status = j.at("status").get<std::string>();
+  r.status = from_string<RunStatus>(j.at("status").get<std::string>());
   r.error = text_from(j.at("error"));
   // Added with --backward: reports from before read as forward-only runs.
   r.backward = j.value("backward", false);
   r.loss = j.contains("loss") ? text_from(j.at("loss")) : "";
   for (const json& c : j.at("counters")) r.counters.push_back(counter_status_from(c));
-  r.counter_mode = j.contains("counter_mode") ? text_from(j.at("counter_mode")) : (r.counters.empty() ? "" : "counted");
+  r.counter_mode = counter_mode_from(j, r.counters);
   r.counter_read = j.at("counter_read").get<std::string>();
   r.bandwidth = j.at("bandwidth").get<std::string>();
   r.bandwidth_note = j.at("bandwidth_note").get<std::string>();

@@ -87,12 +87,12 @@ json counter_status_json(const std::vector<CounterStatus>& counters) {
   for (const CounterStatus& c : counters) {
     json item = {{"event", c.event},
                  {"encoding", c.encoding},
-                 {"scope", c.scope},
+                 {"scope", to_string(c.scope)},
                  {"measured", c.measured},
                  {"reason", c.measured ? json(nullptr) : json(c.reason)},
                  {"note", c.note},
-                 {"mode", c.mode}};
-    if (c.mode == "interval" && c.measured) item["period"] = c.period;
+                 {"mode", to_string(c.mode)}};
+    if (c.mode == CounterMode::interval && c.measured) item["period"] = c.period;
     if (c.sampled() && c.measured) {
       item["period"] = c.period;
       item["data_address"] = text_or_null(c.data_address);
@@ -127,12 +127,12 @@ json plain_run_json(const RunInfo& r) {
               {"device", r.device},
               {"torch_version", r.torch_version},
               {"layoutprof_version", r.layoutprof_version},
-              {"status", r.status},
+              {"status", to_string(r.status)},
               {"error", text_or_null(r.error)},
               {"backward", r.backward},
               {"loss", text_or_null(r.loss)},
               {"counters", counter_status_json(r.counters)},
-              {"counter_mode", text_or_null(r.counter_mode)},
+              {"counter_mode", r.counter_mode ? json(to_string(*r.counter_mode)) : json(nullptr)},
               {"counter_read", r.counter_read},
               {"bandwidth", r.bandwidth},
               {"bandwidth_note", r.bandwidth_note},
@@ -544,7 +544,7 @@ void write_report_json(std::ostream& out, const Report& r) {
   for (const OpEvent& op : r.ops) intern_op(op, tables, ids);
   TextBuf row;  // one entry's text at a time (rows: about 64 KB of them)
   json figures = figures_json();
-  if (r.run.counter_mode == "sampled") figures["counters"] = "sampled";
+  if (r.run.counter_mode == CounterMode::sampled) figures["counters"] = "sampled";
   out << "{\"schema_version\": " << kSchemaVersion << ",\n\"figures\": " << dump_compact(figures)
       << ",\n\"run\": " << dump_compact(run_json(r.run))
       << ",\n\"summary\": " << dump_compact(summary_json(r.summary, names)) << ",\n\"ops\": {\"encoding\": "

@@ -84,7 +84,7 @@ std::string figures_line(const RunInfo& run) {
   std::string measured = std::string("op times and the ") + (run.backward ? "training step" : "forward") + " (steady clock)";
   if (counters > 0)
     measured += ", " + std::to_string(counters) + " counter" + (counters == 1 ? "" : "s") +
-                (run.counter_mode.empty() ? "" : " (" + run.counter_mode + ")");
+                (run.counter_mode ? " (" + to_string(*run.counter_mode) + ")" : "");
   if (run.bandwidth == "measured") measured += ", memory bandwidth";
   if (!run.gpu.empty()) measured += ", GPU kernels (CUPTI)";
   size_t not_measured = run.not_measured.size();
@@ -112,7 +112,7 @@ void write_header(std::ostream& out, const Report& r) {
       << run.calls_recorded
       << (run.calls_identical ? " (same op sequence)" : " (calls DIFFER: op list is one call)")
       << "\n";
-  out << "  status    " << run.status;
+  out << "  status    " << to_string(run.status);
   if (!run.error.empty()) out << ": " << run.error;
   out << "\n";
   out << "  figures   " << figures_line(run) << "\n";
@@ -188,7 +188,7 @@ void write_verdict(std::ostream& out, const Report& r, const Verdict& v) {
           << "'s time (measured: the copies' own time, " << ms(v.implicit_ns) << " of " << ms(v.wall_ns) << " ms, "
           << (v.medians ? "medians over " + std::to_string(r.run.calls_recorded) + " calls" : "one call") << ")";
   }
-  if (r.run.status != "ok") out << ", up to where the call stopped";
+  if (r.run.status != RunStatus::ok) out << ", up to where the call stopped";
   out << "\n";
   const int64_t explicit_copies = at(v.copies, CopyClass::explicit_layout);
   if (explicit_copies > 0)
@@ -257,7 +257,7 @@ HeatmapTable heatmap_table(const Report& r, GroupBy group_by, int requested_dept
   const auto counters = r.run.measured_counters();
   std::vector<size_t> thread_counters;  // per-thread events get a column each
   for (size_t k = 0; k < counters.size(); ++k)
-    if (counters[k]->scope == "thread") {
+    if (counters[k]->scope == CounterScope::thread) {
       thread_counters.push_back(k);
       const std::string title = counter_label(counters[k]->event);
       cols.push_back({title, std::max<size_t>(10, width(title) + 1), counters[k]->sampled() ? "sampled" : "measured", {}, {}});
@@ -293,7 +293,7 @@ HeatmapTable heatmap_table(const Report& r, GroupBy group_by, int requested_dept
     }
   }
   t.legend = "ops, non-contig in, copies, MB: derived; GB/s: " + r.run.bandwidth +
-             (r.run.counter_mode == "sampled"
+             (r.run.counter_mode == CounterMode::sampled
                   ? "; time: measured over the top-level ops, median over calls; counters: sampled "
                     "estimates (samples x period) over the top-level ops, median over calls, * = "
                     "multiplexed and scaled"
@@ -492,7 +492,7 @@ void write_text_report(std::ostream& out, const Report& report, const TextOption
   require_whole_report(report);
   write_header(out, report);
   if (options.verbose) write_measured_list(out, report);
-  if (report.run.status == "failed") write_failure(out, report);
+  if (report.run.status == RunStatus::failed) write_failure(out, report);
   const Verdict verdict = verdict_of(report);
   write_verdict(out, report, verdict);
   write_causes(out, verdict.causes, options.top);

@@ -51,7 +51,7 @@ bool make_plain_calls(PlainCaller& plain, const ProfileConfig& config, Trace& tr
   run.measured.push_back(plain_calls_note(config.timed_calls, config.backward));
   if (!stopped.empty()) run.not_measured.push_back("plain calls after " + calls + ": " + stopped);
   if (const int sig = interrupt_signal()) {
-    run.status = "interrupted";
+    run.status = RunStatus::interrupted;
     run.error = signal_name(sig) + " after " + std::to_string(trace.calls.size()) + " recorded calls and " + calls +
                 " plain calls";
     return false;

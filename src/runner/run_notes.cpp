@@ -41,7 +41,7 @@ void note_bandwidth(const ProfileConfig& config, const BandwidthEvents& bandwidt
   }
   // Memory traffic: the system-wide (uncore) events, per op when counting, at intervals when sampling.
   const bool measured = std::any_of(run.counters.begin(), run.counters.end(), [](const CounterStatus& c) {
-    return c.scope == "system" && c.measured;
+    return c.scope == CounterScope::system && c.measured;
   });
   run.bandwidth = measured ? "measured" : "derived";
   run.bandwidth_note = bandwidth.note;
@@ -49,7 +49,7 @@ void note_bandwidth(const ProfileConfig& config, const BandwidthEvents& bandwidt
     run.bandwidth_note += ", read every 1 ms by a thread of layoutprof's own and shared among the ops "
                           "running in each interval by time";
   for (const CounterStatus& c : run.counters)
-    if (c.scope == "system" && !c.measured) run.bandwidth_note += "; " + c.event + ": " + c.reason;
+    if (c.scope == CounterScope::system && !c.measured) run.bandwidth_note += "; " + c.event + ": " + c.reason;
 }
 
 namespace {
@@ -98,9 +98,9 @@ void note_gpu(const ProfileConfig& config, bool traced, const std::vector<Call>&
 void note_recorded_calls(const ProfileConfig& config, const RecordedCalls& calls, Trace& trace) {
   RunInfo& run = trace.run;
   run.calls_recorded = static_cast<int>(trace.calls.size());
-  if (const int sig = interrupt_signal(); sig && run.status == "ok") {
+  if (const int sig = interrupt_signal(); sig && run.status == RunStatus::ok) {
     // Stopped between calls: the calls recorded are whole; the report says how many of how many.
-    run.status = "interrupted";
+    run.status = RunStatus::interrupted;
     run.error = signal_name(sig) + " after " + std::to_string(trace.calls.size()) + " of " +
                 std::to_string(calls.iters) + " recorded calls";
   }

@@ -76,7 +76,7 @@ bool make_variant(Model& model, const ProfileConfig& config, RunInfo& run, std::
       convert_model(model, to, run.conversion);
     } catch (const c10::Error& e) {
       // A tensor type without that format: a failed run with no calls; the other variants go on.
-      run.status = "failed";
+      run.status = RunStatus::failed;
       run.error = "converting the model's parameters and buffers to " + to +
                   " raised: " + first_line(e.what_without_backtrace());
       return false;
@@ -150,12 +150,12 @@ void open_collectors(const ProfileConfig& config, const at::Device& device, Coll
     // Sampled (the default): nothing is read per op; the samples are attributed after each call.
     open.sampler.emplace(PerfSampler::create(events, process_threads(), bandwidth));
     run.counters = open.sampler->status();
-    run.counter_mode = "sampled";
+    run.counter_mode = CounterMode::sampled;
     run.counter_read = open.sampler->describe();
   } else if (config.counters) {
     open.counters.emplace(PerfCounters::create(events, process_threads(), bandwidth));
     run.counters = open.counters->status();
-    run.counter_mode = "counted";
+    run.counter_mode = CounterMode::counted;
     run.counter_read = open.counters->read_method() + " on " + std::to_string(open.counters->groups().size()) +
                        " group(s), at every top-level op and copy" + counting_cost(*open.counters);
   }
@@ -177,7 +177,7 @@ bool step_recorded(const Calls& calls, RunInfo& run) {
   } catch (const UsageError&) {
     throw;
   } catch (const std::exception& e) {
-    run.status = "failed";
+    run.status = RunStatus::failed;
     run.error = calls.model.error_reason(e);
     try {
       synchronize(calls.device);  // what did launch finishes before its records are flushed
@@ -272,7 +272,7 @@ Trace run_profile(const ProfileConfig& config, const ProgressFn& progress, std::
 
   // Plain calls: what the model costs without layoutprof. The counters and the GPU tracer are
   // closed first: nothing but the model runs, as in a plain forward().
-  if (run.status != "ok") return trace;
+  if (run.status != RunStatus::ok) return trace;
   collectors = Collectors{};
   auto plain = std::make_unique<LoadedModel>(model, inputs, device, config.backward, config.loss);
   if (make_plain_calls(*plain, config, trace, progress) && keep) *keep = std::move(plain);

@@ -47,7 +47,7 @@ TEST(Runner, ALaterCallThatFailsIsShownWithoutTensorsAndSaysSo) {
   config.iters = 3;
   config.counters = false;
   Trace trace = run_profile(config, [](const std::string&) {});
-  EXPECT_EQ(trace.run.status, "failed");
+  EXPECT_EQ(trace.run.status, RunStatus::failed);
   EXPECT_THAT(trace.run.error, ::testing::HasSubstr("view"));
   ASSERT_EQ(trace.calls.size(), 2u) << "recording stops at the failing call";
   EXPECT_TRUE(trace.calls[0].tensors_recorded);
@@ -134,7 +134,7 @@ ProfileConfig variant_config(const std::string& convert_to) {
 
 TEST(Runner, ChannelsLastConvertsThe4DAnd5DTensorsAsModelToDoes) {
   Trace trace = run_profile(variant_config("channels_last"), [](const std::string&) {});
-  ASSERT_EQ(trace.run.status, "ok") << trace.run.error;
+  ASSERT_EQ(trace.run.status, RunStatus::ok) << trace.run.error;
   const Conversion& c = trace.run.conversion;
   EXPECT_EQ(c.to, "channels_last");
   // Both convolution weights (the 1x1 one too: its NCHW strides on the size-1 dims are not
@@ -152,7 +152,7 @@ TEST(Runner, ChannelsLastConvertsThe4DAnd5DTensorsAsModelToDoes) {
 
 TEST(Runner, ContiguousConvertsEveryTensorThatIsNot) {
   Trace trace = run_profile(variant_config("contiguous"), [](const std::string&) {});
-  ASSERT_EQ(trace.run.status, "ok") << trace.run.error;
+  ASSERT_EQ(trace.run.status, RunStatus::ok) << trace.run.error;
   const Conversion& c = trace.run.conversion;
   EXPECT_EQ(c.parameters, 1) << "the transposed 2-D weight only";
   EXPECT_EQ(c.buffers, 0);
@@ -171,7 +171,7 @@ TEST(Runner, PlainCallsAfterTheRecordedOnesAndAKeptModel) {
   config.timed_calls = 4;
   std::unique_ptr<PlainCaller> keep;
   Trace trace = run_profile(config, [](const std::string&) {}, &keep);
-  ASSERT_EQ(trace.run.status, "ok") << trace.run.error;
+  ASSERT_EQ(trace.run.status, RunStatus::ok) << trace.run.error;
   ASSERT_EQ(trace.run.plain_call_ns.size(), 4u);
   for (int64_t ns : trace.run.plain_call_ns) EXPECT_GT(ns, 0);
   EXPECT_TRUE(std::any_of(trace.run.measured.begin(), trace.run.measured.end(), [](const std::string& m) {
@@ -190,7 +190,7 @@ TEST(Runner, PlainCallsAfterTheRecordedOnesAndAKeptModel) {
   failing.timed_calls = 3;
   std::unique_ptr<PlainCaller> none;
   Trace failed = run_profile(failing, [](const std::string&) {}, &none);
-  EXPECT_EQ(failed.run.status, "failed");
+  EXPECT_EQ(failed.run.status, RunStatus::failed);
   EXPECT_FALSE(none);
   EXPECT_TRUE(failed.run.plain_call_ns.empty());
 }

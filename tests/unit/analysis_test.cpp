@@ -185,13 +185,13 @@ TEST(Analysis, FailedRunShowsTheFailingCall) {
   int64_t v = add_op(call, "aten::view", -1, {xt}, {});
   call.events[v].failed = true;
   Trace t = trace_of({call});
-  t.run.status = "failed";
+  t.run.status = RunStatus::failed;
   t.run.error = "RuntimeError: view size is not compatible";
   Report r = analyze(t);
   ASSERT_EQ(r.ops.size(), 2u);
   EXPECT_TRUE(r.ops[1].failed);
   EXPECT_EQ(r.ops[1].inputs[0].layout().cls, LayoutClass::permuted);
-  EXPECT_EQ(r.run.status, "failed");
+  EXPECT_EQ(r.run.status, RunStatus::failed);
 }
 
 TEST(Analysis, AnOpWithoutRecordedOutputsTakesThoseOfTheChildThatMadeThem) {

@@ -162,7 +162,7 @@ TEST(FormatVerdict, AVariantThatRaisedOrHasTooFewCallsIsLeftOutAndSaysWhy) {
   std::vector<FormatVariant> v;
   v.push_back(variant("as_given", copies_at(1), around(1000000, 10000)));
   FormatVariant raised = variant("channels_last", copies_at(1), {}, kConvertedToChannelsLast);
-  raised.report.run.status = "failed";
+  raised.report.run.status = RunStatus::failed;
   raised.report.run.error = "RuntimeError: view size is not compatible with input tensor's size and stride";
   v.push_back(std::move(raised));
   v.push_back(variant("contiguous", copies_at(1), around(3000000, 10000, 3), kNothingConverted));
@@ -255,7 +255,7 @@ FormatComparison three_variants() {
   v.push_back(variant("as_given", copies_at(1), around(2020000, 50000)));
   v.push_back(variant("channels_last", copies_at(3), around(1000000, 50000), kConvertedToChannelsLast));
   FormatVariant raised = variant("contiguous", copies_at(1), {}, kNothingConverted);
-  raised.report.run.status = "failed";
+  raised.report.run.status = RunStatus::failed;
   raised.report.run.error = "RuntimeError: boom";
   v.push_back(std::move(raised));
   return compare_formats(std::move(v));

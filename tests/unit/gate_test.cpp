@@ -206,7 +206,7 @@ TEST(Gate, TimeIsShownButGatedOnlyWhenAsked) {
 }
 
 // A report whose summary holds one counter total: counted, or sampled (samples x period).
-Report with_counter(uint64_t raw, double scaled, const std::string& mode, uint64_t period) {
+Report with_counter(uint64_t raw, double scaled, CounterMode mode, uint64_t period) {
   Report r = model(false);
   CounterStatus st;
   st.event = "page-faults";
@@ -219,9 +219,9 @@ Report with_counter(uint64_t raw, double scaled, const std::string& mode, uint64
 }
 
 TEST(Gate, SampledCountersAreGatedOnlyWhenAskedAndBeyondTheirError) {
-  const Report base = with_counter(100, 100 * 1000.0, "sampled", 1000);
-  const Report within = with_counter(110, 110 * 1000.0, "sampled", 1000);   // +10%: noise at 100 samples
-  const Report beyond = with_counter(200, 200 * 1000.0, "sampled", 1000);   // +100%
+  const Report base = with_counter(100, 100 * 1000.0, CounterMode::sampled, 1000);
+  const Report within = with_counter(110, 110 * 1000.0, CounterMode::sampled, 1000);   // +10%: noise at 100 samples
+  const Report beyond = with_counter(200, 200 * 1000.0, CounterMode::sampled, 1000);   // +100%
   Comparison shown = compare_reports(base, beyond, GateOptions{});
   EXPECT_FALSE(shown.regressed()) << "counters are not gated unless asked";
   EXPECT_THAT(shown.notes, Contains(HasSubstr("sampled (estimates, +- ")));
@@ -233,7 +233,7 @@ TEST(Gate, SampledCountersAreGatedOnlyWhenAskedAndBeyondTheirError) {
   Comparison b = compare_reports(base, beyond, gated);
   EXPECT_FALSE(find(b, "total", "page-faults (sampled)").passed);
   // The same totals counted are exact: +10% is past 5%.
-  Comparison counted = compare_reports(with_counter(100000, 100000, "counted", 0), with_counter(110000, 110000, "counted", 0), gated);
+  Comparison counted = compare_reports(with_counter(100000, 100000, CounterMode::counted, 0), with_counter(110000, 110000, CounterMode::counted, 0), gated);
   EXPECT_FALSE(find(counted, "total", "page-faults (measured)").passed);
 }
 
@@ -268,7 +268,7 @@ TEST(Gate, GpuTimeAndLayoutCopyKernelTimeAreGatedWithTime) {
 TEST(Gate, AModelThatNowFailsRegresses) {
   Report base = model(false);
   Report failed = base;
-  failed.run.status = "failed";
+  failed.run.status = RunStatus::failed;
   failed.run.error = "RuntimeError: view size is not compatible";
   Comparison c = compare_reports(base, failed, GateOptions{});
   EXPECT_FALSE(find(c, "total", "status").passed);

@@ -7,6 +7,7 @@
 #include <functional>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "analysis/analysis.h"
 #include "support/errors.h"
@@ -185,6 +186,37 @@ TEST(JsonReport, TotalsThatAreNotWhatTheOpsAndCopiesAddUpToAreRefused) {
   expect_each_refused(written, cases);
 }
 
+// The run's words are closed sets (core/run_enums.h): a status, a counter's mode or scope, or
+// a run's counter mode outside them is refused in one line by both readers, naming the word.
+TEST(JsonReport, UnknownStatusCounterModeAndScopeAreRefused) {
+  Trace t = testing::trace_of({testing::transpose_reshape_call()}, sample_report().run.inputs);
+  CounterStatus cycles;
+  cycles.event = "cycles";
+  cycles.reason = "no PMU here";
+  t.run.counters = {cycles};
+  t.run.counter_mode = CounterMode::counted;
+  const nlohmann::ordered_json written = nlohmann::ordered_json::parse(report_json_text(analyze(t)));
+  ASSERT_EQ(report_to_json(report_from_json(json(written))), json(written)) << "the words read back as written";
+  const std::vector<std::tuple<std::string, Mutate, std::string>> cases = {
+      {"a status", [](auto& d) { d["run"]["status"] = "crashed"; }, "unknown run status 'crashed'"},
+      {"a counter's mode", [](auto& d) { d["run"]["counters"][0]["mode"] = "guessed"; }, "unknown counter mode 'guessed'"},
+      {"a counter's scope", [](auto& d) { d["run"]["counters"][0]["scope"] = "socket"; }, "unknown counter scope 'socket'"},
+      {"the run's counter mode", [](auto& d) { d["run"]["counter_mode"] = "guessed"; }, "unknown counter mode 'guessed'"},
+      {"interval for the run", [](auto& d) { d["run"]["counter_mode"] = "interval"; }, "neither sampled nor counted"},
+  };
+  for (const auto& [what, mutate, message] : cases) {
+    nlohmann::ordered_json doc = written;
+    mutate(doc);
+    expect_refused(doc.dump(1), what);
+    try {
+      report_from_json(json(doc));
+      ADD_FAILURE() << what << ": read without an error";
+    } catch (const UsageError& e) {
+      EXPECT_THAT(e.what(), HasSubstr(message)) << what;
+    }
+  }
+}
+
 // Copies and split points belong to top-level ops, as analyze() makes them: the gate aligns
 // top-level ops, and a split point at a nested op "regressed" against its own report (the
 // report fuzz target's third finding).
@@ -296,7 +328,7 @@ TEST(JsonReport, RepeatedTensorsAndNamesAreStoredOnce) {
 
 TEST(JsonReport, FailedRunCarriesItsError) {
   Trace t = testing::trace_of({testing::transpose_reshape_call()});
-  t.run.status = "failed";
+  t.run.status = RunStatus::failed;
   t.run.error = "RuntimeError: boom";
   json j = report_to_json(analyze(t));
   EXPECT_EQ(j["run"]["status"], "failed");
@@ -361,7 +393,7 @@ TEST(JsonReport, SampledCountersAndTheirAddressesRoundTrip) {
   EXPECT_EQ(j["copies"][0]["address_samples"], json::parse(R"({"page-faults": {"source": 2, "destination": 1}})"));
   EXPECT_EQ(j["tensor_samples"].size(), 2u);
   const Report back = report_from_json(j);
-  EXPECT_EQ(back.run.counters[0].mode, "sampled");
+  EXPECT_EQ(back.run.counters[0].mode, CounterMode::sampled);
   EXPECT_EQ(back.tensor_samples.size(), 2u);
   EXPECT_EQ(report_to_json(back), j);
   std::ostringstream text;

@@ -215,7 +215,7 @@ TEST(PerfSampler, PageFaultSamplesCarryTheFaultingAddress) {
   PerfSampler sampler = PerfSampler::create({"page-faults:period=4"}, {tid});
   ASSERT_EQ(sampler.status().size(), 1u);
   if (!sampler.status()[0].measured) GTEST_SKIP() << "page-faults not sampled here: " << sampler.status()[0].reason;
-  EXPECT_EQ(sampler.status()[0].mode, "sampled");
+  EXPECT_EQ(sampler.status()[0].mode, CounterMode::sampled);
   EXPECT_EQ(sampler.periods(), std::vector<uint64_t>{4}) << "the period given with the event is kept";
   EXPECT_THAT(sampler.status()[0].data_address, HasSubstr("faulting address"));
   const size_t bytes = 4096 * 256;
@@ -311,8 +311,8 @@ TEST(PerfSampler, IntervalEventsAreReadEveryIntervalWhileEnabled) {
   PerfSampler sampler = PerfSampler::create({"task-clock"}, {tid}, system, 2000000);
   ASSERT_EQ(sampler.status().size(), 2u);
   const CounterStatus& st = sampler.status()[1];
-  EXPECT_EQ(st.mode, "interval");
-  EXPECT_EQ(st.scope, "system");
+  EXPECT_EQ(st.mode, CounterMode::interval);
+  EXPECT_EQ(st.scope, CounterScope::system);
   if (!st.measured) GTEST_SKIP() << "cpu-clock cannot be counted system-wide here: " << st.reason;
   EXPECT_EQ(st.period, 2000000u);
   EXPECT_EQ(sampler.interval_events(), 1u);

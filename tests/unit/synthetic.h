@@ -67,13 +67,13 @@ inline void sample_page_faults(Trace& t) {
   CounterStatus st;
   st.event = "page-faults";
   st.measured = true;
-  st.mode = "sampled";
+  st.mode = CounterMode::sampled;
   st.period = 16;
   st.data_address = "the faulting address (page-faults)";
   st.samples = 10;
   st.attributed = 9;
   t.run.counters = {st};
-  t.run.counter_mode = "sampled";
+  t.run.counter_mode = CounterMode::sampled;
 }
 
 }  // namespace layoutprof::testing

@@ -89,7 +89,7 @@ TEST(TextReport, FailedRunShowsTheFailingOpAndItsInputs) {
   call.events[1].name = "aten::view";
   call.events[1].outputs = {};
   Trace t = testing::trace_of({call});
-  t.run.status = "failed";
+  t.run.status = RunStatus::failed;
   t.run.error = "RuntimeError: view size is not compatible";
   std::string text = render(analyze(t));
   EXPECT_TRUE(contains(text, "status    failed: RuntimeError: view size")) << text;
