@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "support/errors.h"
+#include "support/setting_error.h"
 
 namespace layoutprof {
 
@@ -15,7 +16,7 @@ int64_t parse_bytes(const std::string& text, const std::string& item) {
   if (text == "1g") return 1 << 30;
   if (!text.empty() && text.size() < 16 && std::all_of(text.begin(), text.end(), ::isdigit))
     return std::stoll(text);
-  throw UsageError("--tlb '" + bounded(item) + "': page size must be 4k, 2m, 1g or a number of bytes");
+  throw SettingError(Setting::tlb, " '" + bounded(item) + "': page size must be 4k, 2m, 1g or a number of bytes");
 }
 
 void parse_level(const std::string& value, const std::string& item, int* entries, int* ways) {
@@ -28,10 +29,10 @@ void parse_level(const std::string& value, const std::string& item, int* entries
     *ways = std::stoi(value.substr(colon + 1), &used);
     if (used != value.size() - colon - 1) throw std::invalid_argument("junk");
   } catch (const std::logic_error&) {
-    throw UsageError("--tlb '" + bounded(item) + "': expected ENTRIES:WAYS, e.g. 64:4");
+    throw SettingError(Setting::tlb, " '" + bounded(item) + "': expected ENTRIES:WAYS, e.g. 64:4");
   }
   if (*entries <= 0 || *ways <= 0 || *ways > 64 || *entries % *ways != 0)
-    throw UsageError("--tlb '" + bounded(item) + "': entries must be a positive multiple of ways (<= 64)");
+    throw SettingError(Setting::tlb, " '" + bounded(item) + "': entries must be a positive multiple of ways (<= 64)");
 }
 
 }  // namespace
@@ -47,10 +48,10 @@ TlbConfig parse_tlb_config(const std::string& text) {
     if (key == "l1") parse_level(value, item, &c.l1_entries, &c.l1_ways);
     else if (key == "l2") parse_level(value, item, &c.l2_entries, &c.l2_ways);
     else if (key == "page") c.page_bytes = parse_bytes(value, item);
-    else throw UsageError("--tlb '" + bounded(item) + "': expected l1=E:W, l2=E:W or page=4k|2m");
+    else throw SettingError(Setting::tlb, " '" + bounded(item) + "': expected l1=E:W, l2=E:W or page=4k|2m");
   }
   if (c.page_bytes <= 0 || (c.page_bytes & (c.page_bytes - 1)) != 0)
-    throw UsageError("--tlb page size must be a power of two");
+    throw SettingError(Setting::tlb, " page size must be a power of two");
   return c;
 }
 

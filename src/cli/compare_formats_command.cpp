@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/setting_flags.h"
 #include "analysis/analysis.h"
 #include "support/atomic_file.h"
 #include "support/errors.h"
@@ -91,7 +92,8 @@ void plain_calls(std::vector<FormatVariant>& variants, std::vector<std::unique_p
 
 int run_compare_formats(const CompareFormatsOptions& o) {
   std::vector<InputSpec> inputs;
-  for (const std::string& text : o.inputs) inputs.push_back(parse_input_spec(text));  // exit 2 before any load
+  for (const std::string& text : o.inputs)  // exit 2 before any load
+    inputs.push_back(with_flag([&] { return parse_input_spec(text); }));
   const bool progress_on = ::isatty(STDERR_FILENO);
   install_interrupt_handlers();  // Ctrl-C: the variant in progress ends its call; the rest are not run
 
@@ -120,8 +122,9 @@ int run_compare_formats(const CompareFormatsOptions& o) {
     config.counters = false;  // the timing is the verdict's: nothing else runs beside the model
     config.convert_to = name == "as_given" ? "" : name;
     try {
-      v.report = analyze(run_profile(config, [&](const std::string& line) { progress(name + ": " + line); },
-                                     &callers.back()));
+      v.report = analyze(with_flag([&] {
+        return run_profile(config, [&](const std::string& line) { progress(name + ": " + line); }, &callers.back());
+      }));
       v.ran = true;
     } catch (const Error& e) {
       // As given, a refused input or an unloadable model is the command's error (exit 2, 3),

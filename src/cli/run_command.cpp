@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "support/format.h"
 #include "cli/gate_cli.h"
+#include "cli/setting_flags.h"
 #include "analysis/analysis.h"
 #include "support/atomic_file.h"
 #include "counters/counters.h"
@@ -115,15 +116,20 @@ void check_counter_flags(const RunOptions& o) {
 ProfileConfig profile_config(const RunOptions& o) {
   ProfileConfig config;
   config.model = o.model;
-  for (const std::string& text : o.inputs) config.inputs.push_back(parse_input_spec(text));
+  for (const std::string& text : o.inputs) {
+    config.inputs.push_back(with_flag([&] { return parse_input_spec(text); }));
+    // A gradient needs a training step: said here, with both flags, before the model loads.
+    if (config.inputs.back().requires_grad && !o.backward)
+      throw UsageError("--input '" + bounded(text) + "': :grad needs --backward");
+  }
   config.warmup = o.warmup;
   config.iters = o.iters;
   config.threads = o.threads;
   config.device = o.device;
   config.counters = !o.no_counters && o.counter_mode != "off";
   config.sample_counters = o.counter_mode == "sample";
-  config.events = split_event_list(o.events);
-  config.bandwidth_events = split_event_list(o.bandwidth_events);
+  config.events = with_flag([&] { return split_event_list(o.events); });
+  config.bandwidth_events = with_flag([&] { return split_event_list(o.bandwidth_events); }, "--bandwidth-events");
   if (!config.counters && !config.bandwidth_events.empty())
     throw UsageError("--bandwidth-events needs counters (not --counters off)");
   config.tlb = o.tlb;
@@ -131,7 +137,7 @@ ProfileConfig profile_config(const RunOptions& o) {
   if (!o.loss.empty() && !o.backward) throw UsageError("--loss needs --backward");
   config.backward = o.backward;
   config.loss = o.loss.empty() ? "randn" : o.loss;
-  parse_tlb_config(o.tlb);  // a bad --tlb is a usage error before the model loads
+  with_flag([&] { return parse_tlb_config(o.tlb); });  // a bad --tlb is a usage error before the model loads
   return config;
 }
 
@@ -258,7 +264,7 @@ int run_run(const RunOptions& o) {
 
   // Ctrl-C or SIGTERM from here on: the calls recorded so far are reported (interrupt.h).
   install_interrupt_handlers();
-  Trace trace = run_profile(config, progress);
+  Trace trace = with_flag([&] { return run_profile(config, progress); });
   const double calls_done = progress.seconds();
   progress("analysis");
   Report report = analyze(std::move(trace));

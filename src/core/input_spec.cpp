@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "support/errors.h"
+#include "support/setting_error.h"
 
 namespace layoutprof {
 
@@ -49,7 +50,7 @@ std::vector<std::string> split(const std::string& text, char sep) {
 }
 
 [[noreturn]] void fail(const std::string& text, const std::string& why) {
-  throw UsageError("--input '" + bounded(text) + "': " + why);
+  throw SettingError(Setting::input, " '" + bounded(text) + "': " + why);
 }
 
 int64_t parse_positive(const std::string& text, const std::string& item, const char* what) {

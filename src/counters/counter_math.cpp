@@ -5,6 +5,7 @@
 
 #include "counters/counters.h"
 #include "support/errors.h"
+#include "support/setting_error.h"
 
 namespace layoutprof {
 
@@ -17,7 +18,7 @@ std::vector<std::string> split_event_list(const std::string& list) {
     if (comma > at) events.push_back(list.substr(at, comma - at));
     at = comma + 1;
   }
-  if (!list.empty() && events.empty()) throw UsageError("--events '" + bounded(list) + "' names no event");
+  if (!list.empty() && events.empty()) throw SettingError(Setting::events, " '" + bounded(list) + "' names no event");
   return events;
 }
 

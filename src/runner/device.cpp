@@ -4,6 +4,7 @@
 #include <torch/version.h>
 
 #include "support/errors.h"
+#include "support/setting_error.h"
 #include "counters/gpu.h"
 
 namespace layoutprof {
@@ -13,9 +14,9 @@ namespace {
 // Refuses a CUDA device that this LibTorch or this machine cannot give.
 void check_cuda_available(const std::string& name) {
 #ifndef LAYOUTPROF_TORCH_HAS_CUDA
-  throw UsageError("--device " + name + ": this LibTorch " + std::string(TORCH_VERSION) +
-                   " is built without CUDA (Debian's LibTorch is CPU-only); build layoutprof "
-                   "against a CUDA-enabled PyTorch (TORCH_PYTHON=/path/to/python scripts/setup.sh)");
+  throw SettingError(Setting::device, " " + name + ": this LibTorch " + std::string(TORCH_VERSION) +
+                                         " is built without CUDA (Debian's LibTorch is CPU-only); build layoutprof "
+                                         "against a CUDA-enabled PyTorch (TORCH_PYTHON=/path/to/python scripts/setup.sh)");
 #else
   // A CUDA LibTorch: at::hasCUDA() is false on a machine without a GPU from 2.x on (it asks
   // the runtime), so whether LibTorch has CUDA is known from the build, and whether there is
@@ -25,8 +26,8 @@ void check_cuda_available(const std::string& name) {
     create_gpu_tracer(-1, &why);
     if (why.rfind("no CUDA device: ", 0) == 0) why = why.substr(16);
     else why = "the CUDA runtime finds none";
-    throw UsageError("--device " + name + ": no CUDA device (" + why + "); this LibTorch " +
-                     std::string(TORCH_VERSION) + " has CUDA, this machine no usable GPU");
+    throw SettingError(Setting::device, " " + name + ": no CUDA device (" + why + "); this LibTorch " +
+                                           std::string(TORCH_VERSION) + " has CUDA, this machine no usable GPU");
   }
 #endif
 }
@@ -36,16 +37,16 @@ void check_cuda_available(const std::string& name) {
 at::Device target_device(const std::string& name) {
   if (name == "cpu") return at::Device(at::kCPU);
   if (name.rfind("cuda", 0) != 0)
-    throw UsageError("--device '" + name + "': expected cpu, cuda or cuda:N");
+    throw SettingError(Setting::device, " '" + name + "': expected cpu, cuda or cuda:N");
   check_cuda_available(name);
   try {
     at::Device device(name);
     if (device.has_index() && device.index() >= static_cast<int>(torch::cuda::device_count()))
-      throw UsageError("--device " + name + ": only " + std::to_string(torch::cuda::device_count()) +
-                       " CUDA device(s)");
+      throw SettingError(Setting::device, " " + name + ": only " + std::to_string(torch::cuda::device_count()) +
+                                             " CUDA device(s)");
     return device;
   } catch (const c10::Error& e) {
-    throw UsageError("--device '" + name + "': " + first_line(e.what_without_backtrace()));
+    throw SettingError(Setting::device, " '" + name + "': " + first_line(e.what_without_backtrace()));
   }
 }
 

@@ -4,6 +4,7 @@
 #include <torch/utils.h>
 
 #include "support/errors.h"
+#include "support/setting_error.h"
 #include "record/tensor_info.h"
 #include "runner/memory.h"
 
@@ -61,11 +62,11 @@ std::vector<c10::IValue> make_inputs(const std::vector<InputSpec>& specs, const 
       t = make_input(spec);
       if (device.is_cuda()) t = t.to(device);
     } catch (const c10::Error& e) {  // out of memory after all (the device's, or overcommitted)
-      throw UsageError("--input '" + bounded(spec.text) + "': its tensor could not be made: " +
-                       first_line(e.what_without_backtrace()));
+      throw SettingError(Setting::input, " '" + bounded(spec.text) + "': its tensor could not be made: " +
+                                             first_line(e.what_without_backtrace()));
     }
     if (spec.requires_grad) {
-      if (!backward) throw UsageError("--input '" + spec.text + "': :grad needs --backward");
+      if (!backward) throw SettingError(Setting::input, " '" + bounded(spec.text) + "': :grad needs a training step");
       t.requires_grad_(true);  // a leaf: its gradient is computed, not recorded as a parameter's
     }
     described.push_back({spec, describe_tensor(t, static_cast<int>(described.size()))});

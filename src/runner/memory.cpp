@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "support/errors.h"
+#include "support/setting_error.h"
 #include "runner/runner.h"
 
 namespace layoutprof {
@@ -53,12 +54,14 @@ void check_inputs_fit(const std::vector<InputSpec>& specs) {
     int64_t peak = 0;
     if (bytes < 0 || __builtin_mul_overflow(bytes, spec.format == "contiguous" ? 1 : 2, &peak) ||
         __builtin_add_overflow(total, peak, &total))
-      throw UsageError("--input '" + bounded(spec.text) + "': its tensor would take more than 2^63 bytes");
+      throw SettingError(Setting::input, " '" + bounded(spec.text) + "': its tensor would take more than 2^63 bytes");
     if (available >= 0 && total > available)
-      throw UsageError("--input '" + bounded(spec.text) + "': its tensor needs " + std::to_string(bytes) +
-                       " bytes (" + human_bytes(bytes) + ")" + (peak > bytes ? ", twice that while it is built" : "") +
-                       (total > peak ? ", on top of the inputs before it" : "") + "; this machine has " +
-                       std::to_string(available) + " bytes (" + human_bytes(available) + ") available");
+      throw SettingError(Setting::input, " '" + bounded(spec.text) + "': its tensor needs " + std::to_string(bytes) +
+                                             " bytes (" + human_bytes(bytes) + ")" +
+                                             (peak > bytes ? ", twice that while it is built" : "") +
+                                             (total > peak ? ", on top of the inputs before it" : "") +
+                                             "; this machine has " + std::to_string(available) + " bytes (" +
+                                             human_bytes(available) + ") available");
   }
 }
 

@@ -58,7 +58,7 @@ std::shared_ptr<Model> open_model(const ProfileConfig& config, const at::Device&
   if (config.inputs.size() != names.size())
     throw UsageError("model '" + config.model + "' forward() takes " + std::to_string(names.size()) + " input" +
                      (names.size() == 1 ? "" : "s") + " (" + joined(names) + "), got " +
-                     std::to_string(config.inputs.size()) + " --input");
+                     std::to_string(config.inputs.size()));
   return model;
 }
 

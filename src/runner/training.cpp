@@ -5,6 +5,7 @@
 #include <torch/utils.h>
 
 #include "support/errors.h"
+#include "support/setting_error.h"
 #include "record/recorder.h"
 #include "runner/model.h"
 
@@ -33,8 +34,8 @@ void backward_from(const c10::IValue& output, const std::string& loss, const std
   std::vector<at::Tensor> outputs;
   differentiable_outputs(output, outputs);
   if (outputs.empty())
-    throw UsageError("--backward: forward() returned no floating-point tensor that requires grad "
-                     "(no parameter requires grad, or the outputs do not depend on one)");
+    throw SettingError(Setting::backward, ": forward() returned no floating-point tensor that requires grad "
+                                          "(no parameter requires grad, or the outputs do not depend on one)");
   if (loss == "sum") {
     at::Tensor total = outputs.front().sum();
     for (size_t i = 1; i < outputs.size(); ++i) total = total + outputs[i].sum();

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "support/errors.h"
+#include "support/setting_error.h"
 
 namespace layoutprof {
 namespace {
@@ -69,6 +70,20 @@ INSTANTIATE_TEST_SUITE_P(
                       BadSpec{"2x3:i64:grad", ":grad needs a floating-point dtype"},
                       BadSpec{"2x3:grad:f32", "unknown dtype or format 'grad'"},
                       BadSpec{"2x3:f32:contiguous:x:grad", "too many ':' fields"}));
+
+// The spec's error names the input, not a flag: the CLI, which knows how the spec was given,
+// puts its flag in place of the setting's name (cli/setting_flags.h).
+TEST(InputSpec, ErrorsNameTheInputAndLeaveTheFlagToTheCaller) {
+  try {
+    parse_input_spec("2xQ");
+    FAIL() << "accepted 2xQ";
+  } catch (const SettingError& e) {
+    EXPECT_EQ(e.setting(), Setting::input);
+    EXPECT_THAT(e.what(), ::testing::StartsWith("input '2xQ': 'Q' is not a dimension"));
+    EXPECT_THAT(e.naming("--input"), ::testing::StartsWith("--input '2xQ': 'Q' is not a dimension"));
+    EXPECT_EQ(std::string(e.what()).find("--"), std::string::npos) << e.what();
+  }
+}
 
 TEST(InputSpec, GradMarksAnInputThatRequiresGrad) {
   InputSpec s = parse_input_spec("2x3x4x5:f16:channels_last:grad");
