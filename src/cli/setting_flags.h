@@ -20,12 +20,6 @@ inline const char* setting_flag(Setting s) {
   return setting_name(s);
 }
 
-// The message of `e` as the user sees it: a SettingError names its setting's flag.
-inline std::string naming_flag(const Error& e) {
-  const auto* setting = dynamic_cast<const SettingError*>(&e);
-  return setting ? setting->naming(setting_flag(setting->setting())) : std::string(e.what());
-}
-
 // Runs `f`; a SettingError from it comes out as a UsageError that names `flag` (by default,
 // the flag of the setting it is about).
 template <typename F>

@@ -158,7 +158,7 @@ json summary_json(const Report& r) {
   const auto measured = r.run.measured_counters();
   for (size_t k = 0; k < measured.size() && k < s.counters.size(); ++k)
     counters.push_back({{"event", measured[k]->event}, {"value", s.counters[k].scaled},
-                        {"multiplexed", s.counters[k].multiplexed}, {"mode", measured[k]->mode},
+                        {"multiplexed", s.counters[k].multiplexed}, {"mode", to_string(measured[k]->mode)},
                         {"error", measured[k]->sampled() ? sampled_error(s.counters[k].raw, measured[k]->period) : 0.0}});
   return {{"ops", s.ops},
           {"top_level_ops", s.top_level_ops},

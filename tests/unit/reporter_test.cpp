@@ -128,6 +128,22 @@ TEST(HtmlReport, EmbedsTheReportsOpsCopiesAndHeatmapRows) {
   }
 }
 
+// The page holds the run's words as the JSON report writes them (page.js compares them), not
+// the numbers of their enums (core/run_enums.h).
+TEST(HtmlReport, ThePageHoldsTheStatusAndCounterModesAsWords) {
+  Call call = testing::transpose_reshape_call();
+  for (OpEvent& e : call.events)
+    if (e.parent < 0 || e.name == Str("aten::copy_")) e.counters = {CounterValue{3, 48.0, false}};
+  Trace t = testing::trace_of({call});
+  testing::sample_page_faults(t);
+  t.run.status = RunStatus::interrupted;
+  const nlohmann::json d = page_data(report_text(find_reporter("html", ReportKind::report), analyze(t)));
+  EXPECT_EQ(d["run"]["status"], "interrupted");
+  EXPECT_EQ(d["run"]["counters"][0]["mode"], "sampled");
+  ASSERT_EQ(d["summary"]["counters"].size(), 1u);
+  EXPECT_EQ(d["summary"]["counters"][0]["mode"], "sampled");
+}
+
 TEST(HtmlReport, TextFromTheModelCannotCloseTheScript) {
   Report r = sample_report();
   r.run.model = "evil</script><script>alert(1)</script>.pt";
