@@ -1,4 +1,5 @@
 #include "analysis/analysis.h"
+#include "analysis/grads.h"
 
 #include "analysis/dtlb_model.h"
 #include "support/flat_index.h"

@@ -2,10 +2,16 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "report_model/report.h"
 
 namespace layoutprof {
+
+// Bytes of an op's tensors, inputs and outputs: what it could have read and written.
+int64_t tensor_bytes(const OpEvent& op);
+// Sums counters element-wise into `total` (sized on first use).
+void add_counters(std::vector<CounterValue>& total, const CompactVector<CounterValue>& add);
 
 // Names of ops whose copies are the code's own request (explicit_layout).
 bool is_explicit_copy_op(const std::string& op_name);

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <sstream>
 
+// {fmt} in this .cpp only (see support/format.cpp: never in a header torch-linked files read).
+#include <fmt/format.h>
+
 #include "support/errors.h"
 #include "support/setting_error.h"
 
@@ -56,14 +59,11 @@ TlbConfig parse_tlb_config(const std::string& text) {
 }
 
 std::string tlb_config_string(const TlbConfig& c) {
-  std::ostringstream s;
-  s << "l1=" << c.l1_entries << ":" << c.l1_ways << ",l2=" << c.l2_entries << ":" << c.l2_ways
-    << ",page=";
-  if (c.page_bytes == 4096) s << "4k";
-  else if (c.page_bytes == (2 << 20)) s << "2m";
-  else if (c.page_bytes == (1 << 30)) s << "1g";
-  else s << c.page_bytes;
-  return s.str();
+  const std::string page = c.page_bytes == 4096        ? "4k"
+                           : c.page_bytes == (2 << 20) ? "2m"
+                           : c.page_bytes == (1 << 30) ? "1g"
+                                                       : std::to_string(c.page_bytes);
+  return fmt::format("l1={}:{},l2={}:{},page={}", c.l1_entries, c.l1_ways, c.l2_entries, c.l2_ways, page);
 }
 
 TlbSim::TlbSim(const TlbConfig& c) {

@@ -4,13 +4,11 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "report_model/report.h"
+#include "analysis/grads.h"
 
 namespace layoutprof {
 
 namespace {
-
-constexpr const char* kVerdictNames[] = {"match", "size1_only", "layout_mismatch", "no_grad", "frozen"};
 
 std::string list(const std::vector<int64_t>& v) {
   std::string s = "[";
@@ -63,14 +61,6 @@ bool dense(const std::vector<int64_t>& sizes, const std::vector<int64_t>& stride
 }
 
 }  // namespace
-
-const char* grad_verdict_name(GradVerdict v) { return kVerdictNames[static_cast<int>(v)]; }
-
-GradVerdict grad_verdict_from_name(const std::string& name) {
-  for (int i = 0; i < 5; ++i)
-    if (name == kVerdictNames[i]) return static_cast<GradVerdict>(i);
-  throw std::invalid_argument("unknown gradient verdict '" + name + "'");
-}
 
 // AccumulateGrad keeps a gradient as it comes when it "obeys the layout contract"
 // (torch/csrc/autograd/utils/grad_layout_contract.h): for a dense parameter, the same strides

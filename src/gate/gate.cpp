@@ -3,10 +3,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <iomanip>
 #include <map>
 #include <set>
-#include <sstream>
+
+// {fmt} in this .cpp only (see support/format.cpp: never in a header torch-linked files read).
+#include <fmt/format.h>
 
 #include "analysis/analysis.h"
 #include "support/errors.h"
@@ -167,9 +168,7 @@ std::string fmt_ms(int64_t ns) { return ms(ns) + " ms"; }
 
 std::string fmt_change(double before, double after) {
   if (before == 0) return after == 0 ? "" : " (new)";
-  std::ostringstream s;
-  s << " (" << std::showpos << std::fixed << std::setprecision(1) << 100.0 * (after - before) / before << "%)";
-  return s.str();
+  return fmt::format(" ({:+.1f}%)", 100.0 * (after - before) / before);
 }
 
 // More than `fraction` above `before`. Growth from zero has no ratio: the count rules (new

@@ -1,4 +1,5 @@
-// The RecordFunction observer. Torch-free interface; recorder.cpp holds the LibTorch code.
+// The RecordFunction observer. Torch-free interface; callbacks.cpp and tensor_capture.cpp hold
+// the LibTorch code.
 #pragma once
 
 #include <memory>

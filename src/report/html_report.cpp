@@ -18,6 +18,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "analysis/grads.h"
 #include "support/format.h"
 #include "analysis/analysis.h"
 #include "report/comparison_text.h"

@@ -5,6 +5,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "analysis/grads.h"
 #include "support/flat_index.h"
 #include "report/json_report.h"
 #include "report/json_fields.h"

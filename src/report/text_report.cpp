@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "analysis/analysis.h"
+#include "analysis/grads.h"
 #include "report/comparison_text.h"
 #include "report/format_comparison_report.h"
 #include "report/reporter.h"

@@ -96,11 +96,6 @@ struct Summary {
   std::array<int64_t, 4> grad_layout{};
 };
 
-// Bytes of an op's tensors, inputs and outputs: what it could have read and written.
-int64_t tensor_bytes(const OpEvent& op);
-// Sums counters element-wise into `total` (sized on first use).
-void add_counters(std::vector<CounterValue>& total, const CompactVector<CounterValue>& add);
-
 struct Report {
   RunInfo run;
   Summary summary;
@@ -124,12 +119,5 @@ struct Report {
 inline void require_whole_report(const Report& r) {
   if (r.top_level_only) throw std::logic_error("a report read for the gate (top-level ops only) was rendered");
 }
-
-// What a parameter's gradient verdict means for the user, in one line, and (size1_only: the
-// case DDP warns about) the two lines DDP's reducer prints for it; empty otherwise.
-std::string grad_suggestion(const ParamGrad& p);
-std::vector<std::string> ddp_warning_lines(const ParamGrad& p);
-// The verdict from sizes and strides (autograd's gradient layout contract).
-GradVerdict grad_verdict(const ParamGrad& p);
 
 }  // namespace layoutprof

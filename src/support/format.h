@@ -1,19 +1,16 @@
 // Number and column formatting shared by the text report, the gate and the analysis's
-// suggestions (internal to layoutprof_core).
+// suggestions.
 #pragma once
 
 #include <cstdint>
-#include <iomanip>
-#include <sstream>
 #include <string>
 
 namespace layoutprof {
 
-inline std::string fixed(double v, int precision) {
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(precision) << v;
-  return s.str();
-}
+// `v` with `precision` digits after the point, as printf's "%.*f" writes it ("1.500"). Written
+// with {fmt} in format.cpp, never here: torch-linked files (the run command) include this
+// header, and a 2.x wheel's own fmt headers under torch/include would shadow Debian's there.
+std::string fixed(double v, int precision);
 
 inline std::string mb(int64_t bytes) { return fixed(bytes / 1e6, 3); }
 inline std::string ms(int64_t ns) { return fixed(ns / 1e6, 3); }

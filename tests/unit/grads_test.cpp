@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "analysis/analysis.h"
+#include "analysis/grads.h"
 #include "report/chrome_trace.h"
 #include "support/errors.h"
 #include "report/json_report.h"

@@ -1,0 +1,100 @@
+#include "record/call_samples.h"
+
+#include <cmath>
+#include <unordered_map>
+
+namespace layoutprof {
+
+namespace {
+
+// `origin_ns`: the steady-clock time the op events' times count from. The sampler stays enabled
+// between calls (Recorder::start): what it took outside [from_ns, to_ns] is dropped.
+CallSamples drain_samples(const PerfSampler& sampler, const Collected& c, int64_t origin_ns, int64_t from_ns,
+                          int64_t to_ns) {
+  CallSamples out;
+  sampler.drain(out.drain);
+  std::unordered_map<int, int32_t> thread_of;  // tid -> the call's thread index (its buffer)
+  for (size_t bi = 0; bi < c.buffers.size(); ++bi) thread_of.emplace(c.buffers[bi]->tid, static_cast<int32_t>(bi));
+  out.samples.reserve(out.drain.samples.size());
+  for (const RawSample& r : out.drain.samples) {
+    if (r.time_ns < from_ns || r.time_ns > to_ns) continue;
+    auto it = thread_of.find(r.tid);
+    out.samples.push_back({r.counter, it == thread_of.end() ? -1 : it->second, r.time_ns - origin_ns, r.addr});
+  }
+  out.periods = sampler.periods();
+  out.interval_events = sampler.interval_events();
+  for (IntervalReading& r : out.drain.intervals) r.time_ns -= origin_ns;
+  out.scale.assign(out.periods.size(), 1.0);
+  for (size_t k = 0; k < out.periods.size(); ++k)
+    if (out.drain.running_ns[k] > 0 && out.drain.running_ns[k] < out.drain.enabled_ns[k])
+      out.scale[k] = static_cast<double>(out.drain.enabled_ns[k]) / static_cast<double>(out.drain.running_ns[k]);
+  return out;
+}
+
+// A counted op's counters: from its samples (raw = samples, scaled = samples x period, x the
+// multiplexing scale), then its share of the interval-read events' counts.
+std::vector<CounterValue> sampled_counters(const std::vector<uint64_t>& samples, const std::vector<double>& shares,
+                                           const CallSamples& s) {
+  std::vector<CounterValue> values(samples.size() + s.interval_events);
+  for (size_t k = 0; k < samples.size(); ++k) {
+    values[k].raw = samples[k];
+    values[k].scaled = sampled_estimate(samples[k], s.periods[k]) * s.scale[k];
+    values[k].multiplexed = s.scale[k] != 1.0;
+  }
+  bool multiplexed = false;
+  for (const IntervalReading& r : s.drain.intervals) multiplexed = multiplexed || r.multiplexed;
+  for (size_t e = 0; e < s.interval_events && e < shares.size(); ++e) {
+    CounterValue& v = values[samples.size() + e];
+    v.scaled = shares[e];
+    v.raw = static_cast<uint64_t>(std::llround(shares[e]));
+    v.multiplexed = multiplexed;
+  }
+  return values;
+}
+
+// Per span, its share of the interval-read events (empty where none were read).
+std::vector<std::vector<double>> interval_shares(const std::vector<SampleSpan>& spans, const CallSamples& s) {
+  if (s.interval_events == 0) return std::vector<std::vector<double>>(spans.size());
+  return attribute_intervals(spans, s.drain.intervals, s.interval_events);
+}
+
+}  // namespace
+
+SampledCall sample_call(Call& call, const PerfSampler& sampler, const Collected& c, const std::vector<SampleSpan>& spans,
+                        int64_t origin_ns, int64_t from_ns, int64_t to_ns) {
+  SampledCall out;
+  out.samples = drain_samples(sampler, c, origin_ns, from_ns, to_ns);
+  const CallSamples& s = out.samples;
+  out.attribution = attribute_samples(spans, s.samples, s.periods.size());
+  const SampleAttribution& a = out.attribution;
+  const auto shares = interval_shares(spans, s);
+  out.counters.resize(spans.size());
+  for (size_t i = 0; i < spans.size(); ++i)
+    if (spans[i].counted) out.counters[i] = sampled_counters(a.counted[i], shares[i], s);
+  call.sample_totals.assign(s.periods.size(), {});
+  for (const Sample& x : s.samples)
+    if (x.counter < call.sample_totals.size()) ++call.sample_totals[x.counter].samples;
+  for (size_t k = 0; k < call.sample_totals.size(); ++k) {
+    call.sample_totals[k].attributed = call.sample_totals[k].samples - static_cast<int64_t>(a.unattributed[k]);
+    call.sample_totals[k].lost = static_cast<int64_t>(s.drain.lost[k]);
+  }
+  return out;
+}
+
+void attribute_call_samples(Call& call, const PerfSampler& sampler, const Collected& c,
+                            const std::vector<SampleSpan>& spans, int64_t origin_ns, int64_t stop_ns) {
+  const SampledCall sampled = sample_call(call, sampler, c, spans, origin_ns, origin_ns, stop_ns);
+  for (size_t i = 0; i < spans.size(); ++i)
+    if (spans[i].counted) call.events[i].counters.assign(sampled.counters[i].begin(), sampled.counters[i].end());
+  if (call.tensors_recorded)
+    call.tensor_samples = attribute_addresses(spans, sampled.samples.samples, sampled.attribution, [&](int32_t op, uint64_t addr) {
+      const OpEvent& e = call.events[op];
+      for (size_t k = 0; k < e.outputs.size(); ++k)
+        if (tensor_holds(e.outputs[k], addr)) return static_cast<int>(e.inputs.size() + k);
+      for (size_t k = 0; k < e.inputs.size(); ++k)
+        if (tensor_holds(e.inputs[k], addr)) return static_cast<int>(k);
+      return -1;
+    });
+}
+
+}  // namespace layoutprof

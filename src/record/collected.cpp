@@ -1,0 +1,79 @@
+#include "record/collected.h"
+
+#include <algorithm>
+#include <tuple>
+
+#include "counters/counters.h"
+
+namespace layoutprof {
+
+void Collected::fill_call_figures(Call& call) const {
+  call.gpu_error = gpu_error;
+  call.gpu_unattributed = gpu.unattributed;
+  call.gpu_unattributed_ns = gpu.unattributed_ns;
+  call.gpu_dropped = gpu.dropped;
+  call.ops_not_recorded = ops_not_recorded;
+}
+
+GpuOpTime* Collected::launched(const ThreadBuffer& b, int32_t local) {
+  if (!gpu_traced || !b.main) return nullptr;
+  auto it = gpu.by_external.find(static_cast<uint64_t>(local) + 1);
+  return it == gpu.by_external.end() ? nullptr : &it->second;
+}
+
+namespace {
+
+// Each buffer is in start order already (an event is appended as its op starts): one buffer
+// needs no sort, several are merged by start time.
+void merge_by_start(Collected& c) {
+  const auto& buffers = c.buffers;
+  if (buffers.size() <= 1) return;
+  c.order.reserve(c.events);
+  for (uint32_t bi = 0; bi < buffers.size(); ++bi)
+    for (int32_t li = 0; li < static_cast<int32_t>(buffers[bi]->events.size()); ++li)
+      c.order.push_back({buffers[bi]->events[li].start, bi, li});
+  std::sort(c.order.begin(), c.order.end(), [](const Collected::Ref& a, const Collected::Ref& b) {
+    return std::tie(a.start, a.buffer, a.local) < std::tie(b.start, b.buffer, b.local);
+  });
+  c.global_id.resize(buffers.size());
+  for (uint32_t bi = 0; bi < buffers.size(); ++bi) c.global_id[bi].resize(buffers[bi]->events.size());
+  for (size_t i = 0; i < c.order.size(); ++i) c.global_id[c.order[i].buffer][c.order[i].local] = i;
+}
+
+}  // namespace
+
+Collected collect(RecordingState& rec) {
+  Collected c;
+  c.rec = &rec;
+  c.buffers = end_session(rec);
+  auto& buffers = c.buffers;
+  std::stable_partition(buffers.begin(), buffers.end(), [](const auto& b) { return b->main; });
+  for (const auto& b : buffers) c.events += b->events.size();
+  merge_by_start(c);
+  if (!buffers.empty() && buffers[0]->main) {
+    std::lock_guard<std::mutex> lock(threads_mutex());
+    rec.reserve_events = std::max(rec.reserve_events, buffers[0]->events.size() + 64);
+  }
+  for (const auto& b : buffers) c.ops_not_recorded += b->not_recorded;
+  // GPU records, flushed now that the caller has synchronised the device: external id
+  // (main-thread index + 1) -> what that op launched.
+  if (rec.gpu) {
+    GpuRecords records = rec.gpu->stop();
+    c.gpu_error = records.error;
+    c.gpu_traced = records.traced;
+    c.gpu = attribute_gpu_activity(records);
+  }
+  return c;
+}
+
+std::vector<CounterValue> event_counters(const ThreadBuffer& b, const RawEvent& raw, size_t& next,
+                                         const PerfCounters* counters) {
+  if (!raw.counted || !counters || next >= b.counted.size()) return {};
+  const auto [begin, end] = b.counted[next++];
+  if (end < 0) return {};
+  const size_t size = counters->snapshot_size();
+  return counter_delta(b.snapshots.data() + begin * size, b.snapshots.data() + end * size, counters->groups(),
+                       counters->events());
+}
+
+}  // namespace layoutprof

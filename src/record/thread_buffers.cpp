@@ -1,0 +1,142 @@
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "counters/counters.h"
+#include "record/callbacks.h"
+#include "record/recording_state.h"
+
+namespace layoutprof {
+
+std::atomic<uint64_t> g_session{0};
+
+namespace {
+
+// What outlives the recorders (see recording_state.h), under threads_mutex().
+struct Threads {
+  RecordingState* active = nullptr;  // the recording the callbacks reach
+  // Other threads' buffers of finished sessions. A RecordFunction keeps the callbacks it
+  // started with, so an op still running on another thread when recording stops may end
+  // later: its callback may hold its old buffer, which says it is closed (InFlight). The
+  // objects are kept for the life of the process, their arrays freed (retire()).
+  std::vector<std::unique_ptr<ThreadBuffer>> retired;
+  // Every thread's name table; events of retired buffers point into them, so they are never freed.
+  std::vector<std::unique_ptr<NameTable>> name_tables;
+};
+
+Threads& threads() {
+  static Threads* const t = new Threads;  // never destroyed: threads may call back at exit
+  return *t;
+}
+
+thread_local NameTable* t_names = nullptr;
+
+NameTable* thread_names() {
+  if (!t_names) {
+    threads().name_tables.push_back(std::make_unique<NameTable>());
+    t_names = threads().name_tables.back().get();
+  }
+  return t_names;
+}
+
+// Reserves room for n elements and touches it: memory reserved but first written inside an op
+// would page-fault there, and the counters would charge the recorder's own page faults (and
+// their time) to the op.
+template <typename Vector>
+void reserve_resident(Vector& v, size_t n) {
+  v.reserve(n);
+  v.resize(n);
+  v.clear();
+}
+
+// A new buffer's arrays, sized for the call: the main thread's to the last call's ops.
+void reserve(ThreadBuffer& b, RecordingState& rec) {
+  const size_t n = std::min(b.main ? rec.reserve_events : 64, rec.max_events);
+  if (b.main && rec.spare_events.capacity() >= n) b.events.swap(rec.spare_events);
+  else reserve_resident(b.events, n);
+  if (rec.tensors) {
+    reserve_resident(b.ranges, n);
+    reserve_resident(b.tensors, b.main && rec.reserve_tensors && n == rec.reserve_events ? rec.reserve_tensors : n * 3);
+  }
+  if (rec.counters && b.main) {
+    reserve_resident(b.snapshots, n * rec.counters->snapshot_size());
+    reserve_resident(b.counted, n);
+    reserve_resident(b.counted_open, 64);
+  }
+}
+
+}  // namespace
+
+std::mutex& threads_mutex() {
+  static std::mutex* const m = new std::mutex;
+  return *m;
+}
+
+void begin_session(RecordingState& rec) {
+  std::lock_guard<std::mutex> lock(threads_mutex());
+  rec.main_thread = std::this_thread::get_id();
+  threads().active = &rec;
+  g_session.fetch_add(1, std::memory_order_acq_rel);
+}
+
+ThreadBuffer* join_session(uint64_t& session) {
+  std::lock_guard<std::mutex> lock(threads_mutex());
+  session = g_session.load(std::memory_order_acquire);
+  RecordingState* rec = threads().active;
+  if (!rec) return nullptr;
+  rec->buffers.push_back(std::make_unique<ThreadBuffer>());
+  ThreadBuffer& b = *rec->buffers.back();
+  b.names = thread_names();
+  b.shapes = thread_shape_cache();
+  b.rec = rec;
+  b.main = std::this_thread::get_id() == rec->main_thread;
+  b.tid = static_cast<int>(::syscall(SYS_gettid));
+  reserve(b, *rec);
+  return &b;
+}
+
+std::vector<std::unique_ptr<ThreadBuffer>> end_session(RecordingState& rec) {
+  remove_callbacks(rec.handle);
+  rec.handle = 0;
+  std::vector<std::unique_ptr<ThreadBuffer>> buffers;
+  {
+    std::lock_guard<std::mutex> lock(threads_mutex());
+    buffers.swap(rec.buffers);
+    threads().active = nullptr;
+    g_session.fetch_add(1, std::memory_order_acq_rel);  // stale thread_local pointers re-register
+  }
+  // Callbacks still in another thread's buffer finish before anything reads it (InFlight);
+  // outside the lock, which a callback may take.
+  for (auto& b : buffers)
+    if (!b->main) b->closed.store(true);
+  for (auto& b : buffers)
+    while (!b->main && b->active.load() != 0) std::this_thread::yield();
+  return buffers;
+}
+
+// The calling thread's buffers are freed: the recorder starts and stops on that thread, so
+// nothing can append to them any more. Other threads' buffers are kept (Threads::retired).
+void retire(RecordingState& rec, std::vector<std::unique_ptr<ThreadBuffer>>& buffers) {
+  std::lock_guard<std::mutex> lock(threads_mutex());
+  for (auto& b : buffers) {
+    if (!b->main) {
+      // Closed, and no callback is in it (end_session): none will touch its arrays again, so
+      // they go; the object stays, for a callback that fetched it and has yet to see it closed.
+      MappedVector<RawEvent>().swap(b->events);
+      MappedVector<RawTensors>().swap(b->ranges);
+      MappedVector<TensorInfo>().swap(b->tensors);
+      std::vector<uint64_t>().swap(b->snapshots);
+      std::vector<std::pair<int32_t, int32_t>>().swap(b->counted);
+      std::vector<std::pair<int32_t, int64_t>>().swap(b->seqs);
+      std::vector<std::pair<const Name*, SiteId>>().swap(b->sites);
+      threads().retired.push_back(std::move(b));
+    } else if (b->events.capacity() > rec.spare_events.capacity()) {
+      b->events.clear();
+      rec.spare_events.swap(b->events);
+    }
+  }
+  buffers.clear();
+}
+
+}  // namespace layoutprof
