@@ -2,17 +2,18 @@
 
 #include <cmath>
 #include <unordered_map>
+#include <utility>
 
 namespace layoutprof {
 
 namespace {
 
-// `origin_ns`: the steady-clock time the op events' times count from. The sampler stays enabled
-// between calls (Recorder::start): what it took outside [from_ns, to_ns] is dropped.
-CallSamples drain_samples(const PerfSampler& sampler, const Collected& c, int64_t origin_ns, int64_t from_ns,
-                          int64_t to_ns) {
+// The samples of `c`'s records, taken from them. `origin_ns`: the steady-clock time the op
+// events' times count from. The sampler stays enabled between calls (SamplingCollector): what
+// it took outside [from_ns, to_ns] is dropped.
+CallSamples drain_samples(Collected& c, int64_t origin_ns, int64_t from_ns, int64_t to_ns) {
   CallSamples out;
-  sampler.drain(out.drain);
+  out.drain = std::move(c.records.drain);
   std::unordered_map<int, int32_t> thread_of;  // tid -> the call's thread index (its buffer)
   for (size_t bi = 0; bi < c.buffers.size(); ++bi) thread_of.emplace(c.buffers[bi]->tid, static_cast<int32_t>(bi));
   out.samples.reserve(out.drain.samples.size());
@@ -21,8 +22,8 @@ CallSamples drain_samples(const PerfSampler& sampler, const Collected& c, int64_
     auto it = thread_of.find(r.tid);
     out.samples.push_back({r.counter, it == thread_of.end() ? -1 : it->second, r.time_ns - origin_ns, r.addr});
   }
-  out.periods = sampler.periods();
-  out.interval_events = sampler.interval_events();
+  out.periods = c.records.periods;
+  out.interval_events = c.records.interval_events;
   for (IntervalReading& r : out.drain.intervals) r.time_ns -= origin_ns;
   out.scale.assign(out.periods.size(), 1.0);
   for (size_t k = 0; k < out.periods.size(); ++k)
@@ -60,10 +61,10 @@ std::vector<std::vector<double>> interval_shares(const std::vector<SampleSpan>& 
 
 }  // namespace
 
-SampledCall sample_call(Call& call, const PerfSampler& sampler, const Collected& c, const std::vector<SampleSpan>& spans,
-                        int64_t origin_ns, int64_t from_ns, int64_t to_ns) {
+SampledCall sample_call(Call& call, Collected& c, const std::vector<SampleSpan>& spans, int64_t origin_ns,
+                        int64_t from_ns, int64_t to_ns) {
   SampledCall out;
-  out.samples = drain_samples(sampler, c, origin_ns, from_ns, to_ns);
+  out.samples = drain_samples(c, origin_ns, from_ns, to_ns);
   const CallSamples& s = out.samples;
   out.attribution = attribute_samples(spans, s.samples, s.periods.size());
   const SampleAttribution& a = out.attribution;
@@ -81,9 +82,9 @@ SampledCall sample_call(Call& call, const PerfSampler& sampler, const Collected&
   return out;
 }
 
-void attribute_call_samples(Call& call, const PerfSampler& sampler, const Collected& c,
-                            const std::vector<SampleSpan>& spans, int64_t origin_ns, int64_t stop_ns) {
-  const SampledCall sampled = sample_call(call, sampler, c, spans, origin_ns, origin_ns, stop_ns);
+void attribute_call_samples(Call& call, Collected& c, const std::vector<SampleSpan>& spans, int64_t origin_ns,
+                            int64_t stop_ns) {
+  const SampledCall sampled = sample_call(call, c, spans, origin_ns, origin_ns, stop_ns);
   for (size_t i = 0; i < spans.size(); ++i)
     if (spans[i].counted) call.events[i].counters.assign(sampled.counters[i].begin(), sampled.counters[i].end());
   if (call.tensors_recorded)

@@ -30,14 +30,15 @@ struct SampledCall {
   std::vector<std::vector<CounterValue>> counters;  // per span
 };
 
-// `origin_ns`: the steady-clock time the op events' times count from. The sampler stays enabled
-// between calls (Recorder::start): what it took outside [from_ns, to_ns] is dropped.
-SampledCall sample_call(Call& call, const PerfSampler& sampler, const Collected& c, const std::vector<SampleSpan>& spans,
-                        int64_t origin_ns, int64_t from_ns, int64_t to_ns);
+// The samples of `c`'s records (taken from them) attributed to `spans`. `origin_ns`: the
+// steady-clock time the op events' times count from. The sampler stays enabled between calls
+// (SamplingCollector): what it took outside [from_ns, to_ns] is dropped.
+SampledCall sample_call(Call& call, Collected& c, const std::vector<SampleSpan>& spans, int64_t origin_ns,
+                        int64_t from_ns, int64_t to_ns);
 
 // The shown call's samples: each counted op's counters, and where data addresses fell in the
 // ops' tensors.
-void attribute_call_samples(Call& call, const PerfSampler& sampler, const Collected& c,
-                            const std::vector<SampleSpan>& spans, int64_t origin_ns, int64_t stop_ns);
+void attribute_call_samples(Call& call, Collected& c, const std::vector<SampleSpan>& spans, int64_t origin_ns,
+                            int64_t stop_ns);
 
 }  // namespace layoutprof

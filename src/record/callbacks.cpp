@@ -6,8 +6,7 @@
 
 #include <algorithm>
 
-#include "counters/counters.h"
-#include "counters/gpu.h"
+#include "counters/collector.h"
 #include "record/op_clock.h"
 #include "record/recording_state.h"
 #include "record/tensor_capture.h"
@@ -26,16 +25,6 @@ inline ThreadBuffer* thread_buffer() {
   return t_buffer;
 }
 
-// Reads every thread's counter group into the buffer; returns the snapshot's index.
-int32_t snapshot(ThreadBuffer& b) {
-  const PerfCounters& counters = *b.rec->counters;
-  size_t size = counters.snapshot_size();
-  size_t at = b.snapshots.size();
-  b.snapshots.resize(at + size);
-  counters.read(b.snapshots.data() + at);
-  return static_cast<int32_t>(at / size);
-}
-
 // An op that starts a task's own work on a thread other than forward()'s caller: a forked
 // branch, or the rest of forward() after a wait. Intra-op parallel regions run chunks of the
 // op that started them, nested under it.
@@ -47,15 +36,19 @@ void take_site(ThreadBuffer& b, const Name* name) {
   b.sites.emplace_back(name, source ? source->current() : SiteId{});
 }
 
-// A counted op's counters read and its GPU correlation id pushed, as it starts.
-inline void open_counted(ThreadBuffer& b, RawEvent& e, int32_t index) {
-  const RecordingState& rec = *b.rec;
-  if (rec.counters) {
-    e.counted = true;
-    b.counted_open.push_back(static_cast<int32_t>(b.counted.size()));
-    b.counted.emplace_back(snapshot(b), -1);
-  }
-  if (rec.gpu) e.gpu_pushed = rec.gpu->push(static_cast<uint64_t>(index) + 1);
+// A counted op starts: the collectors that work per op hook it (counters read, a GPU
+// correlation id pushed).
+inline void open_counted(const ThreadBuffer& b, RawEvent& e, int32_t index) {
+  const std::vector<Collector*>& hooks = b.rec->per_op;
+  if (hooks.empty()) return;
+  e.counted = true;
+  for (Collector* c : hooks) c->op_start(static_cast<uint32_t>(index));
+}
+
+// It ends: the same, in reverse order.
+inline void close_counted(const ThreadBuffer& b) {
+  const std::vector<Collector*>& hooks = b.rec->per_op;
+  for (auto it = hooks.rbegin(); it != hooks.rend(); ++it) (*it)->op_end();
 }
 
 template <bool kTensors>
@@ -85,7 +78,6 @@ std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction& fn) {
   e.end = 0;
   e.failed = false;
   e.counted = false;
-  e.gpu_pushed = false;
   e.forked = top && task_top_level(b);
   e.sited = false;
   if (C10_UNLIKELY(rec.capture_sites) && top && (b.main || e.forked)) {
@@ -114,11 +106,7 @@ void on_op_end(const at::RecordFunction& fn, at::ObserverContext*) {
   if (index < 0) return;  // not recorded: past --max-ops
   RawEvent& e = b.events[index];
   e.end = end;
-  if (e.counted) {
-    b.counted[b.counted_open.back()].second = snapshot(b);
-    b.counted_open.pop_back();
-  }
-  if (e.gpu_pushed) b.rec->gpu->pop();
+  if (e.counted) close_counted(b);
   e.failed = b.uncaught.now() > e.uncaught;
   if (kTensors) {
     RawTensors& r = b.ranges[index];

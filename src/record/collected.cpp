@@ -55,25 +55,25 @@ Collected collect(RecordingState& rec) {
     rec.reserve_events = std::max(rec.reserve_events, buffers[0]->events.size() + 64);
   }
   for (const auto& b : buffers) c.ops_not_recorded += b->not_recorded;
-  // GPU records, flushed now that the caller has synchronised the device: external id
-  // (main-thread index + 1) -> what that op launched.
-  if (rec.gpu) {
-    GpuRecords records = rec.gpu->stop();
+  // The collectors stopped, now that the caller has synchronised the device, and what they took
+  // kept; the GPU's records joined by external id (main-thread index + 1) to what each op launched.
+  for (Collector* collector : rec.collectors) {
+    collector->stop();
+    collector->collect(c.records);
+  }
+  if (c.records.gpu) {
+    const GpuRecords& records = c.records.gpu_records;
     c.gpu_error = records.error;
     c.gpu_traced = records.traced;
     c.gpu = attribute_gpu_activity(records);
+    c.records.gpu_records = GpuRecords{};
   }
   return c;
 }
 
-std::vector<CounterValue> event_counters(const ThreadBuffer& b, const RawEvent& raw, size_t& next,
-                                         const PerfCounters* counters) {
-  if (!raw.counted || !counters || next >= b.counted.size()) return {};
-  const auto [begin, end] = b.counted[next++];
-  if (end < 0) return {};
-  const size_t size = counters->snapshot_size();
-  return counter_delta(b.snapshots.data() + begin * size, b.snapshots.data() + end * size, counters->groups(),
-                       counters->events());
+std::vector<CounterValue> event_counters(const CallRecords& records, const RawEvent& raw, size_t& next) {
+  if (!raw.counted || !records.counting || next >= records.counted.size()) return {};
+  return records.counted[next++];
 }
 
 }  // namespace layoutprof

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/trace.h"
+#include "counters/collector.h"
 #include "counters/gpu.h"
 #include "record/op_clock.h"
 #include "record/recording_state.h"
@@ -33,7 +34,8 @@ struct Collected {
 
   Ref ref(size_t i) const { return order.empty() ? Ref{0, 0, static_cast<int32_t>(i)} : order[i]; }
   int64_t id(uint32_t buffer, int32_t local) const { return global_id.empty() ? local : global_id[buffer][local]; }
-  GpuAttribution gpu;
+  CallRecords records;  // what the collectors took during the call
+  GpuAttribution gpu;   // its GPU records joined to the counted ops' external ids
   std::string gpu_error;
   bool gpu_traced = false;  // a call CUPTI refused has no GPU figures, not zeros
   int64_t ops_not_recorded = 0;
@@ -50,8 +52,8 @@ struct Collected {
   GpuOpTime* launched(const ThreadBuffer& b, int32_t local);
 };
 
-// Ends `rec`'s session (end_session) and collects its buffers; flushes its GPU tracer, if any
-// (the caller has synchronised the device).
+// Ends `rec`'s session (end_session) and collects its buffers; stops its collectors and takes
+// what they collected (the caller has synchronised the device).
 Collected collect(RecordingState& rec);
 
 // A timed call just stopped: when, its buffers, and the call with what Collected fills in.
@@ -62,10 +64,9 @@ struct StoppedCall {
   Call call;
 };
 
-// The counters a counted event read: its snapshots are its buffer's next `counted` pair (the
-// events are walked in start order); none when it was still running at stop().
-std::vector<CounterValue> event_counters(const ThreadBuffer& b, const RawEvent& raw, size_t& next,
-                                         const PerfCounters* counters);
+// The counters a counted event read: the next of the counting collector's (the events are
+// walked in start order); none when nothing counted, or it was still running at stop().
+std::vector<CounterValue> event_counters(const CallRecords& records, const RawEvent& raw, size_t& next);
 
 // Recorder::stop: the events converted (event_conversion.cpp).
 Call converted_call(const RecordingState& rec, StoppedCall& s);

@@ -66,7 +66,7 @@ std::vector<const TensorInfo*> adopt_main_tensors(Collected& c, TensorStore& sto
 class EventConverter {
  public:
   EventConverter(Collected& c, Call& call, const RecordingState& rec, const TickScale& scale, int64_t stop_tick)
-      : c_(c), call_(call), counters_(rec.counters), scale_(scale), start_tick_(rec.start_tick), stop_tick_(stop_tick),
+      : c_(c), call_(call), records_(c.records), scale_(scale), start_tick_(rec.start_tick), stop_tick_(stop_tick),
         base_(adopt_main_tensors(c, *call.tensors)), next_counted_(c.buffers.size()),
         next_site_(c.buffers.size()), texts_(rec.site_source) {}
 
@@ -87,7 +87,7 @@ class EventConverter {
     e.id = static_cast<int64_t>(i);
     e.parent = raw.parent >= 0 ? c_.id(at.buffer, raw.parent) : -1;
     e.name = raw.name->str;
-    e.counters = event_counters(b, raw, next_counted_[at.buffer], counters_);
+    e.counters = event_counters(records_, raw, next_counted_[at.buffer]);
     // Both ends through the one map, so that nesting survives the scaling.
     e.start_ns = scale_.ns(raw.start) - scale_.ns(start_tick_);
     // An op still open at stop() (the model raised past it) ends when recording stopped.
@@ -147,7 +147,7 @@ class EventConverter {
 
   Collected& c_;
   Call& call_;
-  const PerfCounters* counters_;
+  const CallRecords& records_;
   const TickScale& scale_;
   const int64_t start_tick_, stop_tick_;
   const std::vector<const TensorInfo*> base_;
@@ -184,7 +184,7 @@ Call converted_call(const RecordingState& rec, StoppedCall& s) {
   EventConverter convert(c, call, rec, s.scale, s.stop_tick);
   size_t released = 0;  // raw events of the one buffer whose pages were released
   std::vector<SampleSpan> spans;  // sampled counters: the events as attribution sees them
-  if (rec.sampler) spans.resize(c.events);
+  if (c.records.sampling) spans.resize(c.events);
   for (size_t i = 0; i < c.events; ++i) {
     const Collected::Ref at = c.ref(i);
     const ThreadBuffer& b = *c.buffers[at.buffer];
@@ -192,7 +192,7 @@ Call converted_call(const RecordingState& rec, StoppedCall& s) {
     const OpEvent& e = convert.add(i, at, b, raw);
     if (rec.backward_tick >= 0 && call.backward_from < 0 && raw.start >= rec.backward_tick)
       call.backward_from = static_cast<int64_t>(i);
-    if (rec.sampler) spans[i] = sample_span(e, b, raw);
+    if (c.records.sampling) spans[i] = sample_span(e, b, raw);
     // One buffer, the main thread's (nothing appends to it any more), is converted in its own
     // order: what is behind us goes back to the kernel.
     if (c.order.empty() && b.main && (i + 1) % kReleaseEvery == 0) release_converted(b, i + 1, released);
@@ -203,8 +203,8 @@ Call converted_call(const RecordingState& rec, StoppedCall& s) {
     MappedVector<RawTensors>().swap(c.buffers[0]->ranges);
   }
   link_backward(c, call);
-  if (rec.sampler)
-    attribute_call_samples(call, *rec.sampler, c, spans, s.scale.ns(rec.start_tick), s.scale.ns(s.stop_tick));
+  if (c.records.sampling)
+    attribute_call_samples(call, c, spans, s.scale.ns(rec.start_tick), s.scale.ns(s.stop_tick));
   return std::move(call);
 }
 

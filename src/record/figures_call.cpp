@@ -131,7 +131,7 @@ std::vector<int32_t> first_call_order(const RecordingState& rec, const Collected
 
 // The counted ops' sampled counters, in the order the counted ops start (as read counters come).
 void push_sampled_counters(const RecordingState& rec, StoppedCall& s) {
-  const Collected& c = s.c;
+  Collected& c = s.c;
   std::vector<SampleSpan> spans(c.events);
   for (size_t i = 0; i < c.events; ++i) {
     const Collected::Ref at = c.ref(i);
@@ -142,7 +142,7 @@ void push_sampled_counters(const RecordingState& rec, StoppedCall& s) {
                 counted_op(b.main, raw.parent < 0, raw.name)};
   }
   const SampledCall sampled =
-      sample_call(s.call, *rec.sampler, c, spans, 0, s.scale.ns(rec.start_tick), s.scale.ns(s.stop_tick));
+      sample_call(s.call, c, spans, 0, s.scale.ns(rec.start_tick), s.scale.ns(s.stop_tick));
   for (const std::vector<CounterValue>& values : sampled.counters)
     for (const CounterValue& v : values) s.call.counters.push_counter(v);
 }
@@ -179,10 +179,10 @@ Call figures_call(const RecordingState& rec, StoppedCall& s, const Call& first) 
       if (c.gpu_traced) call.gpu_ns.push_back(gpu_ns);
     }
     // Counters are the main thread's, whose ops keep their order either way.
-    for (const CounterValue& v : event_counters(b, raw, next_counted[at.buffer], rec.counters))
+    for (const CounterValue& v : event_counters(c.records, raw, next_counted[at.buffer]))
       call.counters.push_counter(v);
   }
-  if (rec.sampler) push_sampled_counters(rec, s);
+  if (c.records.sampling) push_sampled_counters(rec, s);
   for (int64_t d : durations) call.duration_ns.push_back(d);
   for (int64_t g : gpu_times) call.gpu_ns.push_back(g);
   call.duration_ns.shrink_to_fit();

@@ -7,8 +7,7 @@
 #include <mutex>
 #include <stdexcept>
 
-#include "counters/counters.h"
-#include "counters/gpu.h"
+#include "counters/collector.h"
 #include "record/callbacks.h"
 #include "record/collected.h"
 #include "record/op_clock.h"
@@ -40,23 +39,25 @@ void Recorder::release_spare() {
   MappedVector<RawEvent>().swap(state_->spare_events);
 }
 
-void Recorder::start(Mode mode, const PerfCounters* counters, GpuTracer* gpu, const PerfSampler* sampler) {
+void Recorder::start(Mode mode, const std::vector<Collector*>& collectors) {
   State& s = *state_;
   if (s.handle) throw std::logic_error("recorder already started");
-  const bool timed = mode != Mode::sites;
   {
     std::lock_guard<std::mutex> lock(threads_mutex());
-    s.counters = counters && counters->events() > 0 && timed ? counters : nullptr;
-    s.sampler = sampler && sampler->events() > 0 && timed ? sampler : nullptr;
-    s.gpu = timed ? gpu : nullptr;
+    s.collectors.clear();
+    s.per_op.clear();
+    for (Collector* c : collectors) {
+      if (mode == Mode::sites || !c || !c->active()) continue;
+      s.collectors.push_back(c);
+      if (c->per_op()) s.per_op.push_back(c);
+    }
     s.mode = mode;
     s.tensors = mode == Mode::timed;
   }
-  if (s.gpu) s.gpu->start();
+  for (Collector* c : s.collectors) c->start(std::min(s.reserve_events, s.max_events));
   begin_session(s);
   if (mode == Mode::sites) s.forks_seen.store(false);
   TickScale::now();  // the process's first pair of readings, the earlier the better
-  if (s.sampler) s.sampler->enable();
   s.start_tick = ticks();
   s.start_ns = now_ns();
   s.backward_tick = -1;

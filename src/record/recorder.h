@@ -11,9 +11,7 @@
 
 namespace layoutprof {
 
-class PerfCounters;
-class PerfSampler;
-class GpuTracer;
+class Collector;
 
 // Where a top-level op was called from: its module path and source line.
 struct OpSite {
@@ -41,15 +39,13 @@ class Recorder {
   Recorder(const Recorder&) = delete;
   Recorder& operator=(const Recorder&) = delete;
 
-  // `counters`, if given and counting anything, is read at the start and end of every
-  // top-level op and every aten::copy_ of timed calls, on the calling thread.
-  // `gpu`, if given, gets an external correlation id pushed for each of them, so that CUPTI
-  // attributes their kernels; stop() flushes it (synchronise the device first).
-  // `sampler`, if given and sampling anything, is enabled for timed calls and drained at
-  // stop(): its samples become the counters of the same ops (top-level ops and copies) and,
-  // where they carry data addresses, the shown call's Call::tensor_samples. Nothing per op.
-  void start(Mode mode = Mode::timed, const PerfCounters* counters = nullptr, GpuTracer* gpu = nullptr,
-             const PerfSampler* sampler = nullptr);
+  // The active `collectors` (counters/collector.h) work for a timed or figures call: started
+  // before its first op, those that work per op hooked at the start and end of every top-level
+  // op and aten::copy_ of the calling thread, stopped at stop() (synchronise the device first),
+  // and what they took joined to the same ops: counted counters, sampled counters (and, where
+  // samples carry data addresses, the shown call's Call::tensor_samples), GPU time. They must
+  // outlive the call.
+  void start(Mode mode = Mode::timed, const std::vector<Collector*>& collectors = {});
   // Each thread records at most this many op events per timed call; the ops it runs past
   // that are counted (Call::ops_not_recorded), not recorded. 0: no limit.
   void set_max_ops(int64_t max_ops);

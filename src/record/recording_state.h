@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "counters/collector.h"
 #include "record/recorder.h"
 #include "record/thread_buffer.h"
 
@@ -36,9 +37,8 @@ struct RecordingState {
   // The call being recorded, from start() to stop().
   Recorder::Mode mode = Recorder::Mode::timed;
   bool tensors = true;  // Mode::timed records tensors; Mode::figures does not
-  const PerfCounters* counters = nullptr;  // read by the main thread only
-  const PerfSampler* sampler = nullptr;
-  GpuTracer* gpu = nullptr;  // pushed to by the main thread only
+  std::vector<Collector*> collectors;  // the active ones (Collector::active), started and stopped
+  std::vector<Collector*> per_op;      // those of them hooking each counted op, on the main thread
   std::thread::id main_thread;  // the thread that starts and stops recording
   uint64_t handle = 0;  // the callbacks' registration (add_callbacks); 0: none
   int64_t start_ns = 0;

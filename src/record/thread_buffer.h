@@ -46,8 +46,9 @@ struct RawEvent {  // 32 bytes: a call's array of them is walked once per op
   // std::uncaught_exceptions() at the start (saturated): more at the end means it threw.
   uint16_t uncaught;
   bool failed;
-  uint8_t gpu_pushed : 1;  // pushed a CUPTI external correlation id (its index + 1)
-  uint8_t counted : 1;     // read the counters: its snapshots are the buffer's next `counted` pair
+  // Hooked by the per-op collectors (a counted op while one works per op): its figures are
+  // the next counted op's of the call's CallRecords.
+  uint8_t counted : 1;
   // A task's own top-level op on another thread (torch.jit.fork's branch, or forward() going
   // on after a wait), not a chunk of an intra-op parallel region: it has no parent.
   uint8_t forked : 1;
@@ -107,11 +108,6 @@ struct ThreadBuffer {
   // main thread's until stop(), another thread's inside its InFlight).
   const RecordingState* rec = nullptr;
   const Name* intern(const char* name) { return names->intern(name); }
-  std::vector<uint64_t> snapshots;  // counter snapshots, PerfCounters::snapshot_size() each
-  // The counted events' snapshot indices (start, end), in their start order, and those of the
-  // counted ops still running, innermost last (ops on a thread end in reverse order).
-  std::vector<std::pair<int32_t, int32_t>> counted;
-  std::vector<int32_t> counted_open;
   // The top-level ops whose sites were taken (`sites` mode, or Recorder::set_capture_sites),
   // with where the model's front end said they came from.
   std::vector<std::pair<const Name*, SiteId>> sites;

@@ -59,11 +59,6 @@ void reserve(ThreadBuffer& b, RecordingState& rec) {
     reserve_resident(b.ranges, n);
     reserve_resident(b.tensors, b.main && rec.reserve_tensors && n == rec.reserve_events ? rec.reserve_tensors : n * 3);
   }
-  if (rec.counters && b.main) {
-    reserve_resident(b.snapshots, n * rec.counters->snapshot_size());
-    reserve_resident(b.counted, n);
-    reserve_resident(b.counted_open, 64);
-  }
 }
 
 }  // namespace
@@ -126,8 +121,6 @@ void retire(RecordingState& rec, std::vector<std::unique_ptr<ThreadBuffer>>& buf
       MappedVector<RawEvent>().swap(b->events);
       MappedVector<RawTensors>().swap(b->ranges);
       MappedVector<TensorInfo>().swap(b->tensors);
-      std::vector<uint64_t>().swap(b->snapshots);
-      std::vector<std::pair<int32_t, int32_t>>().swap(b->counted);
       std::vector<std::pair<int32_t, int64_t>>().swap(b->seqs);
       std::vector<std::pair<const Name*, SiteId>>().swap(b->sites);
       threads().retired.push_back(std::move(b));

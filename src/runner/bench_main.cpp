@@ -18,6 +18,7 @@
 #include <iostream>
 #include <optional>
 
+#include "counters/collectors.h"
 #include "counters/counters.h"
 #include "core/input_spec.h"
 #include "record/recorder.h"
@@ -134,11 +135,13 @@ int plain_calls(Bench& bench, const BenchOptions& o) {
   return 0;
 }
 
+// The recorder's list of collectors: `c`, or none.
+std::vector<Collector*> collectors_of(Collector* c) { return c ? std::vector<Collector*>{c} : std::vector<Collector*>{}; }
+
 // One recorder mode of --counter-modes, and what its calls kept and took.
 struct CounterMode {
   const char* name;
-  const PerfCounters* counters;
-  const PerfSampler* sampler;
+  Collector* collector;  // null: none
   std::vector<Call> kept;
   std::vector<double> ms;
 };
@@ -149,7 +152,7 @@ struct CounterMode {
 void record_whole_call(Bench& bench, CounterMode& m) {
   const auto t0 = clock::now();
   const bool first = m.kept.empty();
-  bench.recorder.start(first ? Recorder::Mode::timed : Recorder::Mode::figures, m.counters, nullptr, m.sampler);
+  bench.recorder.start(first ? Recorder::Mode::timed : Recorder::Mode::figures, collectors_of(m.collector));
   bench.step(true);
   m.kept.push_back(first ? bench.recorder.stop() : bench.recorder.stop_figures(m.kept.front()));
   m.kept.back().spill();
@@ -166,9 +169,9 @@ int compare_counter_modes(Bench& bench, const BenchOptions& o) {
   const auto tids = process_threads();
   PerfSampler sampler = PerfSampler::create(events, tids);
   PerfCounters counters = PerfCounters::create(events, tids);
-  std::vector<CounterMode> modes = {{"none", nullptr, nullptr, {}, {}},
-                                    {"sampled", nullptr, &sampler, {}, {}},
-                                    {"counted", &counters, nullptr, {}, {}}};
+  SamplingCollector sampling(sampler);
+  CountingCollector counting(counters);
+  std::vector<CounterMode> modes = {{"none", nullptr, {}, {}}, {"sampled", &sampling, {}, {}}, {"counted", &counting, {}, {}}};
   std::vector<double> plain;
   for (int r = 0; r < o.reps; ++r) {
     plain.push_back(bench.plain_ms());
@@ -197,7 +200,7 @@ int compare_counter_modes(Bench& bench, const BenchOptions& o) {
             << "\", \"counted_events\": " << counters.events();
   for (const CounterMode& m : modes) {
     std::cout << ", \"" << m.name << "_ratio\": " << median(m.ms) / p;
-    if (m.counters || m.sampler) {
+    if (m.collector) {
       const double extra = extra_ms(m);
       std::cout << ", \"" << m.name << "_extra_ms\": " << extra << ", \"" << m.name
                 << "_ns_per_op_event\": " << extra * 1e6 / ops;
@@ -219,10 +222,10 @@ struct Overhead {
 
 // A recorded call as a run records it (the first whole, the others as their figures only),
 // timed as the step under the observer and as everything the call costs the user.
-void recorded_call(Bench& bench, const PerfCounters* counters, Overhead& o) {
+void recorded_call(Bench& bench, Collector* counting, Overhead& o) {
   const auto begin = clock::now();
   const bool first = o.kept.empty();
-  bench.recorder.start(first ? Recorder::Mode::timed : Recorder::Mode::figures, counters);
+  bench.recorder.start(first ? Recorder::Mode::timed : Recorder::Mode::figures, collectors_of(counting));
   const auto t0 = clock::now();
   bench.step(true);
   o.recorded.push_back(ms_since(t0));
@@ -253,7 +256,7 @@ double per_event_ns(int n) {
 
 // The callbacks alone, without any op's work, in ns per op event: no callback, the empty one,
 // and the recorder (Mode::figures, as every call after the first, its stop_figures() included).
-std::array<double, 3> callback_ns(Bench& bench, const PerfCounters* counters, const Call& first) {
+std::array<double, 3> callback_ns(Bench& bench, Collector* counting, const Call& first) {
   const int loop = 200000;
   std::vector<double> bare, empty, observer;
   for (int r = 0; r < 5; ++r) {
@@ -262,7 +265,7 @@ std::array<double, 3> callback_ns(Bench& bench, const PerfCounters* counters, co
     empty.push_back(per_event_ns(loop));
     at::removeCallback(handle);
     const auto t0 = clock::now();
-    bench.recorder.start(Recorder::Mode::figures, counters);
+    bench.recorder.start(Recorder::Mode::figures, collectors_of(counting));
     per_event_ns(loop);
     Call figures = bench.recorder.stop_figures(first);
     figures.spill();
@@ -284,7 +287,9 @@ double counter_read_ns(const PerfCounters& counters) {
 int measure_overhead(Bench& bench, const BenchOptions& opts) {
   std::optional<PerfCounters> counters;  // as layoutprof opens them by default
   if (opts.counters) counters.emplace(PerfCounters::create(PerfCounters::default_events(), process_threads()));
-  const PerfCounters* read = counters ? &*counters : nullptr;
+  std::optional<CountingCollector> counting;
+  if (counters) counting.emplace(*counters);
+  Collector* read = counting ? &*counting : nullptr;
   const double read_ns = counters ? counter_read_ns(*counters) : 0;
   Overhead o;
   for (int r = 0; r < opts.reps; ++r) {

@@ -1,9 +1,7 @@
 #include "runner/run_notes.h"
 
 #include <algorithm>
-#include <chrono>
 #include <csignal>
-#include <cstdio>
 
 #include "support/interrupt.h"
 #include "core/packed_ints.h"
@@ -18,21 +16,6 @@ std::string plain_calls_note(int64_t calls, bool backward) {
 }
 
 std::string signal_name(int sig) { return sig == SIGTERM ? "SIGTERM" : "SIGINT"; }
-
-std::string counting_cost(const PerfCounters& counters) {
-  if (counters.events() == 0) return "";
-  std::vector<uint64_t> snapshot(counters.snapshot_size());
-  constexpr int kReads = 200;
-  const auto t0 = std::chrono::steady_clock::now();
-  for (int i = 0; i < kReads; ++i) counters.read(snapshot.data());
-  const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / kReads;
-  char text[160];
-  std::snprintf(text, sizeof text,
-                " (exact per op; a read of every group took %.2f us, measured over %d reads: twice that "
-                "inside each top-level op and copy)",
-                us, kReads);
-  return text;
-}
 
 void note_bandwidth(const ProfileConfig& config, const BandwidthEvents& bandwidth, bool sampled, RunInfo& run) {
   if (!config.counters) {

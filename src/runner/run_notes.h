@@ -10,9 +10,6 @@
 
 namespace layoutprof {
 
-// What counting costs each top-level op and copy: two reads of every group, timed here.
-std::string counting_cost(const PerfCounters& counters);
-
 // The memory traffic notes (RunInfo::bandwidth, bandwidth_note) once the counters are open.
 void note_bandwidth(const ProfileConfig& config, const BandwidthEvents& bandwidth, bool sampled, RunInfo& run);
 

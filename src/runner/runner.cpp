@@ -10,6 +10,7 @@
 #include <chrono>
 #include <optional>
 
+#include "counters/collectors.h"
 #include "counters/counters.h"
 #include "analysis/dtlb_model.h"
 #include "support/errors.h"
@@ -134,11 +135,18 @@ std::vector<OpSite> locate_ops(const Calls& calls) {
   return sites;
 }
 
-// The counters and the GPU tracer the timed calls read, and their notes.
+// The counters, sampler and GPU tracer the run opened, and the collectors over them that the
+// recorder takes.
 struct Collectors {
   std::optional<PerfCounters> counters;
   std::optional<PerfSampler> sampler;
   std::unique_ptr<GpuTracer> gpu;
+  std::vector<std::unique_ptr<Collector>> list;
+  std::vector<Collector*> all() const {
+    std::vector<Collector*> out;
+    for (const auto& c : list) out.push_back(c.get());
+    return out;
+  }
 };
 
 // Counters open after warm-up, once LibTorch's intra-op threads exist: one group each.
@@ -149,23 +157,19 @@ void open_collectors(const ProfileConfig& config, const at::Device& device, Coll
   if (config.counters && config.sample_counters) {
     // Sampled (the default): nothing is read per op; the samples are attributed after each call.
     open.sampler.emplace(PerfSampler::create(events, process_threads(), bandwidth));
-    run.counters = open.sampler->status();
-    run.counter_mode = CounterMode::sampled;
-    run.counter_read = open.sampler->describe();
+    open.list.push_back(std::make_unique<SamplingCollector>(*open.sampler));
   } else if (config.counters) {
     open.counters.emplace(PerfCounters::create(events, process_threads(), bandwidth));
-    run.counters = open.counters->status();
-    run.counter_mode = CounterMode::counted;
-    run.counter_read = open.counters->read_method() + " on " + std::to_string(open.counters->groups().size()) +
-                       " group(s), at every top-level op and copy" + counting_cost(*open.counters);
+    open.list.push_back(std::make_unique<CountingCollector>(*open.counters));
   }
-  note_bandwidth(config, bandwidth, open.sampler.has_value(), run);
   if (device.is_cuda()) {
     std::string why;
     open.gpu = create_gpu_tracer(device.has_index() ? device.index() : -1, &why);
-    if (open.gpu) run.gpu = open.gpu->describe();
+    if (open.gpu) open.list.push_back(std::make_unique<GpuCollector>(*open.gpu));
     else run.not_measured.push_back("GPU time: " + why);
   }
+  for (const auto& c : open.list) c->notes(run);
+  note_bandwidth(config, bandwidth, open.sampler.has_value(), run);
 }
 
 // One step under the recorder; false when the model raised (the run failed, and says where).
@@ -192,8 +196,7 @@ bool step_recorded(const Calls& calls, RunInfo& run) {
 bool record_call(const Calls& calls, Collectors& on, const std::vector<OpSite>& sites, int i, Trace& trace,
                  bool& sites_applied) {
   const bool first = trace.calls.empty();
-  calls.recorder.start(first ? Recorder::Mode::timed : Recorder::Mode::figures,
-                       on.counters ? &*on.counters : nullptr, on.gpu.get(), on.sampler ? &*on.sampler : nullptr);
+  calls.recorder.start(first ? Recorder::Mode::timed : Recorder::Mode::figures, on.all());
   const auto t0 = std::chrono::steady_clock::now();
   std::optional<GradWatch> grads;  // the first training step watches each gradient arrive
   if (calls.config.backward && first) grads.emplace(calls.model, calls.recorder);

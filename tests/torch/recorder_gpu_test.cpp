@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "counters/collectors.h"
 #include "counters/gpu.h"
 #include "record/recorder.h"
 
@@ -65,7 +66,8 @@ Call record(const std::string& sample, const at::Tensor& input, GpuTracer& trace
   m.eval();
   torch::NoGradGuard no_grad;
   Recorder recorder;
-  recorder.start(Recorder::Mode::timed, nullptr, &tracer);
+  GpuCollector gpu(tracer);
+  recorder.start(Recorder::Mode::timed, {&gpu});
   m.forward({input});
   return recorder.stop();
 }
@@ -142,7 +144,8 @@ TEST(Recorder, FiguresModeRecordsTheSameOpsWithoutTheirTensors) {
   EXPECT_GT(tensors, first.events.size()) << "the first call records its ops' tensors";
 
   LoggingTracer tracer;
-  recorder.start(Recorder::Mode::figures, nullptr, &tracer);
+  GpuCollector gpu(tracer);
+  recorder.start(Recorder::Mode::figures, {&gpu});
   m.forward(inputs);
   Call figures = recorder.stop_figures(first);
   EXPECT_TRUE(figures.figures_only);

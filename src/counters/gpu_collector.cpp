@@ -1,0 +1,31 @@
+// CUPTI as a collector: each counted op pushes its external id while it runs; the records
+// flushed after the call (the device synchronised).
+#include "counters/collectors.h"
+
+namespace layoutprof {
+
+void GpuCollector::start(size_t /*ops*/) {
+  pushed_.clear();
+  pushed_.reserve(64);
+  records_ = GpuRecords{};
+  tracer_.start();
+}
+
+void GpuCollector::stop() { records_ = tracer_.stop(); }
+
+void GpuCollector::op_start(uint32_t op) { pushed_.push_back(tracer_.push(static_cast<uint64_t>(op) + 1)); }
+
+void GpuCollector::op_end() {
+  if (pushed_.empty()) return;
+  if (pushed_.back()) tracer_.pop();
+  pushed_.pop_back();
+}
+
+void GpuCollector::collect(CallRecords& out) {
+  out.gpu = true;
+  out.gpu_records = std::move(records_);
+}
+
+void GpuCollector::notes(RunInfo& run) const { run.gpu = tracer_.describe(); }
+
+}  // namespace layoutprof
