@@ -2,6 +2,9 @@
 #include "core/trace.h"
 #include "support/errors.h"
 
+#include <fmt/format.h>  // in a .cpp of a torch-free layer only (src/support/format.cpp says why)
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <deque>
 #include <limits>
@@ -145,11 +148,7 @@ LayoutClass layout_class_from_name(const std::string& name) {
 
 std::string layout_label(const Layout& layout) {
   if (layout.cls != LayoutClass::permuted) return layout_class_name(layout.cls);
-  std::ostringstream s;
-  s << "permuted(";
-  for (size_t i = 0; i < layout.order.size(); ++i) s << (i ? "," : "") << layout.order[i];
-  s << ")";
-  return s.str();
+  return fmt::format("permuted({})", fmt::join(layout.order, ","));
 }
 
 Layout layout_from_label(const std::string& label) {

@@ -1,6 +1,7 @@
 // Perf counting as a collector: every counter group read at the start and end of each counted op.
+#include <fmt/format.h>  // in a .cpp of a torch-free layer only (src/support/format.cpp says why)
+
 #include <chrono>
-#include <cstdio>
 
 #include "counters/collectors.h"
 
@@ -24,12 +25,10 @@ std::string counting_cost(const PerfCounters& counters) {
   const auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < kReads; ++i) counters.read(snapshot.data());
   const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / kReads;
-  char text[160];
-  std::snprintf(text, sizeof text,
-                " (exact per op; a read of every group took %.2f us, measured over %d reads: twice that "
-                "inside each top-level op and copy)",
-                us, kReads);
-  return text;
+  return fmt::format(
+      " (exact per op; a read of every group took {:.2f} us, measured over {} reads: twice that inside each "
+      "top-level op and copy)",
+      us, kReads);
 }
 
 }  // namespace
