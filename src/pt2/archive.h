@@ -1,0 +1,50 @@
+// A .pt2 file as a zip archive (libzip): the one program folder it holds, and its entries read
+// as bounded text or streamed straight into a caller's buffer (a weight into its tensor's
+// storage, with no second copy). Every refusal is a ModelLoadError of one line naming the
+// entry. Not thread-safe: reading moves libzip's state even through a const Archive.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+struct zip;
+
+namespace layoutprof::pt2 {
+
+class Archive {
+ public:
+  // Opens the file at `path`.
+  explicit Archive(const std::string& path);
+  // Reads a copy of `bytes` held in memory (tests, fuzzing); `name` stands for the file in errors.
+  static Archive from_bytes(std::string bytes, const std::string& name = "<memory>");
+
+  Archive(Archive&&) noexcept;
+  Archive& operator=(Archive&&) noexcept;
+  ~Archive();
+
+  // "<name>/": the folder holding models/model.json, as every entry below is named.
+  const std::string& prefix() const { return prefix_; }
+  const std::string& name() const { return name_; }
+  bool has(const std::string& entry) const;
+  uint64_t size(const std::string& entry) const;
+  // The whole entry as text; refused when its size is over `most`.
+  std::string read_text(const std::string& entry, uint64_t most) const;
+  // Exactly `bytes` from the entry's start into `dst`; refused when the entry is shorter.
+  void read_into(const std::string& entry, void* dst, uint64_t bytes) const;
+
+ private:
+  Archive() = default;
+  void find_prefix();
+  [[noreturn]] void fail(const std::string& entry, const std::string& problem) const;
+
+  std::string name_, prefix_;
+  std::shared_ptr<const std::string> bytes_;  // what an in-memory archive reads; stays put on a move
+  zip* zip_ = nullptr;
+};
+
+// Whether `path` is a zip holding a torch.export program (`<x>/models/model.json`, or
+// `<x>/archive_format` reading "pt2"): only the central directory is read. Never throws.
+bool is_pt2_archive(const std::string& path);
+
+}  // namespace layoutprof::pt2

@@ -1,0 +1,184 @@
+#include "pt2/program_reader.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+
+#include "pt2/graph_reader.h"
+#include "pt2/program_checks.h"
+#include "support/errors.h"
+
+namespace layoutprof::pt2 {
+namespace {
+
+// model.json of a large model is tens of MB; the configs are far smaller.
+constexpr uint64_t kMaxModelJson = uint64_t{512} << 20;
+constexpr uint64_t kMaxConfigJson = uint64_t{64} << 20;
+
+std::string place(const Archive& archive, const std::string& entry) { return bounded(archive.name(), 200) + ": " + bounded(entry, 200); }
+
+Json read_json(const Archive& archive, const std::string& entry, uint64_t most) {
+  return parse_json(archive.read_text(entry, most), place(archive, entry));
+}
+
+Argument tensor_placeholder(const Json& spec, const std::string& at) {
+  Argument a;
+  a.kind = ArgKind::Tensor;
+  const Json& arg = member(spec, "arg", at);
+  a.names.push_back(string_at(member(arg, "name", dot(at, "arg")), dot(at, "arg.name")));
+  return a;
+}
+
+std::string string_member(const Json& j, const char* key, const std::string& at) { return string_at(member(j, key, at), dot(at, key)); }
+
+// ConstantValue: as_none, as_int, as_float, as_string, as_bool, each an Argument field too.
+Argument constant_value(const Json& j, const std::string& at) {
+  const auto it = union_at(j, at);
+  for (const char* field : {"as_none", "as_int", "as_float", "as_string", "as_bool"})
+    if (it.key() == field) return read_argument(j, at);
+  bad(at, "unknown constant field '" + bounded(it.key()) + "'");
+}
+
+// A constant input's placeholder name goes in `target`, its value in `arg`.
+InputSpec read_input_spec(const Json& j, const std::string& at) {
+  const auto it = union_at(j, at);
+  const std::string& kind = it.key();
+  const Json& v = it.value();
+  const std::string w = dot(at, kind);
+  InputSpec s;
+  if (kind == "user_input") s = {InputKind::UserInput, read_argument(member(v, "arg", w), dot(w, "arg")), "", true};
+  else if (kind == "parameter") s = {InputKind::Parameter, tensor_placeholder(v, w), string_member(v, "parameter_name", w), true};
+  else if (kind == "buffer")
+    s = {InputKind::Buffer, tensor_placeholder(v, w), string_member(v, "buffer_name", w),
+         bool_at(member(v, "persistent", w), dot(w, "persistent"))};
+  else if (kind == "tensor_constant")
+    s = {InputKind::TensorConstant, tensor_placeholder(v, w), string_member(v, "tensor_constant_name", w), true};
+  else if (kind == "custom_obj") {
+    s = {InputKind::CustomObj, {}, string_member(v, "custom_obj_name", w), true};
+    s.arg = read_argument(Json{{"as_custom_obj", member(v, "arg", w)}}, dot(w, "arg"));
+  } else if (kind == "token") s = {InputKind::Token, tensor_placeholder(v, w), "", true};
+  else if (kind == "constant_input")
+    s = {InputKind::ConstantInput, constant_value(member(v, "value", w), dot(w, "value")), string_member(v, "name", w), true};
+  else bad(at, "unknown input spec '" + bounded(kind) + "'");
+  return s;
+}
+
+OutputSpec read_output_spec(const Json& j, const std::string& at) {
+  static const std::pair<const char*, std::pair<OutputKind, const char*>> kinds[] = {
+      {"user_output", {OutputKind::UserOutput, nullptr}}, {"loss_output", {OutputKind::LossOutput, nullptr}},
+      {"buffer_mutation", {OutputKind::BufferMutation, "buffer_name"}},
+      {"gradient_to_parameter", {OutputKind::GradientToParameter, "parameter_name"}},
+      {"gradient_to_user_input", {OutputKind::GradientToUserInput, "user_input_name"}},
+      {"user_input_mutation", {OutputKind::UserInputMutation, "user_input_name"}},
+      {"token", {OutputKind::Token, nullptr}}, {"parameter_mutation", {OutputKind::ParameterMutation, "parameter_name"}}};
+  const auto it = union_at(j, at);
+  const std::string w = dot(at, it.key());
+  for (const auto& [name, kind] : kinds) {
+    if (it.key() != name) continue;
+    OutputSpec s;
+    s.kind = kind.first;
+    // A user output is any Argument; the others name a tensor (or token) directly.
+    s.arg = s.kind == OutputKind::UserOutput ? read_argument(member(it.value(), "arg", w), dot(w, "arg"))
+                                             : tensor_placeholder(it.value(), w);
+    if (kind.second) s.target = string_member(it.value(), kind.second, w);
+    return s;
+  }
+  bad(at, "unknown output spec '" + bounded(it.key()) + "'");
+}
+
+// A bound that is not an integer (null, "int_oo", a number past int64) is no bound.
+std::optional<int64_t> bound(const Json* v) {
+  if (!v || !v->is_number_integer()) return std::nullopt;
+  if (v->is_number_unsigned() && v->get<uint64_t>() > uint64_t(INT64_MAX)) return std::nullopt;
+  return v->get<int64_t>();
+}
+
+void read_schema_version(Program& p, const Json& model, const std::string& at) {
+  const Json& v = member(model, "schema_version", at);
+  p.schema_major = static_cast<int>(std::clamp<int64_t>(int_at(member(v, "major", at), dot(at, "schema_version.major")), -1, 1 << 20));
+  p.schema_minor = static_cast<int>(std::clamp<int64_t>(int_at(member(v, "minor", at), dot(at, "schema_version.minor")), -1, 1 << 20));
+  if (const Json* t = optional_member(model, "torch_version", at)) p.torch_version = string_at(*t, dot(at, "torch_version"));
+  if (p.schema_major != kSchemaMajor)
+    bad(at, "schema version " + std::to_string(p.schema_major) + "." + std::to_string(p.schema_minor) + " (torch " +
+                bounded(p.torch_version.empty() ? "?" : p.torch_version, 40) + "); layoutprof reads " +
+                std::to_string(kSchemaMajor) + ".x");
+}
+
+void read_model(Program& p, const Archive& archive) {
+  const std::string entry = archive.prefix() + "models/model.json";
+  const std::string at = place(archive, entry);
+  const Json model = read_json(archive, entry, kMaxModelJson);
+  read_schema_version(p, model, at);
+  const Json& gm = member(model, "graph_module", at);
+  const std::string g = dot(at, "graph_module");
+  p.graph = read_graph(member(gm, "graph", g), dot(g, "graph"));
+  const Json& sig = member(gm, "signature", g);
+  const std::string s = dot(g, "signature");
+  const Json& ins = array_at(member(sig, "input_specs", s), dot(s, "input_specs"));
+  for (size_t i = 0; i < ins.size(); ++i) p.input_specs.push_back(read_input_spec(ins[i], index(dot(s, "input_specs"), i)));
+  const Json& outs = array_at(member(sig, "output_specs", s), dot(s, "output_specs"));
+  for (size_t i = 0; i < outs.size(); ++i) p.output_specs.push_back(read_output_spec(outs[i], index(dot(s, "output_specs"), i)));
+  if (const Json* ranges = optional_member(model, "range_constraints", at))
+    for (const auto& [symbol, r] : object_at(*ranges, dot(at, "range_constraints")).items()) {
+      const std::string w = dot(dot(at, "range_constraints"), symbol);
+      p.range_constraints[symbol] = {bound(optional_member(r, "min_val", w)), bound(optional_member(r, "max_val", w))};
+    }
+  check_definitions(p.graph, dot(at, "graph_module.graph"));
+  if (p.input_specs.size() != p.graph.inputs.size())
+    bad(at, std::to_string(p.input_specs.size()) + " input specs for " + std::to_string(p.graph.inputs.size()) + " graph inputs");
+}
+
+// data/weights/model_weights_config.json or data/constants/model_constants_config.json: each
+// stored tensor's entry, checked to hold what its metadata needs.
+std::map<std::string, StoredTensor> read_payloads(const Archive& archive, const std::string& folder, const std::string& config) {
+  std::map<std::string, StoredTensor> stored;
+  const std::string entry = archive.prefix() + folder + config;
+  if (!archive.has(entry)) return stored;  // an archive with nothing stored there may leave it out
+  const std::string at = place(archive, entry);
+  const Json j = read_json(archive, entry, kMaxConfigJson);
+  for (const auto& [fqn, meta] : object_at(member(j, "config", at), dot(at, "config")).items()) {
+    const std::string w = dot(dot(at, "config"), fqn);
+    if (bool_at(member(meta, "use_pickle", w), dot(w, "use_pickle")))
+      bad(w, "a pickled tensor (a tensor subclass or custom object): layoutprof reads plain tensors only");
+    const std::string& path = string_member(meta, "path_name", w);
+    if (path.empty() || path.find('/') != std::string::npos || path == "." || path == "..")
+      bad(w, "path_name '" + bounded(path) + "' is not a file name");
+    const Json* tm = optional_member(meta, "tensor_meta", w);
+    if (!tm) bad(w, "no tensor_meta");
+    StoredTensor t{archive.prefix() + folder + path, read_tensor_meta(*tm, dot(w, "tensor_meta")),
+                   bool_at(member(meta, "is_param", w), dot(w, "is_param"))};
+    const uint64_t needs = storage_bytes(t.meta, w);
+    if (!archive.has(t.entry)) bad(w, "its entry " + bounded(t.entry, 200) + " is missing from the archive");
+    const uint64_t has = archive.size(t.entry);
+    if (has < needs)
+      bad(w, "needs " + std::to_string(needs) + " bytes but its entry " + bounded(t.entry, 200) + " has " + std::to_string(has));
+    stored[fqn] = std::move(t);
+  }
+  return stored;
+}
+
+}  // namespace
+
+Program read_program(const Archive& archive) {
+  Program p;
+  read_model(p, archive);
+  p.weights = read_payloads(archive, "data/weights/", "model_weights_config.json");
+  p.constants = read_payloads(archive, "data/constants/", "model_constants_config.json");
+  const std::string samples = archive.prefix() + "data/sample_inputs/model.pt";
+  if (archive.has(samples)) p.sample_inputs_entry = samples;
+  return p;
+}
+
+int dtype_element_size(int schema_dtype) {
+  switch (schema_dtype) {
+    case 1: case 2: case 12: case 29: case 30: case 31: case 32: case 33: return 1;  // byte, char, bool, float8s
+    case 3: case 6: case 13: case 28: return 2;  // short, half, bfloat16, uint16
+    case 4: case 9: case 34: return 4;           // int, complex half, uint32
+    case 5: case 8: case 10: case 35: return 8;  // long, double, complex float, uint64
+    case 7: return 4;                            // float
+    case 11: return 16;                          // complex double
+    default: return 0;
+  }
+}
+
+}  // namespace layoutprof::pt2

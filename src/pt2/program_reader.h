@@ -1,0 +1,21 @@
+// Reads a torch.export archive's program (program.h) without LibTorch: models/model.json (schema
+// 8.x), the weights' and constants' configs, and where the sample inputs are. Checks what the
+// executor must be able to trust: every name defined before use, every stored tensor's entry
+// present and long enough for its sizes, strides and offset. Anything else is a ModelLoadError
+// of one line; no read allocates more than the archive's own entries hold.
+#pragma once
+
+#include "pt2/archive.h"
+#include "pt2/program.h"
+
+namespace layoutprof::pt2 {
+
+// The schema major this reader knows: what PyTorch 2.9 to 2.14 write (schema.py's SCHEMA_VERSION).
+constexpr int kSchemaMajor = 8;
+
+Program read_program(const Archive& archive);
+
+// Bytes per element of a schema ScalarType code (torch/_export/serde/schema.py), 0 when unknown.
+int dtype_element_size(int schema_dtype);
+
+}  // namespace layoutprof::pt2
