@@ -20,7 +20,7 @@ for t in "${list[@]}"; do
 done
 
 source scripts/torch-env.sh  # install_missing
-PACKAGES=(clang-14 libclang-rt-14-dev cmake ninja-build libpfm4-dev nlohmann-json3-dev libsimdjson-dev libcli11-dev libfmt-dev)
+PACKAGES=(clang-14 libclang-rt-14-dev cmake ninja-build libpfm4-dev nlohmann-json3-dev libsimdjson-dev libcli11-dev libfmt-dev libzip-dev)
 install_missing fuzz "${PACKAGES[@]}"
 
 B=${FUZZ_BUILD_DIR:-build-fuzz}

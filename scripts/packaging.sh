@@ -15,7 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/torch-env.sh
 install_missing packaging g++ clang-14 cmake ninja-build ccache libtorch-dev python3-torch \
-  libpfm4-dev libcli11-dev nlohmann-json3-dev libsimdjson-dev libfmt-dev
+  libpfm4-dev libcli11-dev nlohmann-json3-dev libsimdjson-dev libfmt-dev libzip-dev
 export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache} CCACHE_BASEDIR=$PWD CCACHE_NOHASHDIR=1
 variants=("$@")
 ((${#variants[@]})) || variants=(gcc-release clang gcc-wheel clang-wheel)

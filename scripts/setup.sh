@@ -19,7 +19,7 @@ cd "$(dirname "$0")/.."
 source scripts/torch-env.sh
 
 PACKAGES=(g++ cmake ninja-build ccache pkg-config libpfm4-dev
-          libcli11-dev nlohmann-json3-dev libsimdjson-dev libfmt-dev libgtest-dev libgmock-dev googletest
+          libcli11-dev nlohmann-json3-dev libsimdjson-dev libfmt-dev libzip-dev libgtest-dev libgmock-dev googletest
           python3-jsonschema python3-venv chromium chromium-driver python3-selenium time)
 # Debian's LibTorch and its Python (for the samples), unless another torch is asked for.
 [ -n "${TORCH_PYTHON:-}" ] || PACKAGES+=(libtorch-dev python3-torch python3-torchvision)
