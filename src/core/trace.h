@@ -260,6 +260,7 @@ struct Conversion {
 
 struct RunInfo {
   std::string model;
+  std::string model_format = "torchscript";  // the file's kind: "torchscript" or "pt2" (torch.export)
   std::vector<ModelInput> inputs;
   int threads = 0;
   int warmup = 0;

@@ -209,6 +209,10 @@ void read_variant(const json& j, RunInfo& r) {
 RunInfo run_from(const json& j) {
   RunInfo r;
   r.model = j.at("model").get<std::string>();
+  // Added with .pt2 programs: earlier reports are of TorchScript archives.
+  r.model_format = j.value("model_format", std::string("torchscript"));
+  if (r.model_format != "torchscript" && r.model_format != "pt2")
+    throw std::out_of_range("run.model_format is neither torchscript nor pt2");
   for (const json& in : j.at("inputs")) r.inputs.push_back(input_from(in));
   r.threads = as<int>(j.at("threads"));
   r.warmup = as<int>(j.at("warmup"));

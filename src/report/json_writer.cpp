@@ -117,6 +117,7 @@ json plain_run_json(const RunInfo& r) {
                       {"perm", in.spec.perm},
                       {"tensor", tensor_json(in.tensor)}});
   return json{{"model", r.model},
+              {"model_format", r.model_format},
               {"inputs", inputs},
               {"threads", r.threads},
               {"warmup", r.warmup},

@@ -97,7 +97,8 @@ std::string figures_line(const RunInfo& run) {
 
 void write_header(std::ostream& out, const Report& r) {
   const RunInfo& run = r.run;
-  out << "layoutprof " << run.layoutprof_version << " — " << run.model << "\n";
+  out << "layoutprof " << run.layoutprof_version << " — " << run.model
+      << (run.model_format == "pt2" ? "  (torch.export program)" : "") << "\n";
   for (size_t i = 0; i < run.inputs.size(); ++i) {
     const ModelInput& in = run.inputs[i];
     out << "  input " << i << "   " << in.spec.text << "  (" << in.tensor.dtype() << ", "

@@ -32,7 +32,64 @@ at::Tensor random_tensor(const std::vector<int64_t>& sizes, const std::string& d
   return at::randint(0, 10, sizes, options);
 }
 
+const char* dtype_name(c10::ScalarType type) {
+  for (const char* name : {"f32", "f64", "f16", "bf16", "i64", "i32", "i8", "u8", "bool"})
+    if (scalar_type(name) == type) return name;
+  return nullptr;
+}
+
+// The --input spec whose tensor is laid out as `t`: its sizes, dtype, and its dims' order in
+// memory (outermost first).
+InputSpec spec_like(const at::Tensor& t, size_t index) {
+  const char* dtype = dtype_name(t.scalar_type());
+  if (!dtype || t.layout() != at::kStrided)
+    throw SettingError(Setting::input, ": the model's stored input " + std::to_string(index) + " is a " +
+                                           std::string(c10::toString(t.scalar_type())) +
+                                           " tensor, which --input cannot describe; give --input");
+  InputSpec spec;
+  spec.sizes = t.sizes().vec();
+  spec.dtype = dtype;
+  std::vector<int> order(t.dim());
+  for (int d = 0; d < t.dim(); ++d) order[d] = d;
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return t.stride(a) > t.stride(b); });
+  const bool in_order = std::is_sorted(order.begin(), order.end());
+  if (t.is_contiguous() || in_order) spec.format = "contiguous";
+  else if (t.dim() == 4 && t.is_contiguous(at::MemoryFormat::ChannelsLast)) spec.format = "channels_last";
+  else if (t.dim() == 5 && t.is_contiguous(at::MemoryFormat::ChannelsLast3d)) spec.format = "channels_last_3d";
+  else {
+    spec.format = "perm";
+    spec.perm = order;
+  }
+  spec.text = input_spec_text(spec);
+  return spec;
+}
+
 }  // namespace
+
+std::vector<InputSpec> stored_input_specs(const std::vector<c10::IValue>& stored) {
+  std::vector<InputSpec> specs;
+  for (size_t i = 0; i < stored.size(); ++i) {
+    if (!stored[i].isTensor())
+      throw SettingError(Setting::input, ": the model's stored input " + std::to_string(i) +
+                                             " is not a tensor; give --input");
+    specs.push_back(spec_like(stored[i].toTensor(), i));
+  }
+  return specs;
+}
+
+std::vector<c10::IValue> stored_inputs(const std::vector<c10::IValue>& stored, const at::Device& device,
+                                       std::vector<ModelInput>& described) {
+  const std::vector<InputSpec> specs = stored_input_specs(stored);
+  std::vector<c10::IValue> inputs;
+  for (size_t i = 0; i < stored.size(); ++i) {
+    at::Tensor t = stored[i].toTensor();
+    const InputSpec& spec = specs[i];
+    if (device.is_cuda()) t = t.to(device);
+    described.push_back({spec, describe_tensor(t, static_cast<int>(described.size()))});
+    inputs.emplace_back(std::move(t));
+  }
+  return inputs;
+}
 
 at::Tensor make_input(const InputSpec& spec) {
   if (spec.format == "channels_last")

@@ -21,4 +21,12 @@ at::Tensor make_input(const InputSpec& spec);
 std::vector<c10::IValue> make_inputs(const std::vector<InputSpec>& specs, const at::Device& device, bool backward,
                                      std::vector<ModelInput>& described);
 
+// The inputs a model file stores (a .pt2's example inputs), used where no --input is given:
+// moved to `device`, each described by the spec that would make its like ("8x3x224x224:
+// channels_last"), so that reports and baselines read as with --input. Refused with
+// UsageError for a stored input that is no dense tensor of a dtype --input names.
+std::vector<InputSpec> stored_input_specs(const std::vector<c10::IValue>& stored);
+std::vector<c10::IValue> stored_inputs(const std::vector<c10::IValue>& stored, const at::Device& device,
+                                       std::vector<ModelInput>& described);
+
 }  // namespace layoutprof

@@ -5,6 +5,8 @@
 #include <fstream>
 
 #include "support/errors.h"
+#include "pt2/archive.h"
+#include "runner/pt2_model.h"
 #include "runner/torchscript_model.h"
 
 namespace layoutprof {
@@ -16,9 +18,11 @@ struct ModelFormat {
   std::unique_ptr<Model> (*load)(const std::string& path);
 };
 
-// The formats, tried in order. TorchScript is last and takes any file: its loader says why a
-// file that no format recognises is not a model.
+// The formats, tried in order, each recognised by its contents (not the file's name): a zip
+// holding a torch.export program, then TorchScript, which takes any file: its loader says why
+// a file that no format recognises is not a model.
 const ModelFormat kFormats[] = {
+    {pt2::is_pt2_archive, load_pt2},
     {[](const std::string&) { return true; }, load_torchscript},
 };
 

@@ -26,6 +26,8 @@ class Model {
  public:
   virtual ~Model() = default;
 
+  // The file's kind, as reports name it: "torchscript" or "pt2".
+  virtual const char* format() const = 0;
   // The names of forward()'s inputs, in order: as many as it takes.
   virtual std::vector<std::string> input_names() const = 0;
   // Inputs the file carries with the model (a .pt2's example inputs); none where the format

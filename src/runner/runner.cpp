@@ -56,6 +56,11 @@ std::shared_ptr<Model> open_model(const ProfileConfig& config, const at::Device&
   model->set_training(config.backward);  // a training step: dropout, batch statistics
   if (device.is_cuda()) model->to(device);
   const std::vector<std::string> names = model->input_names();
+  if (config.inputs.empty() && !model->sample_inputs().empty()) return model;  // the file's own inputs
+  if (config.inputs.empty() && !names.empty())
+    throw UsageError("model '" + config.model + "' forward() takes " + std::to_string(names.size()) + " input" +
+                     (names.size() == 1 ? "" : "s") + " (" + joined(names) + ") and stores no example inputs: "
+                     "give --input");
   if (config.inputs.size() != names.size())
     throw UsageError("model '" + config.model + "' forward() takes " + std::to_string(names.size()) + " input" +
                      (names.size() == 1 ? "" : "s") + " (" + joined(names) + "), got " +
@@ -83,7 +88,10 @@ bool make_variant(Model& model, const ProfileConfig& config, RunInfo& run, std::
       return false;
     }
   }
-  for (const InputSpec& spec : config.inputs) {
+  // No --input: the model file's own inputs, described as specs.
+  const std::vector<InputSpec> given =
+      config.inputs.empty() ? stored_input_specs(model.sample_inputs()) : config.inputs;
+  for (const InputSpec& spec : given) {
     specs.push_back(convert_input_spec(spec, to));
     run.conversion.inputs += specs.back().format != spec.format;
   }
@@ -247,7 +255,11 @@ Trace run_profile(const ProfileConfig& config, const ProgressFn& progress, std::
   std::shared_ptr<Model> model = open_model(config, device);
   std::vector<InputSpec> specs;
   if (!make_variant(*model, config, run, specs, progress)) return trace;
-  std::vector<c10::IValue> inputs = make_inputs(specs, device, config.backward, run.inputs);
+  run.model_format = model->format();
+  // The inputs the file stores, as they are, where no --input or conversion asks for others.
+  std::vector<c10::IValue> inputs = config.inputs.empty() && config.convert_to.empty()
+                                        ? stored_inputs(model->sample_inputs(), device, run.inputs)
+                                        : make_inputs(specs, device, config.backward, run.inputs);
 
   // Forward only: no autograd. A training step: forward with autograd, then backward.
   std::optional<at::NoGradGuard> no_grad;

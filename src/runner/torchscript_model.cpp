@@ -149,6 +149,7 @@ class TorchScriptModel final : public Model {
   TorchScriptModel(torch::jit::Module module, std::string path)
       : module_(std::move(module)), path_(std::move(path)), sites_(unique_module_types(module_)) {}
 
+  const char* format() const override { return "torchscript"; }
   std::vector<std::string> input_names() const override {
     const auto& schema = module_.get_method("forward").function().getSchema();
     std::vector<std::string> names;

@@ -1,0 +1,491 @@
+// The executor's plan (what each node becomes) and its run. Three kinds of step: an op called
+// through the dispatcher (every aten or custom op), SymInt arithmetic evaluated here (export
+// writes Python's `_operator` functions and `aten.sym_size`, which eager PyTorch never
+// dispatches either), and the higher-order ops, which run subgraphs.
+#include "runner/pt2_executor.h"
+
+#include <ATen/ATen.h>
+#include <ATen/autocast_mode.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <c10/core/GradMode.h>
+
+#include <functional>
+#include <map>
+#include <optional>
+
+#include "runner/pt2_sites.h"
+#include "runner/pt2_values.h"
+#include "support/errors.h"
+
+namespace layoutprof {
+
+using pt2::ArgKind;
+using pt2::Argument;
+using pt2::Node;
+
+struct Pt2Step {
+  virtual ~Pt2Step() = default;
+  virtual void run(std::vector<c10::IValue>& env) const = 0;
+  std::vector<int> uses;   // the values its arguments read
+  std::vector<int> frees;  // values whose last use this step is: dropped after it
+};
+
+namespace {
+
+// Values by name while a graph is planned: each definition gets the next slot.
+class Scope {
+ public:
+  explicit Scope(const std::string& graph) : graph_(graph) {}
+  int define(const std::string& name, const std::string& where) {
+    if (!slots_.emplace(name, static_cast<int>(slots_.size())).second)
+      throw ModelLoadError(where + ": value '" + bounded(name) + "' is defined twice");
+    return slots_.at(name);
+  }
+  int use(const std::string& name, const std::string& where) const {
+    auto it = slots_.find(name);
+    if (it == slots_.end())
+      throw ModelLoadError(where + ": value '" + bounded(name) + "' is used before it is defined");
+    return it->second;
+  }
+  size_t size() const { return slots_.size(); }
+
+ private:
+  std::string graph_;
+  std::map<std::string, int> slots_;
+};
+
+std::string where(const Node& node) { return "node '" + bounded(node.target) + "'"; }
+
+// Planned arguments, by the graph's value slots.
+ArgPlan plan(const Argument& arg, const Scope& scope, const std::string& at) {
+  return plan_argument(arg, [&](const std::string& name) { return scope.use(name, at); }, at);
+}
+
+// Plans an argument of `step`, noting the values it reads.
+ArgPlan plan_for(Pt2Step& step, const Argument& arg, const Scope& scope, const std::string& at) {
+  ArgPlan p = plan(arg, scope, at);
+  for (int s : p.slots)
+    if (s >= 0) step.uses.push_back(s);
+  return p;
+}
+
+// Where a step's results go: one slot per named output; a list output spreads over its names.
+struct OutputBinding {
+  std::vector<int> slots;  // -1: nothing to keep (a None)
+  bool spread = false;     // the result is a list whose elements are `slots`
+};
+
+OutputBinding bind(const Argument& out, Scope& scope, const std::string& at) {
+  OutputBinding b;
+  switch (out.kind) {
+    case ArgKind::None: b.slots = {-1}; break;
+    case ArgKind::Tensors:
+    case ArgKind::OptionalTensors:
+      b.spread = true;
+      for (const std::string& n : out.names) b.slots.push_back(n.empty() ? -1 : scope.define(n, at));
+      break;
+    case ArgKind::Tensor: case ArgKind::SymInt: case ArgKind::SymBool: case ArgKind::SymFloat:
+    case ArgKind::OptionalTensor: case ArgKind::CustomObj:
+      b.slots = {out.names.empty() || out.names[0].empty() ? -1 : scope.define(out.names[0], at)};
+      break;
+    default:
+      throw ModelLoadError(at + ": an output of kind " + pt2::arg_kind_field(out.kind) + " is not supported");
+  }
+  return b;
+}
+
+void store(const OutputBinding& b, c10::IValue value, std::vector<c10::IValue>& env) {
+  if (!b.spread) {
+    if (b.slots[0] >= 0) env[b.slots[0]] = std::move(value);
+    return;
+  }
+  const auto list = value.toList();
+  for (size_t i = 0; i < b.slots.size() && i < list.size(); ++i)
+    if (b.slots[i] >= 0) env[b.slots[i]] = list.get(i);
+}
+
+// A node's results as one value per output argument: a node with one list output gets the
+// op's list; one output per return otherwise.
+void store_results(const std::vector<OutputBinding>& outs, std::vector<c10::IValue>& results,
+                   std::vector<c10::IValue>& env) {
+  if (outs.size() == 1 && results.size() > 1 && outs[0].spread) {
+    for (size_t i = 0; i < outs[0].slots.size() && i < results.size(); ++i)
+      if (outs[0].slots[i] >= 0) env[outs[0].slots[i]] = std::move(results[i]);
+    return;
+  }
+  for (size_t i = 0; i < outs.size() && i < results.size(); ++i) store(outs[i], std::move(results[i]), env);
+}
+
+// --- ops through the dispatcher --------------------------------------------------------------
+
+struct OpStep final : Pt2Step {
+  c10::OperatorHandle op;
+  std::vector<ArgPlan> args;  // in the op schema's order
+  std::vector<OutputBinding> outs;
+  SiteId site;
+  Pt2Sites* sites;
+  const c10::Device* device;
+
+  OpStep(c10::OperatorHandle handle) : op(std::move(handle)) {}
+  void run(std::vector<c10::IValue>& env) const override {
+    torch::jit::Stack stack;
+    stack.reserve(args.size());
+    for (const ArgPlan& a : args) stack.push_back(materialize(a, env, *device));
+    sites->set_current(site);
+    op.callBoxed(&stack);
+    store_results(outs, stack, env);
+  }
+};
+
+// "torch.ops.NS.NAME.OVERLOAD" -> ("NS::NAME", OVERLOAD), "default" being "".
+std::optional<c10::OperatorName> operator_name(const std::string& target) {
+  const std::string prefix = "torch.ops.";
+  if (target.rfind(prefix, 0) != 0) return std::nullopt;
+  const std::string rest = target.substr(prefix.size());
+  auto ns_end = rest.find('.');
+  auto overload_at = rest.rfind('.');
+  if (ns_end == std::string::npos || overload_at == ns_end) return std::nullopt;
+  std::string overload = rest.substr(overload_at + 1);
+  if (overload == "default") overload.clear();
+  return c10::OperatorName(rest.substr(0, ns_end) + "::" + rest.substr(ns_end + 1, overload_at - ns_end - 1),
+                           overload);
+}
+
+bool takes_tensor(const c10::Argument& formal) {
+  c10::TypePtr type = formal.type();
+  if (auto optional = type->cast<c10::OptionalType>()) type = optional->getElementType();
+  return type->kind() == c10::TypeKind::TensorType;
+}
+
+bool is_tensor_kind(ArgKind kind) {
+  return kind == ArgKind::Tensor || kind == ArgKind::OptionalTensor || kind == ArgKind::None;
+}
+
+std::unique_ptr<Pt2Step> op_step(const Node& node, Scope& scope, Pt2Sites& sites, const c10::Device* device) {
+  const std::string at = where(node);
+  auto name = operator_name(node.target);
+  if (!name) throw ModelLoadError(at + ": a node kind layoutprof does not run");
+  auto handle = c10::Dispatcher::singleton().findSchema(*name);
+  if (!handle) {
+    const bool aten = name->name.rfind("aten::", 0) == 0;
+    throw ModelLoadError(at + ": this LibTorch has no op " + name->name +
+                         (name->overload_name.empty() ? "" : "." + name->overload_name) +
+                         (aten ? " (the program needs a newer PyTorch)"
+                               : " (a custom op: load its library with --load-library FILE.so)"));
+  }
+  auto step = std::make_unique<OpStep>(*handle);
+  std::map<std::string, const Argument*> given;
+  for (const pt2::NamedArgument& in : node.inputs) given[in.name] = &in.arg;
+  for (const c10::Argument& formal : handle->schema().arguments()) {
+    auto it = given.find(formal.name());
+    if (it != given.end()) {
+      step->args.push_back(plan_for(*step, *it->second, scope, at + " argument '" + formal.name() + "'"));
+      step->args.back().number_as_tensor = takes_tensor(formal) && !is_tensor_kind(it->second->kind);
+    }
+    else if (formal.default_value()) step->args.push_back(constant_plan(*formal.default_value()));
+    else throw ModelLoadError(at + ": argument '" + formal.name() + "' is missing");
+  }
+  for (const Argument& out : node.outputs) step->outs.push_back(bind(out, scope, at));
+  step->site = sites.intern(node);
+  step->sites = &sites;
+  step->device = device;
+  return step;
+}
+
+// --- SymInt arithmetic and size queries ------------------------------------------------------
+
+// Python's semantics on ints (floor division and modulo round toward minus infinity).
+int64_t floor_div(int64_t a, int64_t b) {
+  if (b == 0) throw std::domain_error("integer division by zero in the program's size arithmetic");
+  int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+using SymFn = std::function<c10::IValue(const std::vector<c10::IValue>&)>;
+
+c10::IValue number(double v, bool integral) { return integral ? c10::IValue(static_cast<int64_t>(v)) : c10::IValue(v); }
+bool all_ints(const std::vector<c10::IValue>& a) {
+  for (const auto& v : a)
+    if (!v.isInt() && !v.isBool()) return false;
+  return true;
+}
+int64_t as_int(const c10::IValue& v) { return v.isBool() ? v.toBool() : v.toInt(); }
+double as_double(const c10::IValue& v) { return v.isDouble() ? v.toDouble() : static_cast<double>(as_int(v)); }
+int64_t python_mod(int64_t a, int64_t b) { return a - floor_div(a, b) * b; }
+
+SymFn arithmetic(double (*f)(double, double), int64_t (*i)(int64_t, int64_t)) {
+  return [f, i](const std::vector<c10::IValue>& a) {
+    return all_ints(a) ? c10::IValue(i(as_int(a.at(0)), as_int(a.at(1))))
+                       : c10::IValue(f(as_double(a.at(0)), as_double(a.at(1))));
+  };
+}
+
+SymFn comparison(bool (*f)(double, double)) {
+  return [f](const std::vector<c10::IValue>& a) { return c10::IValue(f(as_double(a.at(0)), as_double(a.at(1)))); };
+}
+
+// The Python functions export writes for SymInt, SymFloat and SymBool arithmetic.
+const std::map<std::string, SymFn>& sym_functions() {
+  static const std::map<std::string, SymFn> fns = {
+      {"_operator.add", arithmetic([](double a, double b) { return a + b; }, [](int64_t a, int64_t b) { return a + b; })},
+      {"_operator.sub", arithmetic([](double a, double b) { return a - b; }, [](int64_t a, int64_t b) { return a - b; })},
+      {"_operator.mul", arithmetic([](double a, double b) { return a * b; }, [](int64_t a, int64_t b) { return a * b; })},
+      {"_operator.floordiv", arithmetic([](double a, double b) { return std::floor(a / b); }, floor_div)},
+      {"_operator.mod", arithmetic([](double a, double b) { return a - std::floor(a / b) * b; }, python_mod)},
+      {"_operator.truediv", [](const std::vector<c10::IValue>& a) { return c10::IValue(as_double(a.at(0)) / as_double(a.at(1))); }},
+      {"_operator.pow", arithmetic([](double a, double b) { return std::pow(a, b); },
+                                   [](int64_t a, int64_t b) { return static_cast<int64_t>(std::pow(a, b)); })},
+      {"_operator.neg", [](const std::vector<c10::IValue>& a) { return a.at(0).isDouble() ? c10::IValue(-a[0].toDouble()) : c10::IValue(-as_int(a[0])); }},
+      {"_operator.eq", comparison([](double a, double b) { return a == b; })},
+      {"_operator.ne", comparison([](double a, double b) { return a != b; })},
+      {"_operator.lt", comparison([](double a, double b) { return a < b; })},
+      {"_operator.le", comparison([](double a, double b) { return a <= b; })},
+      {"_operator.gt", comparison([](double a, double b) { return a > b; })},
+      {"_operator.ge", comparison([](double a, double b) { return a >= b; })},
+      {"_operator.and_", [](const std::vector<c10::IValue>& a) { return c10::IValue(as_int(a.at(0)) && as_int(a.at(1))); }},
+      {"_operator.or_", [](const std::vector<c10::IValue>& a) { return c10::IValue(as_int(a.at(0)) || as_int(a.at(1))); }},
+      {"_operator.not_", [](const std::vector<c10::IValue>& a) { return c10::IValue(!as_int(a.at(0))); }},
+      {"torch.sym_not", [](const std::vector<c10::IValue>& a) { return c10::IValue(!as_int(a.at(0))); }},
+      {"torch.sym_max", [](const std::vector<c10::IValue>& a) { return number(std::max(as_double(a.at(0)), as_double(a.at(1))), all_ints(a)); }},
+      {"torch.sym_min", [](const std::vector<c10::IValue>& a) { return number(std::min(as_double(a.at(0)), as_double(a.at(1))), all_ints(a)); }},
+      {"torch.sym_float", [](const std::vector<c10::IValue>& a) { return c10::IValue(as_double(a.at(0))); }},
+      {"torch.sym_int", [](const std::vector<c10::IValue>& a) { return c10::IValue(static_cast<int64_t>(as_double(a.at(0)))); }},
+      {"torch.sym_sqrt", [](const std::vector<c10::IValue>& a) { return c10::IValue(std::sqrt(as_double(a.at(0)))); }},
+      {"math.ceil", [](const std::vector<c10::IValue>& a) { return c10::IValue(static_cast<int64_t>(std::ceil(as_double(a.at(0))))); }},
+      {"math.floor", [](const std::vector<c10::IValue>& a) { return c10::IValue(static_cast<int64_t>(std::floor(as_double(a.at(0))))); }},
+      {"math.trunc", [](const std::vector<c10::IValue>& a) { return c10::IValue(static_cast<int64_t>(std::trunc(as_double(a.at(0))))); }},
+      // A tensor's size, stride, numel or storage offset: attribute reads in eager PyTorch.
+      {"torch.ops.aten.sym_size.int", [](const std::vector<c10::IValue>& a) { return c10::IValue(a.at(0).toTensor().size(a.at(1).toInt())); }},
+      {"torch.ops.aten.sym_stride.int", [](const std::vector<c10::IValue>& a) { return c10::IValue(a.at(0).toTensor().stride(a.at(1).toInt())); }},
+      {"torch.ops.aten.sym_numel.default", [](const std::vector<c10::IValue>& a) { return c10::IValue(a.at(0).toTensor().numel()); }},
+      {"torch.ops.aten.sym_storage_offset.default", [](const std::vector<c10::IValue>& a) { return c10::IValue(a.at(0).toTensor().storage_offset()); }},
+  };
+  return fns;
+}
+
+struct SymStep final : Pt2Step {
+  SymFn fn;
+  std::vector<ArgPlan> args;
+  OutputBinding out;
+  const c10::Device* device;
+  void run(std::vector<c10::IValue>& env) const override {
+    std::vector<c10::IValue> values;
+    for (const ArgPlan& a : args) values.push_back(materialize(a, env, *device));
+    store(out, fn(values), env);
+  }
+};
+
+std::unique_ptr<Pt2Step> sym_step(const Node& node, const SymFn& fn, Scope& scope, const c10::Device* device) {
+  const std::string at = where(node);
+  auto step = std::make_unique<SymStep>();
+  step->fn = fn;
+  for (const pt2::NamedArgument& in : node.inputs) step->args.push_back(plan_for(*step, in.arg, scope, at));
+  if (node.outputs.size() != 1) throw ModelLoadError(at + ": a size computation with " + std::to_string(node.outputs.size()) + " outputs");
+  step->out = bind(node.outputs[0], scope, at);
+  step->device = device;
+  return step;
+}
+
+// --- higher-order ops: subgraphs ----------------------------------------------------------
+
+// A higher-order op's operands: its list arguments spread, as its subgraph takes them.
+std::vector<c10::IValue> spread(const std::vector<c10::IValue>& values, size_t from, size_t to) {
+  std::vector<c10::IValue> out;
+  for (size_t i = from; i < to && i < values.size(); ++i) {
+    if (values[i].isList())
+      for (const c10::IValue& v : values[i].toListRef()) out.push_back(v);
+    else out.push_back(values[i]);
+  }
+  return out;
+}
+
+bool truthy(const c10::IValue& v) {
+  if (v.isTensor()) return v.toTensor().item<bool>();
+  return v.isBool() ? v.toBool() : v.toInt() != 0;
+}
+
+struct HopStep;
+using HopFn = std::vector<c10::IValue> (*)(const HopStep&, const std::vector<c10::IValue>& values);
+
+struct HopStep final : Pt2Step {
+  HopFn fn = nullptr;
+  std::vector<ArgPlan> args;  // the arguments that are not graphs, in order
+  std::vector<std::unique_ptr<Pt2Executor>> graphs;
+  std::vector<OutputBinding> outs;
+  const c10::Device* device = nullptr;
+  void run(std::vector<c10::IValue>& env) const override {
+    std::vector<c10::IValue> values;
+    for (const ArgPlan& a : args) values.push_back(materialize(a, env, *device));
+    std::vector<c10::IValue> results = fn(*this, values);
+    store_results(outs, results, env);
+  }
+};
+
+std::vector<c10::IValue> run_cond(const HopStep& s, const std::vector<c10::IValue>& v) {
+  return s.graphs.at(truthy(v.at(0)) ? 0 : 1)->run(spread(v, 1, v.size()));
+}
+
+std::vector<c10::IValue> run_while_loop(const HopStep& s, const std::vector<c10::IValue>& v) {
+  std::vector<c10::IValue> carried = spread(v, 0, 1), extra = spread(v, 1, 2);
+  auto with_extra = [&] {
+    std::vector<c10::IValue> all = carried;
+    all.insert(all.end(), extra.begin(), extra.end());
+    return all;
+  };
+  while (truthy(s.graphs.at(0)->run(with_extra()).at(0))) carried = s.graphs.at(1)->run(with_extra());
+  return carried;
+}
+
+// map_impl(f, xs, pos_args): f on each slice of xs along dimension 0, the results stacked.
+std::vector<c10::IValue> run_map(const HopStep& s, const std::vector<c10::IValue>& v) {
+  const std::vector<c10::IValue> xs = spread(v, 0, 1), pos = spread(v, 1, 2);
+  const int64_t n = xs.empty() ? 0 : xs[0].toTensor().size(0);
+  std::vector<std::vector<at::Tensor>> per_output;
+  for (int64_t i = 0; i < n; ++i) {
+    std::vector<c10::IValue> in;
+    for (const auto& x : xs) in.push_back(x.toTensor().select(0, i));
+    in.insert(in.end(), pos.begin(), pos.end());
+    std::vector<c10::IValue> out = s.graphs.at(0)->run(in);
+    per_output.resize(out.size());
+    for (size_t k = 0; k < out.size(); ++k) per_output[k].push_back(out[k].toTensor());
+  }
+  std::vector<c10::IValue> results;
+  for (const auto& slices : per_output) results.push_back(at::stack(slices));
+  return results;
+}
+
+std::vector<c10::IValue> run_set_grad(const HopStep& s, const std::vector<c10::IValue>& v) {
+  c10::AutoGradMode mode(truthy(v.at(0)));
+  return s.graphs.at(0)->run(spread(v, 1, v.size()));
+}
+
+// wrap_with_autocast(device_type, dtype, enabled, cache_enabled, graph, *args)
+std::vector<c10::IValue> run_autocast(const HopStep& s, const std::vector<c10::IValue>& v) {
+  const c10::DeviceType type = c10::Device(v.at(0).toStringRef()).type();
+  const bool was_enabled = at::autocast::is_autocast_enabled(type);
+  const at::ScalarType was_dtype = at::autocast::get_autocast_dtype(type);
+  at::autocast::set_autocast_enabled(type, truthy(v.at(2)));
+  if (!v.at(1).isNone()) at::autocast::set_autocast_dtype(type, static_cast<at::ScalarType>(v.at(1).toInt()));
+  struct Restore {
+    c10::DeviceType type;
+    bool enabled;
+    at::ScalarType dtype;
+    ~Restore() {
+      at::autocast::set_autocast_enabled(type, enabled);
+      at::autocast::set_autocast_dtype(type, dtype);
+    }
+  } restore{type, was_enabled, was_dtype};
+  return s.graphs.at(0)->run(spread(v, 4, v.size()));
+}
+
+struct HopKind {
+  HopFn fn;
+  size_t graphs;  // how many subgraphs it takes
+};
+const std::map<std::string, HopKind>& hops() {
+  static const std::map<std::string, HopKind> kinds = {
+      {"torch.ops.higher_order.cond", {run_cond, 2}},
+      {"torch.ops.higher_order.while_loop", {run_while_loop, 2}},
+      {"torch.ops.higher_order.map_impl", {run_map, 1}},
+      {"torch.ops.higher_order.wrap_with_set_grad_enabled", {run_set_grad, 1}},
+      {"torch.ops.higher_order.wrap_with_autocast", {run_autocast, 1}},
+  };
+  return kinds;
+}
+
+}  // namespace
+
+// How an executor plans a graph: nested graphs share the sites and the device.
+struct Pt2Executor::Planner {
+  static std::unique_ptr<Pt2Step> hop_step(const Node& node, const HopKind& kind, Scope& scope, Pt2Sites& sites,
+                                           const std::shared_ptr<c10::Device>& device) {
+    const std::string at = where(node);
+    auto step = std::make_unique<HopStep>();
+    step->fn = kind.fn;
+    step->device = device.get();
+    for (const pt2::NamedArgument& in : node.inputs) {
+      if (in.arg.kind != ArgKind::Graph) step->args.push_back(plan_for(*step, in.arg, scope, at));
+      else if (!in.arg.graph) throw ModelLoadError(at + ": a subgraph argument without its graph");
+      else step->graphs.push_back(std::unique_ptr<Pt2Executor>(new Pt2Executor(*in.arg.graph, sites, device)));
+    }
+    if (step->graphs.size() != kind.graphs)
+      throw ModelLoadError(at + ": takes " + std::to_string(kind.graphs) + " subgraphs, the node gives " +
+                           std::to_string(step->graphs.size()));
+    for (const Argument& out : node.outputs) step->outs.push_back(bind(out, scope, at));
+    return step;
+  }
+
+  static std::unique_ptr<Pt2Step> node_step(const Node& node, Scope& scope, Pt2Sites& sites,
+                                            const std::shared_ptr<c10::Device>& device) {
+    auto sym = sym_functions().find(node.target);
+    if (sym != sym_functions().end()) return sym_step(node, sym->second, scope, device.get());
+    auto hop = hops().find(node.target);
+    if (hop != hops().end()) return hop_step(node, hop->second, scope, sites, device);
+    if (node.target.rfind("torch.ops.higher_order.", 0) == 0)
+      throw ModelLoadError(where(node) + ": a higher-order op layoutprof does not run");
+    return op_step(node, scope, sites, device.get());
+  }
+
+  static bool named(const Argument& a) { return !a.names.empty() && !a.names[0].empty(); }
+};
+
+Pt2Executor::Pt2Executor(const pt2::Graph& graph, Pt2Sites& sites)
+    : Pt2Executor(graph, sites, std::make_shared<c10::Device>(c10::kCPU)) {}
+
+Pt2Executor::Pt2Executor(const pt2::Graph& graph, Pt2Sites& sites, std::shared_ptr<c10::Device> device)
+    : sites_(&sites), device_(std::move(device)) {
+  Scope scope("graph");
+  for (const Argument& in : graph.inputs)
+    input_slots_.push_back(Planner::named(in) ? scope.define(in.names[0], "graph input") : -1);
+  for (const Node& node : graph.nodes) {
+    try {
+      steps_.push_back(Planner::node_step(node, scope, sites, device_));
+    } catch (const std::out_of_range&) {
+      throw ModelLoadError(where(node) + ": an argument without its value");
+    }
+  }
+  for (const Argument& out : graph.outputs) {
+    const bool value = out.kind == ArgKind::Tensor || out.kind == ArgKind::SymInt || out.kind == ArgKind::SymFloat ||
+                       out.kind == ArgKind::SymBool || out.kind == ArgKind::OptionalTensor;
+    output_slots_.push_back(value && Planner::named(out) ? scope.use(out.names[0], "graph output") : -1);
+    output_constants_.push_back(output_slots_.back() >= 0
+                                    ? c10::IValue()
+                                    : materialize(plan(out, scope, "graph output"), {}, *device_));
+  }
+  slots_ = scope.size();
+  plan_frees();
+}
+
+Pt2Executor::~Pt2Executor() = default;
+Pt2Executor::Pt2Executor(Pt2Executor&&) noexcept = default;
+
+// Each value is dropped after the last step reading it (not the graph's outputs), as eager
+// PyTorch frees a temporary: the peak memory of a run is the program's, not every value's.
+void Pt2Executor::plan_frees() {
+  std::vector<int> last(slots_, -1);
+  for (size_t i = 0; i < steps_.size(); ++i)
+    for (int s : steps_[i]->uses) last[s] = static_cast<int>(i);
+  for (int s : output_slots_)
+    if (s >= 0) last[s] = -1;
+  for (size_t s = 0; s < last.size(); ++s)
+    if (last[s] >= 0) steps_[last[s]]->frees.push_back(static_cast<int>(s));
+}
+
+std::vector<c10::IValue> Pt2Executor::run(std::vector<c10::IValue> inputs) const {
+  if (inputs.size() != input_slots_.size())
+    throw std::invalid_argument("the graph takes " + std::to_string(input_slots_.size()) + " inputs, got " +
+                                std::to_string(inputs.size()));
+  std::vector<c10::IValue> env(slots_);
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (input_slots_[i] >= 0) env[input_slots_[i]] = std::move(inputs[i]);
+  for (const auto& step : steps_) {
+    step->run(env);
+    for (int s : step->frees) env[s] = c10::IValue();
+  }
+  std::vector<c10::IValue> outputs;
+  for (size_t i = 0; i < output_slots_.size(); ++i)
+    outputs.push_back(output_slots_[i] >= 0 ? env[output_slots_[i]] : output_constants_[i]);
+  return outputs;
+}
+
+}  // namespace layoutprof

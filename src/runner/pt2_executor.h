@@ -1,0 +1,51 @@
+// Runs a torch.export graph (pt2/program.h) node by node through c10's dispatcher, so that the
+// recorder's RecordFunction observer sees every aten op the graph calls, with the layouts eager
+// PyTorch would give them. Built once per graph: every op is resolved and every argument
+// planned at construction (an op this LibTorch lacks is refused there, not mid-run); a run
+// only fills a value table and calls.
+#pragma once
+
+#include <ATen/core/ivalue.h>
+#include <c10/core/Device.h>
+
+#include <memory>
+#include <vector>
+
+#include "pt2/program.h"
+
+namespace layoutprof {
+
+class Pt2Sites;
+struct Pt2Step;
+
+class Pt2Executor {
+ public:
+  // Throws ModelLoadError, one line naming the node, for what it cannot run: an op this
+  // LibTorch does not have, an argument kind or node kind layoutprof does not run, a value used
+  // before it is defined. `sites` names each node's op site (lives as long as the executor).
+  Pt2Executor(const pt2::Graph& graph, Pt2Sites& sites);
+  ~Pt2Executor();
+  Pt2Executor(Pt2Executor&&) noexcept;
+
+  // The graph's outputs for its inputs (as many as graph.inputs, in order).
+  std::vector<c10::IValue> run(std::vector<c10::IValue> inputs) const;
+  // Device arguments of factory ops (device=cpu) go to `device` instead, once the model moved.
+  void set_device(const c10::Device& device) { *device_ = device; }
+
+ private:
+  struct Planner;  // what each node becomes (pt2_executor.cpp)
+  friend struct Planner;
+  // A nested graph's executor shares its parent's sites and device.
+  Pt2Executor(const pt2::Graph& graph, Pt2Sites& sites, std::shared_ptr<c10::Device> device);
+  void plan_frees();
+
+  std::vector<int> input_slots_;   // -1: an input with no name (a constant)
+  std::vector<int> output_slots_;  // -1: a constant output (kept in output_constants_)
+  std::vector<c10::IValue> output_constants_;
+  std::vector<std::unique_ptr<Pt2Step>> steps_;
+  size_t slots_ = 0;
+  Pt2Sites* sites_;
+  std::shared_ptr<c10::Device> device_;
+};
+
+}  // namespace layoutprof
