@@ -390,6 +390,62 @@ def vit_b_16() -> nn.Module:
     return torchvision.models.vit_b_16(weights=None)
 
 
+# torch.export-only samples: the graph language a real export writes (a dynamic batch, the
+# higher-order ops, a no_grad block, a decomposed graph's buffer mutation). No TorchScript twin.
+
+class DynamicBatch(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:  # [B, 8, 16], B dynamic
+        return x.transpose(1, 2).reshape(x.shape[0], -1)
+
+
+class CondBranch(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:  # [2, 8, 16]
+        return torch.cond(x.abs().sum() >= 0,  # always true, but only known at run time
+                          lambda x: x.transpose(1, 2).reshape(2, -1),
+                          lambda x: x.reshape(2, -1) + 0, (x,))  # a new tensor: no aliasing
+
+
+class WhileLoop(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:  # [8, 8]
+        from torch._higher_order_ops.while_loop import while_loop
+
+        def keep_going(i, y):
+            return i < 3
+
+        def body(i, y):
+            return i + 1, y.t().contiguous()
+
+        return while_loop(keep_going, body, (torch.zeros((), dtype=torch.int64), x))[1]
+
+
+class MapSlices(nn.Module):
+    def forward(self, xs: torch.Tensor) -> torch.Tensor:  # [5, 3, 4]
+        from torch._higher_order_ops.map import map as map_slices
+
+        return map_slices(lambda x: x.t().reshape(-1), xs)
+
+
+class NoGradBlock(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(16, 16)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:  # [2, 8, 16]
+        with torch.no_grad():
+            y = x.transpose(0, 1).reshape(8, -1)
+        return self.proj(y.reshape(-1, 16))
+
+
+class RunningTotal(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("total", torch.zeros(16))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:  # [4, 16]
+        self.total.add_(x.sum(0))
+        return x * 2
+
+
 # ---------------------------------------------------------------------------------------
 # The sample table: one entry per model, and the source of manifest.json.
 # ---------------------------------------------------------------------------------------
@@ -418,6 +474,24 @@ class Sample(NamedTuple):
     grads: Optional[Dict[str, str]] = None
     grads_why: str = ""
     grads2: Optional[Tuple[Dict[str, str], str]] = None  # (verdicts, why) where 2.x differs
+    # torch.export: under 2.x the sample is also exported (torch.export.export on `pt2_inputs`,
+    # or `inputs`) and saved as NAME.pt2, unless `exports` is False. `pt2` is what the program
+    # does where it runs differently from the 2.x TorchScript archive (why derived by hand);
+    # `pt2_only` samples have no TorchScript archive at all (cond, while_loop, map, ...).
+    exports: bool = True
+    pt2: Optional[Expect] = None
+    pt2_inputs: Optional[List[str]] = None
+    pt2_only: bool = False
+    dynamic_batch: bool = False  # dimension 0 of every input exported as dynamic
+    decompose: bool = False      # the program after ep.run_decompositions()
+
+    def pt2_expected(self) -> Expect:
+        if self.pt2 is not None:
+            return self.pt2
+        return self.expected("2")
+
+    def pt2_specs(self) -> List[str]:
+        return list(self.pt2_inputs or self.inputs)
 
     def grad_expectations(self) -> List[Tuple[List[str], Dict[str, str], str]]:
         """(LibTorch version prefixes, verdicts, why); the first that matches applies."""
@@ -508,7 +582,8 @@ SAMPLES = [
     Sample("view_fails", ViewFails, ["2x8x16"],
            copies(), status="failed",
            why="view() on a transposed tensor raises RuntimeError (use reshape); nothing is "
-               "copied before it fails."),
+               "copied before it fails.",
+           exports=False),  # torch.export.export raises the same error: there is no program
     Sample("defensive_clone", DefensiveClone, ["8x16"],
            copies(same_layout=2),
            "clone() keeps the source's strides (preserve_format), so both the plain clone and "
@@ -533,7 +608,11 @@ SAMPLES = [
            copies(explicit_layout=1, broadcast=1),
            "Slice assignment is an aten::copy_ issued by the model: writing the transposed x "
            "into a column block is an explicit layout copy, and assigning 1.0 copies a 0-dim "
-           "tensor into the slice (broadcast)."),
+           "tensor into the slice (broadcast).",
+           pt2=Expect(copies(explicit_layout=1, broadcast=1, same_layout=1),
+                      "As the TorchScript archive, plus one: export lifts the Python float 1.0 of "
+                      "the second assignment into a tensor constant, and aten::lift_fresh_copy copies "
+                      "it into a fresh 0-dim tensor each call (same_layout) before fill_ reads it.")),
     Sample("fresh_tensor", FreshTensor, ["4096x4096"],
            copies(),
            "No copy: t() is a view and x * x writes a new 64 MB tensor; the e2e tests use it "
@@ -565,7 +644,15 @@ SAMPLES = [
                          "In eval under no_grad the module takes the fast path "
                          "aten::_native_multi_head_attention, which clones its head-merge input, a "
                          "[2, 16, 4, 8] view with the heads transposed (implicit), and copies the "
-                         "out-projection bias into addmm's [32, 32] output (broadcast).")),
+                         "out-projection bias into addmm's [32, 32] output (broadcast)."),
+           pt2=Expect(copies(explicit_layout=1, broadcast=1),
+                      "torch.export traces the module's general path "
+                      "(F.multi_head_attention_forward), not the fast path: the packed in-projection's "
+                      "unflatten/transpose of q, k, v is made contiguous by an explicit .contiguous() "
+                      "([3, 16, 2, 32], explicit); scaled_dot_product_attention's CPU output keeps "
+                      "the query's [L, B, H, D] memory order, so the head merge (permute, reshape to "
+                      "[32, 32]) is a view; the out-projection's addmm copies its bias into the "
+                      "[32, 32] output (broadcast).")),
     Sample("op_loop", OpLoop, ["64x8x8"],
            copies(explicit_layout=64, dtype_device=64),
            "Per row of the input: '* 0.5' casts its 0-dim double to float (dtype_device) and "
@@ -633,7 +720,15 @@ SAMPLES = [
            copies(dtype_device=1, same_layout=1), large=True,
            why="NCHW convs (all on oneDNN) copy nothing; the avgpool mean divides by an int64 "
                "0-dim count (dtype_device) and fc's addmm copies its bias into the [1, 1000] "
-               "output, same_layout because batch 1 leaves no broadcast dim.", needs="torchvision"),
+               "output, same_layout because batch 1 leaves no broadcast dim.", needs="torchvision",
+           pt2_inputs=["8x3x224x224:channels_last"],
+           pt2=Expect(copies(implicit_layout=17, broadcast=1, dtype_device=1),
+                      "Exported with a channels_last batch of 8 (the seed's case): each 3x3 and "
+                      "7x7 convolution meets NCHW weights and copies its weight into channels_last "
+                      "(17 implicit, 44 MB in all); the 3 downsample 1x1 weights [C, Cin, 1, 1] are "
+                      "dense in both orders, no copy. avgpool's mean divides by an int64 0-dim count "
+                      "(dtype_device); fc's addmm copies its bias into the [8, 1000] output "
+                      "(broadcast).")),
     Sample("small_transformer", SmallTransformer, ["1x128x256"],
            copies(implicit_layout=4, broadcast=16, dtype_device=4), large=True,
            why="Per block: 4 Linear bias copies in addmm (broadcast), the head-merge reshape "
@@ -648,7 +743,45 @@ SAMPLES = [
                "addmm's outputs (2 broadcast). The classifier's Linear at batch 1 copies its bias "
                "into [1, 1000] (same_layout). LibTorch 2.x runs the same fast path and copies the "
                "same (its archive, though, calls aten::scaled_dot_product_attention in the "
-               "module's slow path, so 1.13 cannot load it).", needs="torchvision"),
+               "module's slow path, so 1.13 cannot load it).", needs="torchvision",
+           pt2=Expect(copies(explicit_layout=12, broadcast=48, same_layout=1),
+                      "torch.export traces nn.MultiheadAttention's general path, not the fast path: "
+                      "per encoder layer the packed in-projection's q, k, v split is made contiguous "
+                      "explicitly (explicit); scaled_dot_product_attention's CPU output keeps the "
+                      "query's memory order, so the head merge is a view (no implicit copy); the "
+                      "in-projection, out-projection and the MLP's two Linears each copy their bias "
+                      "into addmm's output (4 broadcast). The classifier at batch 1 copies its bias "
+                      "into [1, 1000] (same_layout).")),
+    Sample("dynamic_batch", DynamicBatch, ["4x8x16"], copies(implicit_layout=1), pt2_only=True,
+           min_torch=2, dynamic_batch=True,
+           why="Exported with a dynamic batch (its size a SymInt bound from the input): the "
+               "reshape of the transposed [B, 16, 8] view into [B, 128] cannot be a view (implicit), "
+               "at whatever batch it runs."),
+    Sample("cond_branch", CondBranch, ["2x8x16"], copies(implicit_layout=1, dtype_device=1), pt2_only=True,
+           min_torch=2,
+           why="The predicate's aten::ge compares the float 0-dim sum with the int 0, which it takes "
+               "as an int64 wrapped-number tensor and casts to float (dtype_device). torch.cond on "
+               "that predicate, known only at run time (always true): the true branch's "
+               "reshape of the transposed [2, 16, 8] view into [2, 128] copies (implicit); the false "
+               "branch, not taken, would copy nothing (reshape of the contiguous input is a view)."),
+    Sample("while_loop", WhileLoop, ["8x8"], copies(explicit_layout=3), pt2_only=True, min_torch=2,
+           why="while_loop runs its body three times (i = 0, 1, 2): each y.t().contiguous() copies the "
+               "transposed 8x8 (explicit); the counter's i + 1 and i < 3 copy nothing."),
+    Sample("map_slices", MapSlices, ["5x3x4"], copies(implicit_layout=5), pt2_only=True, min_torch=2,
+           why="map runs its body on each of the 5 slices [3, 4] of dimension 0: the reshape of each "
+               "transposed slice into [12] cannot be a view (implicit, 5 in all); the results are "
+               "stacked by aten::stack, which writes them without a copy_."),
+    Sample("no_grad_block", NoGradBlock, ["2x8x16"], copies(implicit_layout=1, broadcast=1),
+           pt2_only=True, min_torch=2,
+           why="The torch.no_grad() block is wrap_with_set_grad_enabled(False, ...) around its "
+               "ops: the reshape of the transposed [8, 2, 16] view into [8, 32] copies (implicit); "
+               "proj on the 2-D [16, 16] input copies its bias into addmm's output (broadcast)."),
+    Sample("running_total", RunningTotal, ["4x16"], copies(dtype_device=1, same_layout=1), pt2_only=True,
+           min_torch=2, decompose=True,
+           why="x * 2 multiplies by the int 2, an int64 wrapped-number tensor cast to float "
+               "(dtype_device). After run_decompositions() the buffer's add_ is a functional add whose result is an "
+               "output the program writes back into the buffer: that write-back is one aten::copy_ "
+               "of a [16] tensor into the [16] buffer, same strides (same_layout)."),
 ]
 
 
@@ -656,8 +789,12 @@ def manifest() -> dict:
     """The manifest in a fixed key order, so regenerating it gives identical bytes. Each
     sample's `expect` lists what each LibTorch version does with it: the e2e tests take the
     first entry one of whose `torch` prefixes matches the LibTorch under test."""
-    entries = []
+    entries, pt2_only = [], []
     for s in SAMPLES:
+        if s.pt2_only:
+            pt2_only.append({"name": s.name, "large": s.large, "min_torch": s.min_torch,
+                             "pt2": pt2_entry(s)})
+            continue
         entries.append({
             "name": s.name,
             "file": s.name + ".pt",
@@ -671,7 +808,18 @@ def manifest() -> dict:
         if s.grads is not None:
             entries[-1]["grads"] = [{"torch": prefixes, "verdicts": dict(v), "why": why}
                                     for prefixes, v, why in s.grad_expectations()]
-    return {"schema": 2, "samples": entries}
+        if s.exports:
+            entries[-1]["pt2"] = pt2_entry(s)
+    return {"schema": 2, "samples": entries, "pt2_samples": pt2_only}
+
+
+def pt2_entry(s: Sample) -> dict:
+    """A sample's torch.export program: its file, the inputs it was exported with (and is
+    profiled on), and what LibTorch 2.x does with it (1.x refuses every .pt2)."""
+    e = s.pt2_expected()
+    return {"file": s.name + ".pt2", "inputs": s.pt2_specs(),
+            "expect": [{"torch": ["2"], "status": e.status,
+                        "copies": {k: e.copies[k] for k in COPY_CLASSES}, "why": e.why}]}
 
 
 # ---------------------------------------------------------------------------------------
@@ -717,7 +865,7 @@ def make_input(spec: str) -> torch.Tensor:
 # Generation
 # ---------------------------------------------------------------------------------------
 
-def build(sample: Sample, out_dir: str) -> str:
+def built_module(sample: Sample) -> nn.Module:
     torch.manual_seed(0)
     model = sample.build().eval()
     # Inference samples: with frozen parameters no op sees a tensor that requires grad, so
@@ -726,6 +874,36 @@ def build(sample: Sample, out_dir: str) -> str:
     if sample.grads is None:
         for p in model.parameters():
             p.requires_grad_(False)
+    return model
+
+
+def build_pt2(sample: Sample, out_dir: str) -> str:
+    """NAME.pt2: torch.export.export on the sample's example inputs (seeded, in their layouts),
+    saved with them, checked to load and to match the module."""
+    model = built_module(sample)
+    torch.manual_seed(0)
+    inputs = tuple(make_input(spec) for spec in sample.pt2_specs())
+    dynamic = None
+    if sample.dynamic_batch:
+        batch = torch.export.Dim("batch", min=1, max=1024)
+        dynamic = tuple({0: batch} for _ in inputs)
+    program = torch.export.export(model, inputs, dynamic_shapes=dynamic)
+    if sample.decompose:
+        program = program.run_decompositions()
+    path = os.path.join(out_dir, sample.name + ".pt2")
+    torch.export.save(program, path)
+    loaded = torch.export.load(path).module()
+    with torch.no_grad():
+        got, want = loaded(*inputs), model(*inputs)
+    for a, b in zip(torch.utils._pytree.tree_leaves(got), torch.utils._pytree.tree_leaves(want)):
+        if isinstance(a, torch.Tensor) and not torch.allclose(a, b, rtol=1e-4, atol=1e-5):
+            raise SystemExit(f"{path}: the saved program does not match the module "
+                             f"(largest difference {(a - b).abs().max().item():.3g})")
+    return path
+
+
+def build(sample: Sample, out_dir: str) -> str:
+    model = built_module(sample)
     scripted = torch.jit.script(model)
     path = os.path.join(out_dir, sample.name + ".pt")
     torch.jit.save(scripted, path)
@@ -1004,6 +1182,40 @@ def check(samples: List[Sample], paths: Dict[str, str]) -> bool:
     return ok
 
 
+def check_pt2(samples: List[Sample], paths: Dict[str, str]) -> bool:
+    """Each .pt2 as Python runs it (torch.export.load(...).module()), profiled as the
+    TorchScript archives are: its copies must be the manifest's pt2 expectation."""
+    print(f"\nchecking {len(samples)} torch.export programs the same way")
+    ok = True
+    for s in samples:
+        torch.set_num_threads(1)
+        module = torch.export.load(paths[s.name]).module()
+        torch.manual_seed(0)
+        inputs = [make_input(spec) for spec in s.pt2_specs()]
+        with torch.no_grad():
+            for _ in range(WARMUP_CALLS):
+                try:
+                    module(*inputs)
+                except RuntimeError:
+                    break
+            found, error = profile_copies(module, inputs)
+        want = s.pt2_expected()
+        got = {k: 0 for k in COPY_CLASSES}
+        for c in found:
+            got[c.cls] += 1
+        status = "failed" if error is not None else "ok"
+        problems = []
+        if status != want.status:
+            problems.append(f"status {status}, expected {want.status}")
+        if got != want.copies:
+            problems.append("copies differ: " + ", ".join(
+                f"{k} {got[k]} (expected {want.copies[k]})" for k in COPY_CLASSES if got[k] != want.copies[k]))
+        print(f"{s.name}.pt2: expected {sum(want.copies.values())}, profiler {len(found)}, status {status} -> "
+              + ("OK" if not problems else "MISMATCH: " + "; ".join(problems)))
+        ok = ok and not problems
+    return ok
+
+
 def run_reproducibly(args) -> int:
     """Re-run this script in a child process whose archives are byte-for-byte reproducible.
 
@@ -1070,9 +1282,14 @@ def main(argv: Optional[List[str]] = None) -> int:
     elif only is None and os.path.exists(unmade_path):
         os.remove(unmade_path)  # a sample made now is not still listed
     paths = {}
+    pt2_paths = {}
     for s in chosen:
-        paths[s.name] = build(s, args.out)
-        print(f"wrote {paths[s.name]} ({os.path.getsize(paths[s.name])} bytes)")
+        if not s.pt2_only:
+            paths[s.name] = build(s, args.out)
+            print(f"wrote {paths[s.name]} ({os.path.getsize(paths[s.name])} bytes)")
+        if major >= 2 and s.exports:
+            pt2_paths[s.name] = build_pt2(s, args.out)
+            print(f"wrote {pt2_paths[s.name]} ({os.path.getsize(pt2_paths[s.name])} bytes)")
     if only is None:
         print(f"wrote {write_state_dict(args.out)}")
     with open(os.path.join(args.out, "manifest.json"), "w", encoding="utf-8") as f:
@@ -1080,9 +1297,12 @@ def main(argv: Optional[List[str]] = None) -> int:
         f.write("\n")
     print(f"wrote {os.path.join(args.out, 'manifest.json')}")
 
-    if args.check and not check(chosen, paths):
-        print("check FAILED", file=sys.stderr)
-        return 1
+    if args.check:
+        ok = check([s for s in chosen if s.name in paths], paths)
+        ok = check_pt2([s for s in chosen if s.name in pt2_paths], pt2_paths) and ok
+        if not ok:
+            print("check FAILED", file=sys.stderr)
+            return 1
     return 0
 
 

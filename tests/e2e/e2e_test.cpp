@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <functional>
 #include <optional>
+#include <set>
 #include <tuple>
 #include <filesystem>
 #include <fstream>
@@ -433,6 +434,112 @@ std::vector<std::string> committed_made_by_another_torch() {
 
 INSTANTIATE_TEST_SUITE_P(Manifest, CommittedArchives, ::testing::ValuesIn(committed_made_by_another_torch()),
                          [](const auto& info) { return info.param; });
+
+// torch.export programs (.pt2): every sample that exports, and the export-only samples (the
+// higher-order ops, a dynamic batch, a decomposed buffer mutation), made at set-up by a 2.x
+// torch, run through layoutprof's executor with the copies the manifest's pt2 entry says.
+std::vector<const json*> pt2_entries() {
+  std::vector<const json*> entries;
+  for (const char* list : {"samples", "pt2_samples"})
+    for (const auto& e : manifest().at(list))
+      if (e.contains("pt2")) entries.push_back(&e);
+  return entries;
+}
+
+const json& pt2_entry_named(const std::string& name) {
+  for (const json* e : pt2_entries())
+    if (e->at("name") == name) return *e;
+  throw std::runtime_error("no .pt2 sample " + name);
+}
+
+std::vector<std::string> pt2_args(const json& entry, const std::vector<std::string>& extra) {
+  const json& pt2 = entry.at("pt2");
+  std::vector<std::string> args = {(fs::path(MADE_SAMPLES_DIR) / pt2.at("file").get<std::string>()).string()};
+  for (const auto& in : pt2.at("inputs")) {
+    args.push_back("--input");
+    args.push_back(in.get<std::string>());
+  }
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+class Pt2Samples : public ::testing::TestWithParam<std::string> {};
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(Pt2Samples);
+
+TEST_P(Pt2Samples, CopyCountsMatchTheManifest) {
+  const json& entry = pt2_entry_named(GetParam());
+  fs::path report = work_dir() / (GetParam() + "_pt2.json");
+  std::vector<std::string> args = pt2_args(entry, {"--json", report.string(), "--iters", "2", "--threads", "1"});
+  if (!fs::exists(args[0])) {
+    std::string why = unmade_reason(entry.at("name"));
+    if (!why.empty()) GTEST_SKIP() << "not made with this torch: " << why;
+  }
+  ASSERT_TRUE(fs::exists(args[0])) << args[0] << ": run scripts/setup.sh with a 2.x torch";
+  const json& want = for_this_libtorch(entry.at("pt2"), "expect");
+  Result r = run(args);
+  EXPECT_EQ(r.code, want.at("status") == "ok" ? 0 : 4) << r.err;
+  ASSERT_TRUE(fs::exists(report)) << r.err;
+  json j = json::parse(read_file(report));
+  EXPECT_EQ(j["run"]["model_format"], "pt2");
+  EXPECT_EQ(j["summary"]["copies"], want.at("copies")) << GetParam() << ": " << want.value("why", "");
+  EXPECT_TRUE(j["run"]["calls_identical"].get<bool>());
+  std::string validate = "/usr/bin/python3 " + quote(VALIDATOR) + " " + quote(SCHEMA) + " " + quote(report.string());
+  EXPECT_EQ(std::system(validate.c_str()), 0) << validate;
+}
+
+std::vector<std::string> pt2_sample_names() {
+  std::vector<std::string> names;
+  if (version_matches("1", LIBTORCH_VERSION)) return names;  // Pt2.RefusedByLibTorch1 instead
+  for (const json* e : pt2_entries()) names.push_back(e->at("name"));
+  return names;
+}
+
+INSTANTIATE_TEST_SUITE_P(Manifest, Pt2Samples, ::testing::ValuesIn(pt2_sample_names()),
+                         [](const auto& info) { return info.param; });
+
+// A LibTorch 1.x build meets a .pt2 (the committed one, made by 2.14): exit 3, one line saying
+// what it needs and how to get it.
+TEST(Pt2, RefusedByLibTorch1) {
+  if (!version_matches("1", LIBTORCH_VERSION)) GTEST_SKIP() << "LibTorch " LIBTORCH_VERSION " runs .pt2 programs";
+  fs::path model = fs::path(COMMITTED_SAMPLES_DIR) / "transpose_reshape.pt2";
+  fs::path report = work_dir() / "refused_pt2.json";
+  Result r = run({model.string(), "--input", "2x8x16", "--json", report.string()});
+  EXPECT_EQ(r.code, 3) << r.err;
+  EXPECT_EQ(lines(r.err), 1) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("is a torch.export program (.pt2), which needs layoutprof built against a LibTorch 2.x"));
+  EXPECT_THAT(r.err, HasSubstr("TORCH_PYTHON=/path/to/python scripts/setup.sh"));
+  EXPECT_FALSE(fs::exists(report));
+}
+
+// The archive's own inputs where no --input is given (resnet18's channels_last batch of 8):
+// the seed's 17 weight copies, each under its module path and at the user's line in
+// torchvision's resnet.py; with no Python on PATH, since layoutprof runs the program itself.
+TEST(Pt2, ResnetOnItsStoredInputsNamesModulesAndUserLines) {
+  const json& entry = pt2_entry_named("resnet18");
+  fs::path model = fs::path(MADE_SAMPLES_DIR) / entry.at("pt2").at("file").get<std::string>();
+  if (version_matches("1", LIBTORCH_VERSION)) GTEST_SKIP() << "LibTorch 1.x refuses .pt2 (Pt2.RefusedByLibTorch1)";
+  if (!fs::exists(model) && !unmade_reason("resnet18").empty()) GTEST_SKIP() << unmade_reason("resnet18");
+  ASSERT_TRUE(fs::exists(model)) << model;
+  fs::path report = work_dir() / "resnet18_stored.json";
+  Result r = run_binary("/usr/bin/env", {"PATH=/nonexistent", LAYOUTPROF_BIN, model.string(), "--json", report.string(),
+                                         "--iters", "1", "--threads", "1"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  json j = json::parse(read_file(report));
+  EXPECT_EQ(j["run"]["inputs"][0]["spec"], "8x3x224x224:channels_last");
+  EXPECT_EQ(j["summary"]["copies"]["implicit_layout"], 17);
+  EXPECT_NEAR(j["summary"]["copy_bytes"]["implicit_layout"].get<double>(), 43.98e6, 0.01e6);
+  std::set<std::string> modules, sources;
+  json ops = expand_ops(j);
+  for (const json& c : j["copies"]) {
+    if (c["class"] != "implicit_layout") continue;
+    const json& culprit = ops[c["culprit"].get<size_t>()];
+    modules.insert(culprit["module"].get<std::string>());
+    sources.insert(culprit["source"].get<std::string>());
+  }
+  EXPECT_TRUE(modules.count("layer4.0.conv2")) << json(modules).dump();
+  for (const std::string& source : sources) EXPECT_THAT(source, HasSubstr("torchvision/models/resnet.py:"));
+  EXPECT_TRUE(sources.count("torchvision/models/resnet.py:96")) << json(sources).dump() << " (BasicBlock's self.conv2)";
+}
 
 // The archive of a model that uses scaled_dot_product_attention as PyTorch 2.x scripted it
 // (vit_b_16, made at set-up by the 2.x build in LAYOUTPROF_NEWER_SAMPLES; scripts/test.sh
