@@ -15,7 +15,10 @@ namespace {
 constexpr uint64_t kMaxModelJson = uint64_t{512} << 20;
 constexpr uint64_t kMaxConfigJson = uint64_t{64} << 20;
 
-std::string place(const Archive& archive, const std::string& entry) { return bounded(archive.name(), 200) + ": " + bounded(entry, 200); }
+// The top of a JSON entry, as errors name it: "t.pt2: t/models/model.json: " (json_input.h).
+std::string place(const Archive& archive, const std::string& entry) {
+  return bounded(archive.name(), 200) + ": " + bounded(entry, 200) + ": ";
+}
 
 Json read_json(const Archive& archive, const std::string& entry, uint64_t most) {
   return parse_json(archive.read_text(entry, most), place(archive, entry));
