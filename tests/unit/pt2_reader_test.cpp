@@ -301,5 +301,18 @@ TEST(Pt2Reader, ArchiveRefusesReadsPastAnEntryOrOverALimit) {
   EXPECT_EQ(a.read_text("m/archive_format", 3), "pt2");
 }
 
+// A central directory that says an entry inflates to 4 GiB from a few bytes: refused before any
+// caller could size a buffer by it.
+TEST(Pt2Reader, ArchiveRefusesADirectoryThatLiesAboutAnEntrysSize) {
+  std::string zip = make_zip(small_entries());
+  const std::string name = "m/data/weights/weight_0";
+  const size_t at = zip.rfind(name);  // its central directory record: the name follows 46 bytes
+  ASSERT_NE(at, std::string::npos);
+  ASSERT_EQ(zip.compare(at - 46, 4, "PK\x01\x02"), 0);
+  zip.replace(at - 46 + 24, 4, "\xf0\xff\xff\xff");  // uncompressed size
+  const Archive a = Archive::from_bytes(zip);
+  EXPECT_NE(refusal([&] { a.size(name); }).find("its directory is wrong"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace layoutprof::pt2
