@@ -245,6 +245,25 @@ TEST(Pt2Reader, RefusesWhatIsNotAZipOrNotAProgram) {
   EXPECT_FALSE(is_pt2_archive("/nonexistent/model.pt2"));
 }
 
+// Told apart from a TorchScript zip by its layout alone, as `run` must before loading either.
+TEST(Pt2Reader, KnowsAPt2ArchiveByItsLayout) {
+  auto written = [](const std::map<std::string, std::string>& entries) {
+    char path[] = "/tmp/pt2_layoutXXXXXX";
+    const int fd = mkstemp(path);
+    const std::string bytes = make_zip(entries);
+    EXPECT_EQ(write(fd, bytes.data(), bytes.size()), ssize_t(bytes.size()));
+    close(fd);
+    const bool pt2 = is_pt2_archive(path);
+    std::remove(path);
+    return pt2;
+  };
+  EXPECT_TRUE(written({{"x/archive_format", "pt2"}}));
+  EXPECT_TRUE(written({{"x/models/model.json", "{}"}}));
+  EXPECT_FALSE(written({{"x/archive_format", "pt3"}}));
+  EXPECT_FALSE(written({{"model/data.pkl", ""}, {"model/version", "3"}}));  // TorchScript's layout
+  EXPECT_FALSE(written({{"a/b/models/model.json", "{}"}}));
+}
+
 TEST(Pt2Reader, RefusesBrokenJson) {
   auto with_model = [](const std::string& text) {
     auto e = small_entries();
