@@ -287,6 +287,10 @@ TEST(Pt2Reader, RefusesNamesUsedBeforeTheyAreDefinedOrDefinedTwice) {
   model = small_model();
   model["graph_module"]["graph"]["nodes"][0]["outputs"][0] = tensor("x");
   EXPECT_NE(refusal(small_entries(model)).find("defines 'x' a second time"), std::string::npos);
+  model = small_model();
+  model["graph_module"]["signature"]["output_specs"] = json::array();
+  EXPECT_NE(refusal(small_entries(model)).find("2 input and 0 output specs for a graph of 2 inputs and 1 outputs"),
+            std::string::npos);
 }
 
 TEST(Pt2Reader, RefusesStoredTensorsTheArchiveCannotFill) {
