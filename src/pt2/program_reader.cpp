@@ -154,7 +154,7 @@ std::map<std::string, StoredTensor> read_payloads(const Archive& archive, const 
     if (bool_at(member(meta, "use_pickle", w), dot(w, "use_pickle")))
       bad(w, "a pickled tensor (a tensor subclass or custom object): layoutprof reads plain tensors only");
     const std::string& path = string_member(meta, "path_name", w);
-    if (path.empty() || path.find('/') != std::string::npos || path == "." || path == "..")
+    if (path.empty() || path.find_first_of(std::string("/\0", 2)) != std::string::npos || path == "." || path == "..")
       bad(w, "path_name '" + bounded(path) + "' is not a file name");
     const Json* tm = optional_member(meta, "tensor_meta", w);
     if (!tm) bad(w, "no tensor_meta");

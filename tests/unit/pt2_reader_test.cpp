@@ -312,6 +312,8 @@ TEST(Pt2Reader, RefusesStoredTensorsTheArchiveCannotFill) {
   weights = small_weights();
   weights["config"]["w"]["path_name"] = "../weight_0";
   EXPECT_NE(refusal(small_entries(small_model(), weights)).find("is not a file name"), std::string::npos);
+  weights["config"]["w"]["path_name"] = std::string("weight_0\0x", 10);  // a C string would stop at weight_0
+  EXPECT_NE(refusal(small_entries(small_model(), weights)).find("is not a file name"), std::string::npos);
 }
 
 TEST(Pt2Reader, ArchiveRefusesReadsPastAnEntryOrOverALimit) {
