@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
 # Fuzzes a reader of outside text with libFuzzer (Debian's clang 14, with ASan and UBSan):
 #
-#   scripts/fuzz.sh TARGET SECONDS     TARGET: input_spec, tlb, events, fraction, report, or all
+#   scripts/fuzz.sh TARGET SECONDS     TARGET: input_spec, tlb, events, fraction, report, pt2, or all
 #
 # Builds the targets (tests/fuzz, without LibTorch) into build-fuzz/, seeds each from
-# tests/fuzz/corpus/TARGET (specs, and reports layoutprof wrote for the samples), runs it for
+# tests/fuzz/corpus/TARGET (specs, reports layoutprof wrote for the samples, small .pt2 exports), runs it for
 # SECONDS (each, for all), and prints the executions and what it found. A finding (crash,
 # sanitizer report, leak, timeout) is kept in build-fuzz/findings/TARGET/ and the script exits
 # 1; add it to tests/fuzz/regressions/TARGET/ once fixed, where every test run replays it.
 # FUZZ_JOBS=N runs N processes of a target at once (libFuzzer -fork).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-TARGETS=(input_spec tlb events fraction report)
+TARGETS=(input_spec tlb events fraction report pt2)
 target=${1:?usage: scripts/fuzz.sh TARGET SECONDS (TARGET: ${TARGETS[*]} all)}
 seconds=${2:?usage: scripts/fuzz.sh TARGET SECONDS}
 if [ "$target" = all ]; then list=("${TARGETS[@]}"); else list=("$target"); fi

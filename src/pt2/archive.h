@@ -19,14 +19,15 @@ class Archive {
   // Reads a copy of `bytes` held in memory (tests, fuzzing); `name` stands for the file in errors.
   static Archive from_bytes(std::string bytes, const std::string& name = "<memory>");
 
-  Archive(Archive&&) noexcept;
-  Archive& operator=(Archive&&) noexcept;
-  ~Archive();
+  Archive(Archive&&) noexcept = default;
+  Archive& operator=(Archive&&) noexcept = default;
+  ~Archive() = default;
 
   // "<name>/": the folder holding models/model.json, as every entry below is named.
   const std::string& prefix() const { return prefix_; }
   const std::string& name() const { return name_; }
   bool has(const std::string& entry) const;
+  // The entry's length, refused where the archive's bytes could not hold it.
   uint64_t size(const std::string& entry) const;
   // The whole entry as text; refused when its size is over `most`.
   std::string read_text(const std::string& entry, uint64_t most) const;
@@ -40,7 +41,11 @@ class Archive {
 
   std::string name_, prefix_;
   std::shared_ptr<const std::string> bytes_;  // what an in-memory archive reads; stays put on a move
-  zip* zip_ = nullptr;
+  uint64_t archive_bytes_ = 0;                 // the file's (or the bytes') length
+  struct Discard {
+    void operator()(zip* z) const;
+  };
+  std::unique_ptr<zip, Discard> zip_;
 };
 
 // Whether `path` is a zip holding a torch.export program (`<x>/models/model.json`, or

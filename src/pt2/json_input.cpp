@@ -11,7 +11,10 @@ const char* type_name(const Json& v) { return v.type_name(); }
 
 }  // namespace
 
-void bad(const std::string& at, const std::string& problem) { throw ModelLoadError(at + ": " + problem); }
+// An `at` ending in ": " is a file's top level ("t.pt2: t/models/model.json: "), before any member.
+void bad(const std::string& at, const std::string& problem) {
+  throw ModelLoadError(at.back() == ' ' ? at + problem : at + ": " + problem);
+}
 
 // nlohmann's parser calls back at each value's start with its depth; throwing there stops it
 // before the nesting reaches the stack (destroying a deep value recurses too).
@@ -29,7 +32,9 @@ Json parse_json(const std::string& text, const std::string& at) {
   }
 }
 
-std::string dot(const std::string& at, const std::string& key) { return at + "." + bounded(key, 80); }
+std::string dot(const std::string& at, const std::string& key) {
+  return at + (at.back() == ' ' ? "" : ".") + bounded(key, 80);
+}
 std::string index(const std::string& at, size_t i) { return at + "[" + std::to_string(i) + "]"; }
 
 const Json& member(const Json& object, const char* key, const std::string& at) {

@@ -28,12 +28,13 @@ constexpr int kArgKinds = 31;
 struct Graph;
 
 // One argument or output. Which members hold it depends on the kind:
-//  Tensor, Tensors, OptionalTensor(s), CustomObj: names ("" for a None in an optional list);
+//  Tensor, Tensors, OptionalTensor(s), CustomObj: names ("" for a None in an optional list;
+//    a CustomObj's class_fqn in strings[0]);
 //  Int(s), Bool(s), ScalarType, MemoryFormat, Layout: ints;
 //  SymInt(s), SymBool(s), SymFloat(s): per element, names[i] a value's name, or "" and the
-//    constant in ints[i] (floats[i] for SymFloat);
+//    constant in ints[i] (floats[i] for SymFloat); ints[i] (floats[i]) is 0 where named;
 //  Float(s), Complex (real, imag): floats;  String(s), Operator: strings;
-//  Device: strings[0] the type, ints[0] the index (-1 none);  Graph: graph;
+//  Device: strings[0] the type, ints[0] the index (-1 none);  Graph: graph, names[0] its name;
 //  NestedTensors, IntLists, FloatLists, StringToArgument: refused by the executor, so kept as
 //    their element counts only (ints).
 struct Argument {
@@ -85,8 +86,10 @@ struct Graph {
 enum class InputKind { UserInput, Parameter, Buffer, TensorConstant, CustomObj, Token, ConstantInput };
 struct InputSpec {
   InputKind kind = InputKind::UserInput;
-  Argument arg;        // the placeholder (as_tensor for parameters, buffers, constants)
-  std::string target;  // the parameter's, buffer's, constant's fully qualified name
+  Argument arg;        // the placeholder (as_tensor for parameters, buffers, constants, tokens);
+                       // a ConstantInput's value (None, Int, Float, String or Bool)
+  std::string target;  // the parameter's, buffer's, constant's, custom object's fully qualified
+                       // name; a ConstantInput's placeholder name
   bool persistent = true;
 };
 enum class OutputKind { UserOutput, LossOutput, BufferMutation, GradientToParameter, GradientToUserInput,

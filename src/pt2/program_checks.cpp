@@ -2,6 +2,8 @@
 
 #include <limits>
 #include <set>
+#include <string>
+#include <utility>
 
 #include "pt2/program_reader.h"
 #include "support/errors.h"

@@ -2,7 +2,6 @@
 // dangling name and no tensor whose storage the archive cannot fill. Private to src/pt2.
 #pragma once
 
-#include <cstdint>
 #include <string>
 
 #include "pt2/program.h"
@@ -12,8 +11,5 @@ namespace layoutprof::pt2 {
 // Every name an argument uses is defined before (the graph's inputs, then each node's outputs
 // in order), and defined once; nested graphs (as_graph) have their own inputs.
 void check_definitions(const Graph& graph, const std::string& at);
-// The bytes a stored tensor's storage spans: refused where a size, stride or the offset is
-// symbolic or negative, the dtype unknown, the layout not strided, or the count past 2^63.
-uint64_t storage_bytes(const TensorMeta& meta, const std::string& at);
 
 }  // namespace layoutprof::pt2

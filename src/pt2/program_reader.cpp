@@ -15,7 +15,10 @@ namespace {
 constexpr uint64_t kMaxModelJson = uint64_t{512} << 20;
 constexpr uint64_t kMaxConfigJson = uint64_t{64} << 20;
 
-std::string place(const Archive& archive, const std::string& entry) { return bounded(archive.name(), 200) + ": " + bounded(entry, 200); }
+// The top of a JSON entry, as errors name it: "t.pt2: t/models/model.json: " (json_input.h).
+std::string place(const Archive& archive, const std::string& entry) {
+  return bounded(archive.name(), 200) + ": " + bounded(entry, 200) + ": ";
+}
 
 Json read_json(const Archive& archive, const std::string& entry, uint64_t most) {
   return parse_json(archive.read_text(entry, most), place(archive, entry));
@@ -104,6 +107,27 @@ void read_schema_version(Program& p, const Json& model, const std::string& at) {
                 std::to_string(kSchemaMajor) + ".x");
 }
 
+// The signature says what each graph input and output is: one spec for each.
+void read_signature(Program& p, const Json& sig, const std::string& s) {
+  const Json& ins = array_at(member(sig, "input_specs", s), dot(s, "input_specs"));
+  for (size_t i = 0; i < ins.size(); ++i) p.input_specs.push_back(read_input_spec(ins[i], index(dot(s, "input_specs"), i)));
+  const Json& outs = array_at(member(sig, "output_specs", s), dot(s, "output_specs"));
+  for (size_t i = 0; i < outs.size(); ++i) p.output_specs.push_back(read_output_spec(outs[i], index(dot(s, "output_specs"), i)));
+  if (p.input_specs.size() != p.graph.inputs.size() || p.output_specs.size() != p.graph.outputs.size())
+    bad(s, std::to_string(p.input_specs.size()) + " input and " + std::to_string(p.output_specs.size()) +
+               " output specs for a graph of " + std::to_string(p.graph.inputs.size()) + " inputs and " +
+               std::to_string(p.graph.outputs.size()) + " outputs");
+}
+
+void read_range_constraints(Program& p, const Json& model, const std::string& at) {
+  const Json* ranges = optional_member(model, "range_constraints", at);
+  if (!ranges) return;
+  for (const auto& [symbol, r] : object_at(*ranges, dot(at, "range_constraints")).items()) {
+    const std::string w = dot(dot(at, "range_constraints"), symbol);
+    p.range_constraints[symbol] = {bound(optional_member(r, "min_val", w)), bound(optional_member(r, "max_val", w))};
+  }
+}
+
 void read_model(Program& p, const Archive& archive) {
   const std::string entry = archive.prefix() + "models/model.json";
   const std::string at = place(archive, entry);
@@ -112,20 +136,9 @@ void read_model(Program& p, const Archive& archive) {
   const Json& gm = member(model, "graph_module", at);
   const std::string g = dot(at, "graph_module");
   p.graph = read_graph(member(gm, "graph", g), dot(g, "graph"));
-  const Json& sig = member(gm, "signature", g);
-  const std::string s = dot(g, "signature");
-  const Json& ins = array_at(member(sig, "input_specs", s), dot(s, "input_specs"));
-  for (size_t i = 0; i < ins.size(); ++i) p.input_specs.push_back(read_input_spec(ins[i], index(dot(s, "input_specs"), i)));
-  const Json& outs = array_at(member(sig, "output_specs", s), dot(s, "output_specs"));
-  for (size_t i = 0; i < outs.size(); ++i) p.output_specs.push_back(read_output_spec(outs[i], index(dot(s, "output_specs"), i)));
-  if (const Json* ranges = optional_member(model, "range_constraints", at))
-    for (const auto& [symbol, r] : object_at(*ranges, dot(at, "range_constraints")).items()) {
-      const std::string w = dot(dot(at, "range_constraints"), symbol);
-      p.range_constraints[symbol] = {bound(optional_member(r, "min_val", w)), bound(optional_member(r, "max_val", w))};
-    }
-  check_definitions(p.graph, dot(at, "graph_module.graph"));
-  if (p.input_specs.size() != p.graph.inputs.size())
-    bad(at, std::to_string(p.input_specs.size()) + " input specs for " + std::to_string(p.graph.inputs.size()) + " graph inputs");
+  check_definitions(p.graph, dot(g, "graph"));
+  read_signature(p, member(gm, "signature", g), dot(g, "signature"));
+  read_range_constraints(p, model, at);
 }
 
 // data/weights/model_weights_config.json or data/constants/model_constants_config.json: each
@@ -141,7 +154,7 @@ std::map<std::string, StoredTensor> read_payloads(const Archive& archive, const 
     if (bool_at(member(meta, "use_pickle", w), dot(w, "use_pickle")))
       bad(w, "a pickled tensor (a tensor subclass or custom object): layoutprof reads plain tensors only");
     const std::string& path = string_member(meta, "path_name", w);
-    if (path.empty() || path.find('/') != std::string::npos || path == "." || path == "..")
+    if (path.empty() || path.find_first_of(std::string("/\0", 2)) != std::string::npos || path == "." || path == "..")
       bad(w, "path_name '" + bounded(path) + "' is not a file name");
     const Json* tm = optional_member(meta, "tensor_meta", w);
     if (!tm) bad(w, "no tensor_meta");

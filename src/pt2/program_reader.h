@@ -5,6 +5,9 @@
 // of one line; no read allocates more than the archive's own entries hold.
 #pragma once
 
+#include <cstdint>
+#include <string>
+
 #include "pt2/archive.h"
 #include "pt2/program.h"
 
@@ -14,6 +17,11 @@ namespace layoutprof::pt2 {
 constexpr int kSchemaMajor = 8;
 
 Program read_program(const Archive& archive);
+
+// The bytes a stored tensor's storage spans (what the executor allocates for a weight): refused,
+// `at` naming it, where a size, stride or the offset is symbolic or negative, the dtype unknown,
+// the layout not strided, or the count past 2^63.
+uint64_t storage_bytes(const TensorMeta& meta, const std::string& at);
 
 // Bytes per element of a schema ScalarType code (torch/_export/serde/schema.py), 0 when unknown.
 int dtype_element_size(int schema_dtype);

@@ -1,15 +1,20 @@
 // The fuzz targets' bodies: each reader of outside text, fed arbitrary bytes. A reader may
-// refuse its input with the errors it documents (UsageError: exit 2, one line); anything
-// else (a crash, a sanitizer report, another exception, a hang) is a finding. Shared by the
-// libFuzzer targets (fuzz_main.cpp, clang) and the regression test over the findings kept in
-// tests/fuzz/regressions/ (tests/unit/fuzz_regressions_test.cpp, every build).
+// refuse its input with the errors it documents (UsageError: exit 2, one line; the .pt2 reader's
+// ModelLoadError: exit 3, one line); anything else (a crash, a sanitizer report, another
+// exception, a hang) is a finding. Shared by the libFuzzer targets (fuzz_main.cpp, clang) and the
+// regression test over the findings kept in tests/fuzz/regressions/
+// (tests/unit/fuzz_regressions_test.cpp, every build).
 #pragma once
 
 #include <sys/mman.h>
 #include <unistd.h>
+#include <zip.h>
 
 #include <cstddef>
+#include <algorithm>
 #include <cstdint>
+#include <utility>
+#include <vector>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
@@ -21,6 +26,7 @@
 #include "report/comparison_text.h"
 #include "gate/gate.h"
 #include "core/input_spec.h"
+#include "pt2/program_reader.h"
 #include "report/json_report.h"
 #include "report/text_report.h"
 
@@ -127,6 +133,64 @@ inline int report(const uint8_t* data, size_t size) {
         throw std::logic_error("a report regressed against its own gate read");
     }
   } catch (const UsageError& e) {
+    one_line(e);
+  }
+  return 0;
+}
+
+// A zip (libzip, in memory) of these entries, stored uncompressed.
+inline std::string zip_of(const std::vector<std::pair<std::string, std::string>>& entries) {
+  zip_source_t* out = zip_source_buffer_create(nullptr, 0, 0, nullptr);
+  zip_source_keep(out);
+  zip_t* z = zip_open_from_source(out, ZIP_TRUNCATE, nullptr);
+  if (!z) throw std::runtime_error("zip_open_from_source");
+  for (const auto& [name, data] : entries) {
+    const zip_int64_t i = zip_file_add(z, name.c_str(), zip_source_buffer(z, data.data(), data.size(), 0), 0);
+    if (i < 0 || zip_set_file_compression(z, static_cast<zip_uint64_t>(i), ZIP_CM_STORE, 0) != 0)
+      throw std::runtime_error("zip_file_add");
+  }
+  if (zip_close(z) != 0) throw std::runtime_error("zip_close");
+  std::string bytes;
+  zip_stat_t st;
+  if (zip_source_stat(out, &st) == 0 && zip_source_open(out) == 0) {
+    bytes.resize(st.size);
+    bytes.resize(static_cast<size_t>(std::max<zip_int64_t>(0, zip_source_read(out, bytes.data(), st.size))));
+    zip_source_close(out);
+  }
+  zip_source_free(out);
+  return bytes;
+}
+
+// Input that is not a zip is taken as "model.json \0 model_weights_config.json" beside a
+// 4 KiB weight_0 (zeros): in a zip, the CRC would refuse nearly every change to the JSON before
+// the reader saw it.
+inline std::string pt2_archive(const uint8_t* data, size_t size) {
+  const std::string input = text(data, size);
+  if (input.rfind("PK", 0) == 0) return input;
+  const size_t split = std::min(input.find('\0'), input.size());
+  return zip_of({{"m/models/model.json", input.substr(0, split)},
+                 {"m/data/weights/model_weights_config.json", split < input.size() ? input.substr(split + 1) : "{\"config\": {}}"},
+                 {"m/data/weights/weight_0", std::string(4096, '\0')}});
+}
+
+// A .pt2 archive (ModelLoadError: exit 3, one line): its program read, then every stored tensor
+// streamed into a buffer of the size its metadata asks, as the executor loads weights. The reader
+// has checked that size against the entry's, so the metadata alone never sizes an allocation;
+// past 64 MiB (an entry the zip says inflates that far) only the size is compared.
+inline int pt2(const uint8_t* data, size_t size) {
+  namespace p2 = layoutprof::pt2;
+  try {
+    const p2::Archive archive = p2::Archive::from_bytes(pt2_archive(data, size), "fuzz.pt2");
+    const p2::Program program = p2::read_program(archive);
+    for (const auto* stored : {&program.weights, &program.constants})
+      for (const auto& [fqn, tensor] : *stored) {
+        const uint64_t bytes = p2::storage_bytes(tensor.meta, fqn);
+        if (bytes > archive.size(tensor.entry)) throw std::logic_error("a stored tensor longer than its entry was accepted");
+        if (bytes > (uint64_t{64} << 20)) continue;
+        std::vector<char> storage(bytes);
+        archive.read_into(tensor.entry, storage.data(), bytes);
+      }
+  } catch (const ModelLoadError& e) {
     one_line(e);
   }
   return 0;

@@ -20,7 +20,7 @@ namespace fs = std::filesystem;
 const std::map<std::string, std::function<int(const uint8_t*, size_t)>>& targets() {
   static const std::map<std::string, std::function<int(const uint8_t*, size_t)>> t = {
       {"input_spec", fuzz::input_spec}, {"tlb", fuzz::tlb},         {"events", fuzz::events},
-      {"fraction", fuzz::fraction},     {"report", fuzz::report}};
+      {"fraction", fuzz::fraction},     {"report", fuzz::report},   {"pt2", fuzz::pt2}};
   return t;
 }
 
