@@ -42,6 +42,9 @@ class Model {
   // Every parameter and buffer of the model and its submodules, in the model's order.
   virtual std::vector<NamedTensor> named_parameters() const = 0;
   virtual std::vector<NamedTensor> named_buffers() const = 0;
+  // Refuses (SettingError, exit 2) inputs the model cannot take, before any call: a .pt2's
+  // static and dynamic dimensions. Formats that know nothing of their inputs accept them.
+  virtual void check_inputs(const std::vector<c10::IValue>& /*inputs*/) const {}
   // One forward() on `inputs`; throws what the model raised.
   virtual c10::IValue forward(std::vector<c10::IValue>& inputs) = 0;
   // The reason of an exception forward() threw, in one line.
@@ -50,6 +53,10 @@ class Model {
   // the model.
   virtual OpSiteSource& op_sites() = 0;
 };
+
+// Loads a shared library that registers custom ops (TORCH_LIBRARY) for the models to come.
+// Throws ModelLoadError with the loader's reason.
+void load_op_library(const std::string& path);
 
 // Loads the model file with the implementation its contents call for, on the CPU. Throws
 // ModelLoadError when it cannot be opened or read.

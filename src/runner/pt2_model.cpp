@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "pt2/archive.h"
+#include "pt2/input_sizes.h"
 #include "pt2/program_reader.h"
 #include "runner/model.h"
 #include "runner/pt2_executor.h"
@@ -60,6 +61,15 @@ class Pt2Model final : public Model {
   void set_training(bool) override {}
   std::vector<NamedTensor> named_parameters() const override { return named(InputKind::Parameter); }
   std::vector<NamedTensor> named_buffers() const override { return named(InputKind::Buffer); }
+  void check_inputs(const std::vector<c10::IValue>& inputs) const override {
+    std::vector<std::vector<int64_t>> sizes;
+    std::vector<bool> tensor;
+    for (const c10::IValue& in : inputs) {
+      tensor.push_back(in.isTensor());
+      sizes.push_back(in.isTensor() ? in.toTensor().sizes().vec() : std::vector<int64_t>());
+    }
+    pt2::check_input_sizes(program_, sizes, tensor);
+  }
   c10::IValue forward(std::vector<c10::IValue>& inputs) override;
   std::string error_reason(const std::exception& e) const override {
     auto* c10e = dynamic_cast<const c10::Error*>(&e);
@@ -156,7 +166,10 @@ std::unique_ptr<Model> load_pt2(const std::string& path) {
   stored.insert(program.constants.begin(), program.constants.end());
   try {
     std::map<std::string, at::Tensor> tensors = load_stored_tensors(archive, stored);
-    std::vector<c10::IValue> samples = load_sample_inputs(archive, program.sample_inputs_entry);
+    std::vector<std::string> names;
+    for (const pt2::InputSpec& spec : program.input_specs)
+      if (spec.kind == InputKind::UserInput) names.push_back(spec_name(spec));
+    std::vector<c10::IValue> samples = load_sample_inputs(archive, program.sample_inputs_entry, names);
     return std::make_unique<Pt2Model>(path, std::move(program), std::move(tensors), std::move(samples));
   } catch (const c10::Error& e) {
     throw ModelLoadError("'" + path + "' could not be loaded: " + first_line(e.what_without_backtrace()));

@@ -52,6 +52,7 @@ std::string joined(const std::vector<std::string>& names) {
 
 // The model in the mode and on the device the run asks for, checked against the inputs given.
 std::shared_ptr<Model> open_model(const ProfileConfig& config, const at::Device& device) {
+  for (const std::string& library : config.libraries) load_op_library(library);
   std::shared_ptr<Model> model = load_model(config.model);
   model->set_training(config.backward);  // a training step: dropout, batch statistics
   if (device.is_cuda()) model->to(device);
@@ -260,6 +261,7 @@ Trace run_profile(const ProfileConfig& config, const ProgressFn& progress, std::
   std::vector<c10::IValue> inputs = config.inputs.empty() && config.convert_to.empty()
                                         ? stored_inputs(model->sample_inputs(), device, run.inputs)
                                         : make_inputs(specs, device, config.backward, run.inputs);
+  model->check_inputs(inputs);
 
   // Forward only: no autograd. A training step: forward with autograd, then backward.
   std::optional<at::NoGradGuard> no_grad;
