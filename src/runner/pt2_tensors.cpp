@@ -66,7 +66,8 @@ std::map<std::string, at::Tensor> load_stored_tensors(const pt2::Archive& archiv
   return tensors;
 }
 
-std::vector<c10::IValue> load_sample_inputs(const pt2::Archive& archive, const std::string& entry) {
+std::vector<c10::IValue> load_sample_inputs(const pt2::Archive& archive, const std::string& entry,
+                                            const std::vector<std::string>& names) {
   if (entry.empty()) return {};
   const std::string bytes = archive.read_text(entry, archive.size(entry));
   c10::IValue saved;
@@ -79,7 +80,16 @@ std::vector<c10::IValue> load_sample_inputs(const pt2::Archive& archive, const s
   if (!saved.isTuple() || saved.toTupleRef().elements().empty() || !saved.toTupleRef().elements()[0].isTuple())
     throw ModelLoadError("the archive's sample inputs are not the (args, kwargs) torch.export saves");
   const auto& args = saved.toTupleRef().elements()[0].toTupleRef().elements();
-  return std::vector<c10::IValue>(args.begin(), args.end());
+  std::vector<c10::IValue> inputs(args.begin(), args.end());
+  const auto& both = saved.toTupleRef().elements();
+  if (both.size() < 2 || !both[1].isGenericDict()) return inputs;
+  const c10::Dict<c10::IValue, c10::IValue> kwargs = both[1].toGenericDict();
+  for (size_t i = inputs.size(); i < names.size(); ++i) {
+    auto it = kwargs.find(c10::IValue(names[i]));
+    if (it == kwargs.end()) return {};
+    inputs.push_back(it->value());
+  }
+  return inputs;
 }
 
 }  // namespace layoutprof

@@ -20,7 +20,10 @@ class Archive;
 // By fully qualified name. Throws ModelLoadError naming the tensor it cannot make.
 std::map<std::string, at::Tensor> load_stored_tensors(const pt2::Archive& archive,
                                                       const std::map<std::string, pt2::StoredTensor>& stored);
-// The positional example inputs (torch.save's (args, kwargs)); none where the entry is "".
-std::vector<c10::IValue> load_sample_inputs(const pt2::Archive& archive, const std::string& entry);
+// The example inputs (torch.save's (args, kwargs)) as the graph's user inputs named `names`
+// take them: the positional ones, then the keyword ones by name. None where the entry is "",
+// or where a keyword input the graph takes is not among them.
+std::vector<c10::IValue> load_sample_inputs(const pt2::Archive& archive, const std::string& entry,
+                                            const std::vector<std::string>& names);
 
 }  // namespace layoutprof
