@@ -34,6 +34,7 @@ struct GateCliOptions {
 struct RunOptions {
   std::string model;
   std::vector<std::string> inputs;
+  std::vector<std::string> libraries;  // --load-library
   int warmup = 3;
   int iters = 3;
   int threads = 0;

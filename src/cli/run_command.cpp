@@ -25,7 +25,10 @@
 namespace layoutprof {
 
 void setup_run(CLI::App& app, RunOptions& o) {
-  app.add_option("model", o.model, "TorchScript archive (torch.jit.save)");
+  app.add_option("model", o.model, "torch.export program (.pt2, torch.export.save) or TorchScript archive (torch.jit.save)");
+  app.add_option("--load-library", o.libraries,
+                 "FILE.so: a library registering custom ops the model calls (torch.ops.NS.*), loaded "
+                 "before the model (repeatable)");
   app.add_option("--input,-i", o.inputs,
                  "one per forward() argument, in order: DIMxDIM...[:dtype][:format][:grad]; dtype "
                  "f32 f64 f16 bf16 i64 i32 i8 u8 bool; format contiguous channels_last "
@@ -116,6 +119,7 @@ void check_counter_flags(const RunOptions& o) {
 ProfileConfig profile_config(const RunOptions& o) {
   ProfileConfig config;
   config.model = o.model;
+  config.libraries = o.libraries;
   for (const std::string& text : o.inputs) {
     config.inputs.push_back(with_flag([&] { return parse_input_spec(text); }));
     // A gradient needs a training step: said here, with both flags, before the model loads.

@@ -1,5 +1,7 @@
 #include "runner/model.h"
 
+#include <dlfcn.h>
+
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -27,6 +29,12 @@ const ModelFormat kFormats[] = {
 };
 
 }  // namespace
+
+void load_op_library(const std::string& path) {
+  // Global: the ops it registers stay for the process's life, as torch.ops.load_library keeps them.
+  if (!dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL))
+    throw ModelLoadError("cannot load the op library '" + path + "': " + first_line(dlerror()));
+}
 
 std::unique_ptr<Model> load_model(const std::string& path) {
   {

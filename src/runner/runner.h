@@ -14,6 +14,7 @@ namespace layoutprof {
 
 struct ProfileConfig {
   std::string model;
+  std::vector<std::string> libraries;  // custom op libraries loaded before the model (--load-library)
   std::vector<InputSpec> inputs;
   int warmup = 3;  // the profiling graph executor specialises after its first calls
   int iters = 3;
