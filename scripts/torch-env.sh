@@ -42,7 +42,25 @@ wheel_python() {
     "$venv/bin/python" -m pip install -q --disable-pip-version-check $LAYOUTPROF_WHEEL >&2
     touch "$venv/.complete"
   fi
+  model_libraries "$venv"
   echo "$venv/bin/python"
+}
+
+# Model libraries for the samples exported from them (transformers, timm), installed without
+# their dependencies so that the venv's torch stays as it is, plus the few pure-Python packages
+# they import. Once per venv; a machine without them skips those samples (unmade.json).
+MODEL_LIBRARIES=(transformers==5.23.0 timm==1.0.31 safetensors==0.8.0 huggingface-hub==2.4.0
+                 packaging==26.4 regex==2026.11.19 tqdm==4.70.1 pyyaml==6.0.4 httpx2==2.16.2
+                 httpcore2==2.16.2 h11==0.16.0 idna==3.20 truststore==0.10.5)
+model_libraries() {
+  local venv=$1
+  [ -f "$venv/.model-libraries" ] && return 0
+  echo "setup: installing ${MODEL_LIBRARIES[*]} into $venv (once)" >&2
+  if "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps "${MODEL_LIBRARIES[@]}" >&2; then
+    touch "$venv/.model-libraries"
+  else
+    echo "setup: the model libraries did not install; their samples are skipped" >&2
+  fi
 }
 
 # A CUDA toolkit for a CUDA wheel's CMake files where the machine has none: NVIDIA's toolkit
