@@ -1,24 +1,33 @@
 #!/usr/bin/env python3
-"""Export an nn.Module to a TorchScript archive (model.pt) that layoutprof can profile.
+"""Export an nn.Module to a program layoutprof can profile: torch.export's .pt2 or TorchScript.
 
-usage: scripts/export.py package.module:factory --input SPEC [--input SPEC ...]
-                         [-o model.pt] [--method auto|script|trace] [--eval|--train] [--path DIR]
+usage: scripts/export.py package.module:factory --input SPEC [--input SPEC ...] [-o FILE]
+                         [--dynamic | --torchscript [--method auto|script|trace]]
+                         [--eval|--train] [--path DIR]
 
 package.module:factory names what to export: a class or a function of no arguments that
 returns an nn.Module, or an nn.Module instance itself. --input takes layoutprof's spec
 (DIMxDIM...[:dtype][:format][:grad]) and builds the same inputs layoutprof will: seeded
 random normal for floating types, small random integers otherwise, laid out in the format.
 
---method auto (the default) scripts the module and, when torch.jit.script cannot compile it,
-traces it with those inputs instead (saying why, and what a trace does not keep). The archive
-is written through a temporary file beside it and only replaces -o once it has been loaded back,
-run on the inputs, compared with the module's own outputs and checked for debug info (the
-source ranges that let layoutprof name the model's file:line). Progress goes to stderr; the
-layoutprof command to run is printed last, on stdout.
+By default the module goes through torch.export.export with those inputs and is saved with
+torch.export.save (-o model.pt2; PyTorch 2.x). --dynamic marks dimension 0 of every input
+dynamic (a torch.export.Dim; inputs whose dimension 0 has the same size share one), so that the
+program takes other batch sizes. The mode (--eval or --train) is fixed in the program.
 
-Exit status: 0 written; 1 the module runs but could not be made into a working archive;
-2 nothing to export (bad arguments, import or factory failed, bad --input, the module itself
-fails on the inputs).
+--torchscript writes a TorchScript archive instead (-o model.pt; any PyTorch). --method auto
+(the default) scripts the module and, when torch.jit.script cannot compile it, traces it with
+those inputs instead (saying why, and what a trace does not keep).
+
+Either is written through a temporary file beside -o and only replaces it once loaded back
+(torch.export.load(...).module(), or torch.jit.load), run on the inputs, compared with the
+module's own outputs and checked for debug info (the stack traces or source ranges that let
+layoutprof name the model's file:line). Progress goes to stderr; the layoutprof command to run
+is printed last, on stdout.
+
+Exit status: 0 written; 1 the module runs but could not be made into a working program;
+2 nothing to export (bad arguments, torch.export asked of a PyTorch 1.x, import or factory
+failed, bad --input, the module itself fails on the inputs).
 """
 
 import argparse
@@ -56,7 +65,7 @@ class UsageError(Exception):
 
 
 class ExportError(Exception):
-    """The module could not be made into a working archive: exit 1 with this one line."""
+    """The module could not be made into a working program: exit 1 with this one line."""
 
 
 def say(message: str) -> None:
@@ -231,9 +240,9 @@ def load_module(target: str, search_dir: str, torch):
 
 
 class CapturedWarnings:
-    """Records the warnings torch.jit emits while scripting, tracing, saving and loading, so
-    that the deprecation warnings of torch 2.x become one note and the rest (the tracer's own
-    warnings above all) are shown once each, on one line."""
+    """Records the warnings torch.export and torch.jit emit while exporting, scripting, tracing,
+    saving and loading, so that TorchScript's deprecation warnings under torch 2.x become one note
+    and the rest (the tracer's own warnings above all) are shown once each, on one line."""
 
     def __init__(self):
         self.deprecation: Optional[str] = None
@@ -271,14 +280,14 @@ def restore(module, state, torch) -> None:
 
 
 def difference(want, got, torch, where: str = "output") -> Optional[str]:
-    """None when the archive's output matches the module's, else where and how it differs.
+    """None when the program's output matches the module's, else where and how it differs.
     Floating tensors match within a tolerance for their precision; the rest exactly; lists
     and tuples alike (a trace returns tuples)."""
     if isinstance(want, torch.Tensor):
         if not isinstance(got, torch.Tensor):
-            return f"{where}: the module returns a tensor, the archive a {type(got).__name__}"
+            return f"{where}: the module returns a tensor, the program a {type(got).__name__}"
         if want.shape != got.shape or want.dtype != got.dtype:
-            return (f"{where}: the module returns {want.dtype} {list(want.shape)}, the archive "
+            return (f"{where}: the module returns {want.dtype} {list(want.shape)}, the program "
                     f"{got.dtype} {list(got.shape)}")
         want, got = want.detach(), got.detach()
         if want.is_floating_point():
@@ -292,7 +301,7 @@ def difference(want, got, torch, where: str = "output") -> Optional[str]:
         return None
     if isinstance(want, (list, tuple)):
         if not isinstance(got, (list, tuple)) or len(want) != len(got):
-            return f"{where}: the module returns {len(want)} values, the archive {got!r:.60}"
+            return f"{where}: the module returns {len(want)} values, the program {got!r:.60}"
         for i, (w, g) in enumerate(zip(want, got)):
             d = difference(w, g, torch, f"{where}[{i}]")
             if d:
@@ -300,16 +309,16 @@ def difference(want, got, torch, where: str = "output") -> Optional[str]:
         return None
     if isinstance(want, dict):
         if not isinstance(got, dict) or set(want) != set(got):
-            return f"{where}: the module returns keys {sorted(map(str, want))}, the archive {got!r:.60}"
+            return f"{where}: the module returns keys {sorted(map(str, want))}, the program {got!r:.60}"
         for k in want:
             d = difference(want[k], got[k], torch, f"{where}[{k!r}]")
             if d:
                 return d
         return None
-    return None if want == got else f"{where}: the module returns {want!r:.40}, the archive {got!r:.40}"
+    return None if want == got else f"{where}: the module returns {want!r:.40}, the program {got!r:.40}"
 
 
-def debug_info(loaded, user_files) -> tuple:
+def torchscript_debug_info(loaded, user_files) -> tuple:
     """(ops whose source range names one of user_files, ops with any source range, ops) in the
     loaded archive's inlined graph: the source ranges layoutprof reports as file:line."""
     ops = named = user = 0
@@ -326,9 +335,89 @@ def debug_info(loaded, user_files) -> tuple:
     return user, named, ops
 
 
+def pt2_debug_info(program, user_files) -> tuple:
+    """The same counts for an ExportedProgram: its call_function nodes and their stack traces
+    (the frames of the forward()s that made each op, the user's file among them)."""
+    ops = named = user = 0
+    for node in program.graph.nodes:
+        if node.op != "call_function":
+            continue
+        ops += 1
+        trace = node.meta.get("stack_trace") or ""
+        files = re.findall(r'File "([^"]+)", line \d+', trace)
+        named += bool(files)
+        user += any(os.path.realpath(f) in user_files for f in files)
+    return user, named, ops
+
+
 # ---------------------------------------------------------------------------------------
-# Export
+# The two formats: each makes the program, saves it to a path, loads it back
 # ---------------------------------------------------------------------------------------
+
+class Program(NamedTuple):
+    how: str          # "exported", "scripted" or "traced", for the summary line
+    loaded: object    # what was loaded back from the file: callable on the inputs
+    debug: tuple      # (ops naming the user's files, ops with a source, ops)
+
+
+def require_torch_export(torch) -> None:
+    """The .pt2 path needs torch.export (PyTorch 2.x): say so in one line, before any work."""
+    try:
+        import torch.export  # noqa: F401  (a submodule: not always imported with torch)
+    except ImportError:
+        raise UsageError(f"torch.export needs PyTorch 2.x; {sys.executable} has torch "
+                         f"{torch.__version__}: use --torchscript for a TorchScript archive "
+                         "(model.pt), or a Python with torch 2.x")
+
+
+def dynamic_shapes(module, inputs, torch):
+    """dynamic_shapes for torch.export.export marking dimension 0 of every input dynamic, by
+    forward()'s parameter names (a *args parameter takes a tuple of them). Inputs whose
+    dimension 0 has the same size share one Dim: export would otherwise refuse a model that
+    combines them (a batch across several inputs) for lack of that equality."""
+    dims = {}
+    for t in inputs:
+        if t.dim() > 0 and t.shape[0] not in dims:
+            dims[t.shape[0]] = torch.export.Dim("batch" if not dims else f"batch{len(dims)}")
+
+    def shape(t):
+        return {0: dims[t.shape[0]]} if t.dim() > 0 else None
+
+    try:
+        signature = inspect.signature(module.forward)
+        bound = signature.bind(*inputs).arguments
+    except (TypeError, ValueError):  # no signature to read: export matches them by position
+        return tuple(shape(t) for t in inputs)
+    return {name: tuple(map(shape, value))
+            if signature.parameters[name].kind == inspect.Parameter.VAR_POSITIONAL else shape(value)
+            for name, value in bound.items()}
+
+
+def write_pt2(module, inputs, args, path: str, user_files, notes: CapturedWarnings,
+              torch) -> Program:
+    state = snapshot(module) if args.train else None
+    shapes = dynamic_shapes(module, inputs, torch) if args.dynamic else None
+    try:
+        with notes:
+            program = torch.export.export(module, tuple(inputs), dynamic_shapes=shapes)
+    except Exception as e:
+        hint = ""
+        if args.dynamic and any(t.dim() > 0 and t.shape[0] <= 1 for t in inputs):
+            hint = " (--dynamic needs dimension 0 of every input to be 2 or more)"
+        raise ExportError(f"torch.export.export failed{hint}: {describe(e)}")
+    finally:
+        if state is not None:
+            restore(module, state, torch)
+    # Through file objects: given a path, torch.export.load wants it to end in .pt2.
+    with notes:
+        with open(path, "wb") as f:
+            torch.export.save(program, f)
+        with open(path, "rb") as f:
+            loaded = torch.export.load(f)
+        runnable = loaded.module()
+    how = "exported (dimension 0 dynamic)" if args.dynamic else "exported"
+    return Program(how, runnable, pt2_debug_info(loaded, user_files))
+
 
 def to_torchscript(module, inputs, method: str, training: bool, notes: CapturedWarnings, torch):
     """Returns (ScriptModule, "scripted" or "traced")."""
@@ -366,93 +455,128 @@ def to_torchscript(module, inputs, method: str, training: bool, notes: CapturedW
     return traced, "traced"
 
 
-def export(args, specs: List[InputSpec]) -> None:
+def write_torchscript(module, inputs, args, path: str, user_files, notes: CapturedWarnings,
+                      torch) -> Program:
+    scripted, how = to_torchscript(module, inputs, args.method, args.train, notes, torch)
+    # A plain torch.jit.save keeps the debug info (source ranges); no freezing, no
+    # optimize_for_inference, no lite-interpreter format, all of which drop or rewrite it.
+    with notes:
+        torch.jit.save(scripted, path)
+        loaded = torch.jit.load(path)
+    return Program(how, loaded, torchscript_debug_info(loaded, user_files))
+
+
+# ---------------------------------------------------------------------------------------
+# Export: the module's own outputs, the program written, loaded, run and compared
+# ---------------------------------------------------------------------------------------
+
+def import_torch():
     try:
         import torch  # after the arguments are checked: importing torch takes a while
     except ImportError as e:
         raise UsageError(f"{sys.executable} cannot import torch ({one_line(e)}): run this script "
                          "with the Python whose torch matches layoutprof's LibTorch")
+    return torch
 
-    torch.manual_seed(0)  # random weights: the same archive on every export
-    module, user_files = load_module(args.target, args.path, torch)
-    module.train(args.train)
-    torch.manual_seed(0)  # as layoutprof seeds before making its inputs
-    inputs = [make_input(s, torch, args.train) for s in specs]
 
-    # The module's own outputs: it must run on these inputs at all, and the archive must agree.
-    state = snapshot(module) if args.train else None
+def eager_outputs(module, inputs, training: bool, torch):
+    """The module's own outputs: it must run on these inputs at all, and the program agree."""
+    state = snapshot(module) if training else None
     try:
-        with torch.set_grad_enabled(args.train):
-            expected = module(*inputs)
+        with torch.set_grad_enabled(training):
+            return module(*inputs)
     except Exception as e:
         raise UsageError(f"the nn.Module itself (eager) fails on these inputs: {describe(e)}")
     finally:
         if state is not None:
             restore(module, state, torch)
 
-    notes = CapturedWarnings()
-    exported, how = to_torchscript(module, inputs, args.method, args.train, notes, torch)
 
-    out = os.path.abspath(args.output)
+def run_and_compare(program: Program, inputs, expected, training: bool, notes, torch) -> str:
+    """Runs the loaded program on the inputs; returns what that showed, for the summary."""
+    with notes, torch.set_grad_enabled(training):
+        try:
+            got = program.loaded(*inputs)
+        except Exception as e:
+            raise ExportError(f"the saved program does not run on these inputs: {describe(e)}")
+    if training:
+        return "ran it (outputs not compared in training mode)"
+    diff = difference(expected, got, torch)
+    if diff:
+        say(f"warning: the program's outputs differ from the module's on these inputs: {diff}")
+        return "ran it: outputs DIFFER from the module's"
+    return "ran it: outputs match the module's"
+
+
+@contextlib.contextmanager
+def temporary_beside(out: str, shown: str):
+    """A temporary file in -o's folder, with the permissions a plain open() would give it;
+    removed unless the body has moved it onto -o, whatever ends the body (an interrupt too)."""
     folder = os.path.dirname(out)
     try:
         fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(out) + ".", suffix=".tmp",
                                    dir=folder)
     except OSError as e:
-        raise UsageError(f"-o {args.output}: cannot write in {folder}: {e.strerror}")
+        raise UsageError(f"-o {shown}: cannot write in {folder}: {e.strerror}")
     os.close(fd)
     try:
         umask = os.umask(0)
         os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # what a plain open() would have made, not mkstemp's 0600
-        # A plain torch.jit.save keeps the debug info (source ranges); no freezing, no
-        # optimize_for_inference, no lite-interpreter format, all of which drop or rewrite it.
-        with notes:
-            torch.jit.save(exported, tmp)
-            loaded = torch.jit.load(tmp)
-        with open(tmp, "rb") as f:
-            os.fsync(f.fileno())
-
-        with notes, torch.set_grad_enabled(args.train):
-            try:
-                got = loaded(*inputs)
-            except Exception as e:
-                raise ExportError(f"the saved archive does not run on these inputs: {describe(e)}")
-        if args.train:
-            outputs = "ran it (outputs not compared in training mode)"
-        else:
-            diff = difference(expected, got, torch)
-            if diff:
-                say(f"warning: the archive's outputs differ from the module's on these inputs: {diff}")
-                outputs = "ran it: outputs DIFFER from the module's"
-            else:
-                outputs = "ran it: outputs match the module's"
-
-        user, named, ops = debug_info(loaded, user_files)
-        shown = ", ".join(sorted(os.path.relpath(f) if not os.path.relpath(f).startswith("..") else f
-                                 for f in user_files)) or "its source"
-        if user == 0:
-            say(f"warning: no op of the archive names {shown} (ops with source lines: {named} of "
-                f"{ops}): layoutprof will not point at the model's lines")
-        os.replace(tmp, out)
-    except BaseException:  # an interrupt included: never leave the temporary file behind
+        os.chmod(tmp, 0o666 & ~umask)  # not mkstemp's 0600
+        yield tmp
+    finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
-        raise
+
+
+def shown_files(files) -> str:
+    return ", ".join(sorted(os.path.relpath(f) if not os.path.relpath(f).startswith("..") else f
+                            for f in files)) or "its source"
+
+
+def export(args, specs: List[InputSpec]) -> None:
+    torch = import_torch()
+    if not args.torchscript:
+        require_torch_export(torch)
+    torch.manual_seed(0)  # random weights: the same program on every export
+    module, user_files = load_module(args.target, args.path, torch)
+    module.train(args.train)
+    torch.manual_seed(0)  # as layoutprof seeds before making its inputs
+    inputs = [make_input(s, torch, args.train) for s in specs]
+    expected = eager_outputs(module, inputs, args.train, torch)
+
+    notes = CapturedWarnings()
+    write = write_torchscript if args.torchscript else write_pt2
+    out = os.path.abspath(args.output)
+    with temporary_beside(out, args.output) as tmp:
+        program = write(module, inputs, args, tmp, user_files, notes, torch)
+        outputs = run_and_compare(program, inputs, expected, args.train, notes, torch)
+        user, named, ops = program.debug
+        if user == 0:
+            say(f"warning: no op of the program names {shown_files(user_files)} (ops with source "
+                f"lines: {named} of {ops}): layoutprof will not point at the model's lines")
+        with open(tmp, "rb") as f:
+            os.fsync(f.fileno())
+        os.replace(tmp, out)
 
     if notes.deprecation:
         say(f"note: torch {torch.__version__} warns \"{notes.deprecation}\" TorchScript is "
             "deprecated and in maintenance; torch.export and torch.compile are where PyTorch is "
             "going. Nothing changes for this archive: it is an ordinary TorchScript archive, it "
-            "loaded and ran above, and layoutprof, which reads TorchScript archives (not "
-            "torch.export's programs), profiles it.")
+            "loaded and ran above, and layoutprof profiles it. Without --torchscript, export.py "
+            "writes a torch.export program (.pt2), which layoutprof profiles too.")
+    kind, suffix = ("TorchScript archive", ".pt") if args.torchscript else ("torch.export program", ".pt2")
+    if not args.output.endswith(suffix):
+        say(f"note: {args.output} holds a {kind} (usually named *{suffix}); layoutprof "
+            "recognises either kind by its contents")
     mode = "training" if args.train else "eval"
-    say(f"{how} {args.target} ({mode} mode) -> {args.output}, {os.path.getsize(out)} bytes; "
-        f"loaded and {outputs}; debug info: {user} of {ops} ops point at {shown}")
+    say(f"{program.how} {args.target} ({mode} mode) -> {args.output}, {os.path.getsize(out)} "
+        f"bytes; loaded and {outputs}; debug info: {user} of {ops} ops point at "
+        f"{shown_files(user_files)}")
 
     command = ["layoutprof", args.output] + [w for s in specs for w in ("--input", s.text)]
     if args.train:
-        command.append("--backward")  # the archive was made for training steps
+        command.append("--backward")  # the program was made for training steps
     print(" ".join(shlex.quote(w) for w in command), flush=True)
 
 
@@ -465,6 +589,17 @@ def check_output(path: str) -> None:
         raise UsageError(f"-o {path}: is a folder")
 
 
+def check_options(args) -> None:
+    """--method belongs to --torchscript, --dynamic to the .pt2 path; -o's default to each."""
+    if args.torchscript and args.dynamic:
+        raise UsageError("--dynamic is for torch.export programs, not --torchscript")
+    if not args.torchscript and args.method is not None:
+        raise UsageError(f"--method {args.method} is for --torchscript; the default path uses "
+                         "torch.export")
+    args.method = args.method or "auto"
+    args.output = args.output or ("model.pt" if args.torchscript else "model.pt2")
+
+
 class Parser(argparse.ArgumentParser):
     def error(self, message):  # one line and exit 2, as every other error here
         say(f"{message} (see --help)")
@@ -474,16 +609,21 @@ class Parser(argparse.ArgumentParser):
 def main(argv: Optional[List[str]] = None) -> int:
     parser = Parser(prog=PROG, description=__doc__.split("\n")[0],
                     formatter_class=argparse.RawDescriptionHelpFormatter,
-                    epilog="\n".join(__doc__.split("\n")[5:]))
+                    epilog="\n".join(__doc__.split("\n")[6:]))
     parser.add_argument("target", metavar="package.module:factory",
                         help="a class or function of no arguments returning an nn.Module, "
                              "or an nn.Module instance")
     parser.add_argument("--input", action="append", required=True, metavar="SPEC",
                         help="DIMxDIM...[:dtype][:format][:grad], one per forward() argument, "
                              "as layoutprof takes them")
-    parser.add_argument("-o", "--output", default="model.pt", help="the archive (default: model.pt)")
-    parser.add_argument("--method", choices=("auto", "script", "trace"), default="auto",
-                        help="auto: script, falling back to trace (default)")
+    parser.add_argument("-o", "--output", default=None,
+                        help="the program (default: model.pt2, or model.pt with --torchscript)")
+    parser.add_argument("--dynamic", action="store_true",
+                        help="torch.export: dimension 0 of every input dynamic")
+    parser.add_argument("--torchscript", action="store_true",
+                        help="write a TorchScript archive instead of a torch.export program")
+    parser.add_argument("--method", choices=("auto", "script", "trace"), default=None,
+                        help="with --torchscript: auto, script falling back to trace (default)")
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--eval", dest="train", action="store_false", help="eval mode (default)")
     mode.add_argument("--train", dest="train", action="store_true",
@@ -493,6 +633,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                         help="folder put first on sys.path to import from (default: the current one)")
     args = parser.parse_args(argv)
     try:
+        check_options(args)
         specs = [parse_spec(s) for s in args.input]
         check_output(args.output)
         export(args, specs)

@@ -1,17 +1,22 @@
 #!/usr/bin/env python3
-"""End-to-end test of scripts/export.py: nn.Module in, model.pt out, layoutprof runs it.
+"""End-to-end test of scripts/export.py: nn.Module in, model.pt2 or model.pt out, layoutprof runs.
 
 usage: export_test.py PYTHON_UNDER_TEST [LAYOUTPROF_BINARY]
 
 Writes a few small modules to a temporary folder, runs scripts/export.py on them with
-PYTHON_UNDER_TEST and checks what it did: a scriptable module is scripted, its archive
-computes what the module computes and its source ranges name the module's file; a module
-torch.jit.script cannot compile is traced instead, and says so; bad arguments exit 2 with one
-line; a module that neither scripts nor traces fails, leaving no file behind (and an existing
--o untouched). The archives are inspected by PYTHON_UNDER_TEST itself (an archive saved by
-torch 2.x need not load in 1.13), in a checker that builds its inputs and takes its weights
-without export.py's help. With LAYOUTPROF_BINARY (built against that torch's LibTorch), the
-printed layoutprof commands are run too. One line per check; exit 1 if any failed.
+PYTHON_UNDER_TEST and checks what it did. With --torchscript: a scriptable module is scripted,
+its archive computes what the module computes and its source ranges name the module's file; a
+module torch.jit.script cannot compile is traced instead, and says so; a module that neither
+scripts nor traces fails, leaving no file behind (and an existing -o untouched). By default,
+under torch 2.x: the module is exported to model.pt2, which torch.export.load loads and which
+computes what the module computes, its stack traces naming the module's file; --dynamic gives a
+program with range constraints that runs at another batch size. Under torch 1.x the default
+exits 2 with one line pointing at --torchscript. Bad arguments exit 2 with one line. The
+programs are inspected by PYTHON_UNDER_TEST itself (an archive saved by torch 2.x need not load
+in 1.13), in a checker that builds its inputs and takes its weights without export.py's help.
+With LAYOUTPROF_BINARY (built against that torch's LibTorch), the printed layoutprof commands
+are run too, a .pt2's report saying model_format "pt2" and naming the module's file. One line
+per check; exit 1 if any failed.
 """
 
 import json
@@ -21,6 +26,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import zipfile
 
 EXPORT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "export.py")
 EXPORT = os.path.normpath(EXPORT)
@@ -82,16 +88,29 @@ sys.path.insert(0, sys.argv[3])
 import lp_export_models as models
 
 case, archive = sys.argv[1], sys.argv[2]
+batch = int(sys.argv[4]) if len(sys.argv) > 4 else 2
 torch.manual_seed(123)
 if case in ("conv", "train"):
     eager = models.ConvNet()
-    inputs = [torch.randn(2, 3, 8, 8).contiguous(memory_format=torch.channels_last)]
+    inputs = [torch.randn(batch, 3, 8, 8).contiguous(memory_format=torch.channels_last)]
 else:
     eager = models.VarArgs()
-    inputs = [torch.randn(2, 3, 4), torch.randn(2, 3, 4).transpose(1, 2)]
-loaded = torch.jit.load(archive)
-report = {"loads": True, "training": loaded.training}
-state = loaded.state_dict()
+    inputs = [torch.randn(batch, 3, 4), torch.randn(batch, 3, 4).transpose(1, 2)]
+if archive.endswith(".pt2"):
+    # A torch.export program: loaded with torch.export.load, run through .module(); the
+    # mode is fixed in it (a .pt2 has no train/eval switch).
+    program = torch.export.load(archive)
+    loaded = program.module()
+    report = {"loads": True, "training": None}
+    state = dict(program.state_dict)
+    stack_traces = "\n".join(n.meta.get("stack_trace") or "" for n in program.graph.nodes)
+    report["graph_names_file"] = report["inlined_names_file"] = models.__file__ in stack_traces
+else:
+    loaded = torch.jit.load(archive)
+    report = {"loads": True, "training": loaded.training}
+    state = loaded.state_dict()
+    report["graph_names_file"] = models.__file__ in str(loaded.graph)
+    report["inlined_names_file"] = models.__file__ in str(loaded.inlined_graph)
 if case == "train":
     report["running_stats_untouched"] = bool(
         torch.equal(state["norm.running_mean"], torch.zeros(8)) and
@@ -99,13 +118,12 @@ if case == "train":
         int(state["norm.num_batches_tracked"]) == 0)
 eager.load_state_dict(state)
 eager.eval()
-loaded.eval()
+if not archive.endswith(".pt2"):
+    loaded.eval()
 with torch.no_grad():
     want, got = eager(*inputs), loaded(*inputs)
 report["equal"] = bool(want.shape == got.shape and torch.allclose(want, got, rtol=1e-5, atol=1e-6))
 report["max_diff"] = float((want - got).abs().max()) if want.shape == got.shape else None
-report["graph_names_file"] = models.__file__ in str(loaded.graph)
-report["inlined_names_file"] = models.__file__ in str(loaded.inlined_graph)
 report["models_file"] = models.__file__
 # Whether this torch warns that TorchScript is deprecated (export.py must then say so once).
 with warnings.catch_warnings(record=True) as caught:
@@ -113,6 +131,7 @@ with warnings.catch_warnings(record=True) as caught:
     torch.jit.script(torch.nn.Identity())
 report["torch_warns_deprecated"] = any("deprecated" in str(w.message) for w in caught)
 report["torch"] = torch.__version__
+report["has_export"] = hasattr(torch, "export") and hasattr(torch.export, "load")
 print(json.dumps(report))
 '''
 
@@ -160,8 +179,9 @@ def main() -> int:
     def export(*args):
         return run([python, EXPORT, *args, "--path", work], cwd=work)
 
-    def inspect(case, archive):
-        r = run([python, os.path.join(work, "checker.py"), case, archive, work], cwd=work)
+    def inspect(case, archive, batch=2):
+        r = run([python, os.path.join(work, "checker.py"), case, archive, work, str(batch)],
+                cwd=work)
         if r.returncode != 0:
             return {"loads": False, "error": (lines(r.stderr) or ["?"])[-1]}
         return json.loads(r.stdout)
@@ -184,8 +204,18 @@ def main() -> int:
             return None
         return open(report).read()
 
+    def range_constraints(archive):
+        """The program's range_constraints, read from the archive as layoutprof reads it."""
+        with zipfile.ZipFile(archive) as z:
+            name = next(n for n in z.namelist() if n.endswith("/models/model.json"))
+            return json.loads(z.read(name)).get("range_constraints")
+
+    probe = run([python, "-c", "import torch, torch.export; torch.export.load"], cwd=work)
+    has_export = probe.returncode == 0
+
     # (1) A scriptable module, from a factory function, fed a channels_last input.
-    r = export("lp_export_models:make_convnet", "--input", "2x3x8x8:f32:channels_last", "-o", "conv.pt")
+    r = export("lp_export_models:make_convnet", "--input", "2x3x8x8:f32:channels_last",
+               "--torchscript", "-o", "conv.pt")
     check("scriptable: exit 0", r.returncode == 0, f"exit {r.returncode}: {lines(r.stderr)[-1:]}")
     check("scriptable: the command printed last", lines(r.stdout)[-1:] == [
         "layoutprof conv.pt --input 2x3x8x8:f32:channels_last"], repr(lines(r.stdout)[-1:]))
@@ -216,7 +246,7 @@ def main() -> int:
 
     # --train: the command asks for training steps; BatchNorm's statistics are as made.
     r = export("lp_export_models:ConvNet", "--input", "2x3x8x8:f32:channels_last", "--train",
-               "-o", "train.pt")
+               "--torchscript", "-o", "train.pt")
     check("train: exit 0", r.returncode == 0, f"exit {r.returncode}: {lines(r.stderr)[-1:]}")
     check("train: the command asks for --backward", lines(r.stdout)[-1:] == [
         "layoutprof train.pt --input 2x3x8x8:f32:channels_last --backward"], repr(lines(r.stdout)[-1:]))
@@ -228,7 +258,7 @@ def main() -> int:
 
     # The same traced: tracing runs forward() in training mode too, which must not show either.
     r = export("lp_export_models:ConvNet", "--input", "2x3x8x8:f32:channels_last", "--train",
-               "--method", "trace", "-o", "train_traced.pt")
+               "--torchscript", "--method", "trace", "-o", "train_traced.pt")
     check("train, traced: exit 0", r.returncode == 0, f"exit {r.returncode}: {lines(r.stderr)[-1:]}")
     got = inspect("train", os.path.join(work, "train_traced.pt"))
     check("train, traced: running statistics not moved by the trace's forward()",
@@ -236,7 +266,8 @@ def main() -> int:
 
     # (2) torch.jit.script cannot compile it: traced instead, saying why and what that means.
     specs = ["2x3x4", "2x4x3:perm=0,2,1"]  # the second viewed [2, 4, 3] over [2, 3, 4] memory
-    r = export("lp_export_models:VarArgs", "--input", specs[0], "--input", specs[1], "-o", "varargs.pt")
+    r = export("lp_export_models:VarArgs", "--input", specs[0], "--input", specs[1],
+               "--torchscript", "-o", "varargs.pt")
     err = lines(r.stderr)
     check("fallback: exit 0", r.returncode == 0, f"exit {r.returncode}: {err[-1:]}")
     check("fallback: says why scripting failed, on one line",
@@ -257,7 +288,8 @@ def main() -> int:
     check("fallback: source ranges name the user's file", got.get("graph_names_file") is True)
     run_layoutprof("fallback: layoutprof runs the printed command", last_line(r.stdout))
 
-    r = export("lp_export_models:VarArgs", "--input", "2x3x4", "--method", "script", "-o", "script_only.pt")
+    r = export("lp_export_models:VarArgs", "--input", "2x3x4", "--torchscript", "--method", "script",
+               "-o", "script_only.pt")
     check("--method script: fails with one line, exit 1, no file",
           r.returncode == 1 and len(lines(r.stderr)) == 1
           and not os.path.exists(os.path.join(work, "script_only.pt")),
@@ -278,8 +310,20 @@ def main() -> int:
         ("inputs the module rejects", ["lp_export_models:ConvNet", "--input", "2x5x8x8"],
          "fails on these inputs"),
     ]
-    for name, args, needle in bad:
-        out = os.path.join(work, "bad.pt")
+    bad_options = [  # each path refuses the other's option
+        ("--method without --torchscript", ["lp_export_models:ConvNet", "--input", "2x3x8x8",
+                                             "--method", "trace"], "--torchscript"),
+        ("--dynamic with --torchscript", ["lp_export_models:ConvNet", "--input", "2x3x8x8",
+                                          "--torchscript", "--dynamic"], "--dynamic"),
+    ]
+    # Both paths under torch 2.x; under 1.x the default path stops at torch.export, checked in (6).
+    paths = [("--torchscript", ["--torchscript"], ".pt")]
+    paths += [("pt2", [], ".pt2")] if has_export else []
+    cases = [(f"{name} ({path})", args + extra, needle, suffix)
+             for path, extra, suffix in paths for name, args, needle in bad]
+    cases += [(name, args, needle, ".pt") for name, args, needle in bad_options]
+    for name, args, needle, suffix in cases:
+        out = os.path.join(work, "bad" + suffix)
         r = export(*args, "-o", out)
         err = lines(r.stderr)
         check(f"error, {name}: exit 2, one line", r.returncode == 2 and len(err) == 1 and needle in err[0]
@@ -291,7 +335,7 @@ def main() -> int:
     out = os.path.join(work, "neither.pt")
     with open(out, "wb") as f:
         f.write(b"previous archive")
-    r = export("lp_export_models:Neither", "--input", "2x3", "-o", out)
+    r = export("lp_export_models:Neither", "--input", "2x3", "--torchscript", "-o", out)
     err = lines(r.stderr)
     check("neither: nonzero exit", r.returncode not in (0, None), f"exit {r.returncode}")
     check("neither: the error names both failures, on one line",
@@ -300,10 +344,15 @@ def main() -> int:
     check("neither: no command printed", not r.stdout.strip(), repr(r.stdout))
     check("neither: existing -o untouched", open(out, "rb").read() == b"previous archive")
     fresh = os.path.join(work, "neither_fresh.pt")
-    r = export("lp_export_models:Neither", "--input", "2x3", "-o", fresh)
+    r = export("lp_export_models:Neither", "--input", "2x3", "--torchscript", "-o", fresh)
     check("neither: no file where there was none", r.returncode != 0 and not os.path.exists(fresh))
     leftovers = [n for n in os.listdir(work) if n.endswith(".tmp")]
     check("neither: no temporary file left", not leftovers, repr(leftovers))
+
+    if has_export:
+        check_pt2(check, work, export, inspect, run_layoutprof, range_constraints, note_lines)
+    else:
+        check_no_export(check, work, export, probe)
 
     if check.failed:
         print(f"FAILED: export.py under {python} ({check.failed} failed); files kept in {work}")
@@ -311,6 +360,98 @@ def main() -> int:
         print(f"passed: export.py under {python}")
         shutil.rmtree(work)
     return 1 if check.failed else 0
+
+
+def check_pt2(check, work, export, inspect, run_layoutprof, range_constraints, note_lines):
+    """(5) The default path under torch 2.x: torch.export programs (.pt2)."""
+    r = export("lp_export_models:make_convnet", "--input", "2x3x8x8:f32:channels_last")
+    err = lines(r.stderr)
+    check("pt2: exit 0", r.returncode == 0, f"exit {r.returncode}: {err[-1:]}")
+    check("pt2: model.pt2 by default, the command printed last", lines(r.stdout)[-1:] == [
+        "layoutprof model.pt2 --input 2x3x8x8:f32:channels_last"], repr(lines(r.stdout)[-1:]))
+    check("pt2: says it exported, no TorchScript in sight",
+          any(l.startswith("export.py: exported lp_export_models:make_convnet") for l in err)
+          and "torch.jit" not in r.stderr and not note_lines(r.stderr), repr(err))
+    archive = os.path.join(work, "model.pt2")
+    check("pt2: model.pt2 written, model.pt not", os.path.isfile(archive)
+          and not os.path.exists(os.path.join(work, "model.pt")))
+    got = inspect("conv", archive)
+    check("pt2: loads with torch.export.load", got.get("loads"), got.get("error", ""))
+    check("pt2: output equals the eager module's", got.get("equal") is True,
+          f"largest difference {got.get('max_diff')}")
+    check("pt2: stack traces name the user's file", got.get("graph_names_file") is True,
+          got.get("models_file", ""))
+    constraints = range_constraints(archive)
+    check("pt2: static by default (no range_constraints)", constraints == {}, repr(constraints))
+    report = run_layoutprof("pt2: layoutprof runs the printed command", last_line(r.stdout))
+    if report is not None:
+        report = json.loads(report)
+        sources = [s[0] for s in report.get("ops", {}).get("sources", [])]
+        check("pt2: layoutprof's report says model_format pt2",
+              report.get("run", {}).get("model_format") == "pt2",
+              repr(report.get("run", {}).get("model_format")))
+        check("pt2: layoutprof's report has ops in the user's file",
+              any(s.startswith(got.get("models_file", "?") + ":") for s in sources), repr(sources))
+
+    # --dynamic: dimension 0 symbolic, constrained; the program runs at another batch size.
+    r = export("lp_export_models:ConvNet", "--input", "2x3x8x8:f32:channels_last", "--dynamic",
+               "-o", "dynamic.pt2")
+    check("pt2 --dynamic: exit 0", r.returncode == 0,
+          f"exit {r.returncode}: {lines(r.stderr)[-1:]}")
+    archive = os.path.join(work, "dynamic.pt2")
+    constraints = range_constraints(archive) if os.path.isfile(archive) else None
+    check("pt2 --dynamic: range_constraints not empty", bool(constraints), repr(constraints))
+    got = inspect("conv", archive, batch=5)
+    check("pt2 --dynamic: at batch 5 too, output equals the eager module's",
+          got.get("equal") is True, got.get("error", f"largest difference {got.get('max_diff')}"))
+    run_layoutprof("pt2 --dynamic: layoutprof runs the printed command", last_line(r.stdout))
+
+    # *args and a permuted input, dynamic: the inputs of one batch size share one Dim.
+    specs = ["2x3x4", "2x4x3:perm=0,2,1"]
+    r = export("lp_export_models:VarArgs", "--input", specs[0], "--input", specs[1], "--dynamic",
+               "-o", "varargs.pt2")
+    check("pt2 --dynamic, *args: exit 0", r.returncode == 0,
+          f"exit {r.returncode}: {lines(r.stderr)[-1:]}")
+    got = inspect("varargs", os.path.join(work, "varargs.pt2"), batch=3)
+    check("pt2 --dynamic, *args: at batch 3, output equals the eager module's",
+          got.get("equal") is True, got.get("error", f"largest difference {got.get('max_diff')}"))
+    run_layoutprof("pt2 --dynamic, *args: layoutprof runs the printed command", last_line(r.stdout))
+
+    # --train: the command asks for --backward; export's own forward() moves no statistics.
+    r = export("lp_export_models:ConvNet", "--input", "2x3x8x8:f32:channels_last", "--train",
+               "-o", "train.pt2")
+    check("pt2 --train: exit 0, the command asks for --backward", r.returncode == 0 and
+          lines(r.stdout)[-1:] == [
+              "layoutprof train.pt2 --input 2x3x8x8:f32:channels_last --backward"],
+          f"exit {r.returncode}: {lines(r.stderr)[-1:]} {lines(r.stdout)[-1:]}")
+    got = inspect("train", os.path.join(work, "train.pt2"))
+    check("pt2 --train: running statistics not moved by export's own forward()",
+          got.get("running_stats_untouched") is True, got.get("error", ""))
+    run_layoutprof("pt2 --train: layoutprof runs the printed command", last_line(r.stdout))
+
+    # A program that does not export: exit 1, one line, an existing -o untouched, no temporary.
+    out = os.path.join(work, "one.pt2")
+    with open(out, "wb") as f:
+        f.write(b"previous program")
+    r = export("lp_export_models:ConvNet", "--input", "1x3x8x8", "--dynamic", "-o", out)
+    err = lines(r.stderr)
+    check("pt2 cannot export: exit 1, one line naming torch.export",
+          r.returncode == 1 and len(err) == 1 and "torch.export.export failed" in err[0]
+          and not r.stdout.strip(), f"exit {r.returncode}: {err}")
+    check("pt2 cannot export: existing -o untouched", open(out, "rb").read() == b"previous program")
+    leftovers = [n for n in os.listdir(work) if n.endswith(".tmp")]
+    check("pt2: no temporary file left", not leftovers, repr(leftovers))
+
+
+def check_no_export(check, work, export, probe):
+    """(6) The default path under torch 1.x: one line saying to use --torchscript, exit 2."""
+    r = export("lp_export_models:ConvNet", "--input", "2x3x8x8:f32:channels_last")
+    err = lines(r.stderr)
+    check(f"no torch.export ({last_line(probe.stderr)[:60]}): exit 2, one line naming --torchscript",
+          r.returncode == 2 and len(err) == 1 and "torch.export needs PyTorch 2.x" in err[0]
+          and "--torchscript" in err[0] and "Traceback" not in r.stderr and not r.stdout,
+          f"exit {r.returncode}: {err}")
+    check("no torch.export: nothing written", not os.path.exists(os.path.join(work, "model.pt2")))
 
 
 if __name__ == "__main__":
