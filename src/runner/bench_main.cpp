@@ -6,6 +6,11 @@
 // whole recorded calls without counters, with the default events sampled (a run's default) and
 // with them counted, the four interleaved round by round; the counters' own cost per op event
 // and per sample from the paired differences with the call without counters.
+// layoutprof-bench MODEL --input SPEC... --against OTHER [--reps N]: plain calls of MODEL and
+// OTHER (the same program in another format: a .pt beside its .pt2) on the same inputs,
+// interleaved round by round: what each front end costs per op beyond the kernels they share.
+// layoutprof-bench MODEL --load-only: this process's peak RSS before and after loading MODEL,
+// against the bytes of its parameters and buffers.
 // The model is loaded and stepped through Model, as a run does.
 #include <ATen/core/grad_mode.h>
 #include <ATen/record_function.h>
@@ -14,9 +19,13 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <iostream>
 #include <optional>
+#include <set>
+
+#include <sys/resource.h>
 
 #include "counters/collectors.h"
 #include "counters/counters.h"
@@ -40,6 +49,8 @@ struct BenchOptions {
   bool backward = false;    // each call a training step, as --backward runs them
   bool counter_modes = false;
   std::string events;       // --counter-modes: the events (default: a run's)
+  std::string against;      // --against OTHER: plain calls of both front ends
+  bool load_only = false;   // --load-only: peak RSS of loading against the weights' bytes
 };
 
 // Returns the exit code when the bench stops here: 0 after --help, 2 (one line) for an
@@ -47,13 +58,15 @@ struct BenchOptions {
 std::optional<int> parse_options(int argc, char** argv, BenchOptions& o) {
   CLI::App app{"layoutprof-bench: the cost of recording a model's calls, side by side with plain calls"};
   app.add_option("model", o.model, "TorchScript archive")->required();
-  app.add_option("--input", o.inputs, "one per forward() argument, as layoutprof --input")->required();
+  app.add_option("--input", o.inputs, "one per forward() argument, as layoutprof --input");
   app.add_option("--reps", o.reps, "interleaved rounds")->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("--plain", o.plain, "only N plain calls: their median time")->check(CLI::NonNegativeNumber);
   app.add_flag("--counters", o.counters, "the default counters counted in the recorded calls");
   app.add_flag("--backward", o.backward, "training steps: forward, backward from a seeded gradient");
   app.add_flag("--counter-modes", o.counter_modes, "recorded calls without counters, sampled and counted");
   app.add_option("--events", o.events, "--counter-modes: the events, comma-separated (default: a run's)");
+  app.add_option("--against", o.against, "plain calls of this model file too, interleaved (the same program in another format)");
+  app.add_flag("--load-only", o.load_only, "peak RSS of loading the model, against its parameters' and buffers' bytes");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -88,6 +101,7 @@ class Bench {
     }
     torch::manual_seed(0);
     for (const std::string& text : o.inputs) inputs_.emplace_back(make_input(parse_input_spec(text)));
+    if (o.inputs.empty()) inputs_ = model_->sample_inputs();  // a .pt2's own
     recorder.set_training(o.backward);
     step_.emplace(*model_, o.backward, "randn");
   }
@@ -104,6 +118,7 @@ class Bench {
     return ms_since(t0);
   }
 
+  Model& model() { return *model_; }
   Recorder recorder;
 
  private:
@@ -314,9 +329,79 @@ int measure_overhead(Bench& bench, const BenchOptions& opts) {
   return 0;
 }
 
+// Op events (every FUNCTION-scope RecordFunction, nested ones too) one plain step makes.
+std::atomic<int64_t> g_op_events{0};
+int64_t op_events(Bench& bench) {
+  g_op_events = 0;
+  auto handle = at::addGlobalCallback(
+      at::RecordFunctionCallback(
+          [](const at::RecordFunction&) -> std::unique_ptr<at::ObserverContext> {
+            ++g_op_events;
+            return nullptr;
+          },
+          [](const at::RecordFunction&, at::ObserverContext*) {})
+          .scopes({at::RecordScope::FUNCTION}));
+  bench.step(false);
+  at::removeCallback(handle);
+  return g_op_events;
+}
+
+// Plain calls of two front ends on the same inputs, interleaved (which goes first alternates).
+int compare_front_ends(Bench& model, const BenchOptions& o) {
+  BenchOptions other_options = o;
+  other_options.model = o.against;
+  Bench other(other_options);
+  for (int i = 0; i < 3; ++i) other.step(false);
+  std::vector<double> a, b;
+  for (int r = 0; r < o.reps; ++r) {
+    if (r % 2) a.push_back(model.plain_ms());
+    b.push_back(other.plain_ms());
+    if (r % 2 == 0) a.push_back(model.plain_ms());
+  }
+  const int64_t ops_a = op_events(model), ops_b = op_events(other);
+  const double ma = median(a), mb = median(b);
+  std::cout << "{\"model\": \"" << o.model << "\", \"against\": \"" << o.against << "\", \"model_ms\": " << ma
+            << ", \"against_ms\": " << mb << ", \"ratio\": " << mb / ma << ", \"model_ops\": " << ops_a
+            << ", \"against_ops\": " << ops_b << ", \"model_us_per_op\": " << 1000 * ma / std::max<int64_t>(1, ops_a)
+            << ", \"against_us_per_op\": " << 1000 * mb / std::max<int64_t>(1, ops_b) << ", \"reps\": " << o.reps
+            << "}\n";
+  return 0;
+}
+
+int64_t peak_rss_bytes() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<int64_t>(usage.ru_maxrss) * 1024;
+}
+
+// Peak RSS before and after the load; the weights: every distinct storage of the model's
+// parameters and buffers.
+int measure_load(const BenchOptions& o) {
+  const int64_t before = peak_rss_bytes();
+  std::unique_ptr<Model> model = load_model(o.model);
+  const int64_t after = peak_rss_bytes();
+  std::set<const void*> storages;
+  int64_t weights = 0;
+  auto add = [&](const std::vector<NamedTensor>& list) {
+    for (const NamedTensor& t : list)
+      if (storages.insert(t.tensor.storage().data()).second) weights += static_cast<int64_t>(t.tensor.storage().nbytes());
+  };
+  add(model->named_parameters());
+  add(model->named_buffers());
+  std::cout << "{\"model\": \"" << o.model << "\", \"peak_rss_before\": " << before << ", \"peak_rss_after\": " << after
+            << ", \"weights_bytes\": " << weights << ", \"load_ratio\": "
+            << static_cast<double>(after - before) / std::max<int64_t>(1, weights) << "}\n";
+  return 0;
+}
+
 // Loads the model through Model, warms it up as a run does, and measures what `o` asks.
 int run_bench(const BenchOptions& o) {
+  if (o.load_only) return measure_load(o);
   Bench bench(o);
+  if (!o.against.empty()) {
+    for (int i = 0; i < 3; ++i) bench.step(false);
+    return compare_front_ends(bench, o);
+  }
   if (o.plain > 0) return plain_calls(bench, o);
   for (int i = 0; i < 3; ++i) bench.step(false);
   return o.counter_modes ? compare_counter_modes(bench, o) : measure_overhead(bench, o);

@@ -128,13 +128,15 @@ struct OpStep final : Pt2Step {
 
   OpStep(c10::OperatorHandle handle) : op(std::move(handle)) {}
   void run(std::vector<c10::IValue>& env) const override {
-    torch::jit::Stack stack;
-    stack.reserve(args.size());
+    // One stack per step, kept: a graph runs on one thread, and a step never runs inside itself.
+    stack.clear();
     for (const ArgPlan& a : args) stack.push_back(materialize(a, env, *device));
     sites->set_current(site);
     op.callBoxed(&stack);
     store_results(outs, stack, env);
+    stack.clear();
   }
+  mutable torch::jit::Stack stack;
 };
 
 // "torch.ops.NS.NAME.OVERLOAD" -> ("NS::NAME", OVERLOAD), "default" being "".
@@ -251,6 +253,26 @@ const std::map<std::string, SymFn>& sym_functions() {
       {"torch.sym_float", [](const std::vector<c10::IValue>& a) { return c10::IValue(as_double(a.at(0))); }},
       {"torch.sym_int", [](const std::vector<c10::IValue>& a) { return c10::IValue(static_cast<int64_t>(as_double(a.at(0)))); }},
       {"torch.sym_sqrt", [](const std::vector<c10::IValue>& a) { return c10::IValue(std::sqrt(as_double(a.at(0)))); }},
+      {"torch._sym_sqrt", [](const std::vector<c10::IValue>& a) { return c10::IValue(std::sqrt(as_double(a.at(0)))); }},
+      {"_operator.abs", [](const std::vector<c10::IValue>& a) { return a.at(0).isDouble() ? c10::IValue(std::fabs(a[0].toDouble())) : c10::IValue(std::abs(as_int(a[0]))); }},
+      {"_operator.pos", [](const std::vector<c10::IValue>& a) { return a.at(0); }},
+      {"torch.sym_ite", [](const std::vector<c10::IValue>& a) { return as_int(a.at(0)) ? a.at(1) : a.at(2); }},
+      {"torch.sym_sum", [](const std::vector<c10::IValue>& a) {
+         bool ints = true;
+         double sum = 0;
+         for (const c10::IValue& v : a.at(0).toListRef()) {
+           ints = ints && !v.isDouble();
+           sum += as_double(v);
+         }
+         return number(sum, ints);
+       }},
+      // An element of a list a node made (a list output the serializer kept whole).
+      {"_operator.getitem", [](const std::vector<c10::IValue>& a) {
+         const auto& list = a.at(0).isTuple() ? a[0].toTupleRef().elements().vec() : a.at(0).toListRef().vec();
+         int64_t i = a.at(1).toInt();
+         if (i < 0) i += static_cast<int64_t>(list.size());
+         return list.at(static_cast<size_t>(i));
+       }},
       {"math.ceil", [](const std::vector<c10::IValue>& a) { return c10::IValue(static_cast<int64_t>(std::ceil(as_double(a.at(0))))); }},
       {"math.floor", [](const std::vector<c10::IValue>& a) { return c10::IValue(static_cast<int64_t>(std::floor(as_double(a.at(0))))); }},
       {"math.trunc", [](const std::vector<c10::IValue>& a) { return c10::IValue(static_cast<int64_t>(std::trunc(as_double(a.at(0))))); }},

@@ -8,6 +8,7 @@
 #include <c10/core/GradMode.h>
 
 #include <map>
+#include <optional>
 #include <utility>
 
 #include "pt2/archive.h"
@@ -32,10 +33,8 @@ std::string spec_name(const pt2::InputSpec& spec) {
 
 class Pt2Model final : public Model {
  public:
-  Pt2Model(const std::string& path, pt2::Program program, std::map<std::string, at::Tensor> tensors,
-           std::vector<c10::IValue> samples)
-      : path_(path), program_(std::move(program)), tensors_(std::move(tensors)), samples_(std::move(samples)),
-        executor_(program_.graph, sites_) {
+  Pt2Model(const std::string& path, pt2::Program program, std::map<std::string, at::Tensor> tensors)
+      : path_(path), program_(std::move(program)), tensors_(std::move(tensors)), executor_(program_.graph, sites_) {
     check_signature();
   }
 
@@ -46,7 +45,19 @@ class Pt2Model final : public Model {
       if (spec.kind == InputKind::UserInput) names.push_back(spec_name(spec));
     return names;
   }
-  std::vector<c10::IValue> sample_inputs() const override { return samples_; }
+  // Read from the archive when first asked (a run without --input): a load with --input holds
+  // the weights and nothing else.
+  std::vector<c10::IValue> sample_inputs() const override {
+    if (!samples_) {
+      try {
+        samples_ = load_sample_inputs(pt2::Archive(path_), program_.sample_inputs_entry, input_names());
+      } catch (const c10::Error& e) {
+        throw ModelLoadError("'" + path_ + "': its sample inputs could not be read: " +
+                             first_line(e.what_without_backtrace()));
+      }
+    }
+    return *samples_;
+  }
 
   void to(const at::Device& device) override {
     try {
@@ -91,7 +102,7 @@ class Pt2Model final : public Model {
   std::string path_;
   pt2::Program program_;
   std::map<std::string, at::Tensor> tensors_;  // parameters, buffers, constants by name
-  std::vector<c10::IValue> samples_;
+  mutable std::optional<std::vector<c10::IValue>> samples_;
   Pt2Sites sites_;
   Pt2Executor executor_;
 };
@@ -166,11 +177,7 @@ std::unique_ptr<Model> load_pt2(const std::string& path) {
   stored.insert(program.constants.begin(), program.constants.end());
   try {
     std::map<std::string, at::Tensor> tensors = load_stored_tensors(archive, stored);
-    std::vector<std::string> names;
-    for (const pt2::InputSpec& spec : program.input_specs)
-      if (spec.kind == InputKind::UserInput) names.push_back(spec_name(spec));
-    std::vector<c10::IValue> samples = load_sample_inputs(archive, program.sample_inputs_entry, names);
-    return std::make_unique<Pt2Model>(path, std::move(program), std::move(tensors), std::move(samples));
+    return std::make_unique<Pt2Model>(path, std::move(program), std::move(tensors));
   } catch (const c10::Error& e) {
     throw ModelLoadError("'" + path + "' could not be loaded: " + first_line(e.what_without_backtrace()));
   }

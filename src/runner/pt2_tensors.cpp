@@ -69,10 +69,11 @@ std::map<std::string, at::Tensor> load_stored_tensors(const pt2::Archive& archiv
 std::vector<c10::IValue> load_sample_inputs(const pt2::Archive& archive, const std::string& entry,
                                             const std::vector<std::string>& names) {
   if (entry.empty()) return {};
-  const std::string bytes = archive.read_text(entry, archive.size(entry));
+  std::vector<char> bytes(archive.size(entry));
+  archive.read_into(entry, bytes.data(), bytes.size());
   c10::IValue saved;
   try {
-    saved = torch::jit::pickle_load(std::vector<char>(bytes.begin(), bytes.end()));
+    saved = torch::jit::pickle_load(bytes);
   } catch (const c10::Error& e) {
     throw ModelLoadError("the archive's sample inputs could not be read: " + first_line(e.what_without_backtrace()));
   }
