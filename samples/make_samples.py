@@ -1003,6 +1003,41 @@ def write_state_dict(out_dir: str) -> str:
     return path
 
 
+def write_refused_programs(out_dir: str) -> List[str]:
+    """.pt2 programs layoutprof must refuse in one line (exit 3), for the bad-input tests: one
+    calling a custom op whose library is not loaded (torch.library, defined here only), and
+    transpose_reshape's program with its node's target rewritten to a higher-order op no
+    executor knows."""
+    import zipfile
+
+    folder = os.path.join(out_dir, "not_torchscript")
+    os.makedirs(folder, exist_ok=True)
+
+    @torch.library.custom_op("layoutprof_test::scale", mutates_args=())
+    def scale(x: torch.Tensor) -> torch.Tensor:
+        return x * 2
+
+    @scale.register_fake
+    def _(x):
+        return torch.empty_like(x)
+
+    class CallsCustomOp(nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return torch.ops.layoutprof_test.scale(x)
+
+    custom = os.path.join(folder, "custom_op.pt2")
+    torch.export.save(torch.export.export(CallsCustomOp(), (torch.randn(2, 3),)), custom)
+
+    source, unknown = os.path.join(out_dir, "transpose_reshape.pt2"), os.path.join(folder, "unknown_node.pt2")
+    with zipfile.ZipFile(source) as zin, zipfile.ZipFile(unknown, "w") as zout:
+        for item in zin.infolist():
+            data = zin.read(item.filename)
+            if item.filename.endswith("models/model.json"):
+                data = data.replace(b'"torch.ops.aten.reshape.default"', b'"torch.ops.higher_order.layoutprof_unknown"')
+            zout.writestr(item, data)
+    return [custom, unknown]
+
+
 # ---------------------------------------------------------------------------------------
 # --check: count and classify aten::copy_ with the profiler, independently of layoutprof
 # ---------------------------------------------------------------------------------------
@@ -1131,12 +1166,12 @@ def profile_copies_once(module, inputs):
     return found, error
 
 
-def check_sample(sample: Sample, path: str, grad_mode: bool):
-    # One intra-op thread, as the expectations say: LibTorch picks some kernels by thread count.
+def warmed_profile(module, specs: List[str], grad_mode: bool):
+    """The warm-up calls, then one profiled call, at one intra-op thread, as the expectations
+    say (LibTorch picks some kernels by thread count)."""
     torch.set_num_threads(1)
-    module = torch.jit.load(path)
     torch.manual_seed(0)
-    inputs = [make_input(spec) for spec in sample.inputs]
+    inputs = [make_input(spec) for spec in specs]
     with torch.set_grad_enabled(grad_mode):
         for _ in range(WARMUP_CALLS):
             try:
@@ -1144,6 +1179,32 @@ def check_sample(sample: Sample, path: str, grad_mode: bool):
             except RuntimeError:
                 break  # a failing model fails the same way in the profiled call
         return profile_copies(module, inputs)
+
+
+def check_sample(sample: Sample, path: str, grad_mode: bool):
+    return warmed_profile(torch.jit.load(path), sample.inputs, grad_mode)
+
+
+def compare_copies(found, error, want: Expect):
+    """(copies per class, status, what differs from `want`)."""
+    got = {k: 0 for k in COPY_CLASSES}
+    for c in found:
+        got[c.cls] += 1
+    status = "failed" if error is not None else "ok"
+    problems = []
+    if status != want.status:
+        problems.append(f"status {status}, expected {want.status}")
+    if got != want.copies:
+        problems.append("classes differ: " + ", ".join(
+            f"{k} {got[k]} (expected {want.copies[k]})" for k in COPY_CLASSES if got[k] != want.copies[k]))
+    return got, status, problems
+
+
+def print_copies(found) -> None:
+    for c in found:
+        print(f"    {c.cls:15s} {c.culprit}{c.culprit_shapes}  "
+              f"dst {c.dtypes[0]}{c.shapes[0]}/{c.strides[0]} <- "
+              f"src {c.dtypes[1]}{c.shapes[1]}/{c.strides[1]}")
 
 
 def expected_grads(sample: Sample, version: str) -> Dict[str, str]:
@@ -1210,19 +1271,7 @@ def check(samples: List[Sample], paths: Dict[str, str]) -> bool:
     for s in samples:
         want = s.expected(torch.__version__)
         found, error = check_sample(s, paths[s.name], grad_mode=False)
-        got = {k: 0 for k in COPY_CLASSES}
-        for c in found:
-            got[c.cls] += 1
-        status = "failed" if error is not None else "ok"
-        problems = []
-        if status != want.status:
-            problems.append(f"status {status}, expected {want.status}")
-        if len(found) != sum(want.copies.values()):
-            problems.append(f"total {len(found)}, expected {sum(want.copies.values())}")
-        if got != want.copies:
-            diff = [f"{k} {got[k]} (expected {want.copies[k]})" for k in COPY_CLASSES
-                    if got[k] != want.copies[k]]
-            problems.append("classes differ: " + ", ".join(diff))
+        got, status, problems = compare_copies(found, error, want)
         # The tool runs under no_grad; the frozen samples must not depend on that (training
         # samples' parameters require grad: their graphs may).
         grad_found, grad_error = check_sample(s, paths[s.name], grad_mode=True)
@@ -1244,10 +1293,7 @@ def check(samples: List[Sample], paths: Dict[str, str]) -> bool:
               f"status {status} -> {verdict}")
         summary = ", ".join(f"{k}={got[k]}" for k in COPY_CLASSES if got[k])
         print(f"    classes: {summary or 'none'}")
-        for c in found:
-            print(f"    {c.cls:15s} {c.culprit}{c.culprit_shapes}  "
-                  f"dst {c.dtypes[0]}{c.shapes[0]}/{c.strides[0]} <- "
-                  f"src {c.dtypes[1]}{c.shapes[1]}/{c.strides[1]}")
+        print_copies(found)
         if error is not None:
             print(f"    raised: {str(error).strip().splitlines()[-1]}")
         ok = ok and not problems
@@ -1268,33 +1314,12 @@ def check_pt2(samples: List[Sample], paths: Dict[str, str]) -> bool:
     print(f"\nchecking {len(samples)} torch.export programs the same way")
     ok = True
     for s in samples:
-        torch.set_num_threads(1)
         module = torch.export.load(paths[s.name]).module()
-        torch.manual_seed(0)
-        inputs = [make_input(spec) for spec in s.pt2_specs()]
-        with torch.no_grad():
-            for _ in range(WARMUP_CALLS):
-                try:
-                    module(*inputs)
-                except RuntimeError:
-                    break
-            found, error = profile_copies(module, inputs)
-        want = s.pt2_expected()
-        got = {k: 0 for k in COPY_CLASSES}
-        for c in found:
-            got[c.cls] += 1
-        status = "failed" if error is not None else "ok"
-        problems = []
-        if status != want.status:
-            problems.append(f"status {status}, expected {want.status}")
-        if got != want.copies:
-            problems.append("copies differ: " + ", ".join(
-                f"{k} {got[k]} (expected {want.copies[k]})" for k in COPY_CLASSES if got[k] != want.copies[k]))
-        print(f"{s.name}.pt2: expected {sum(want.copies.values())}, profiler {len(found)}, status {status} -> "
-              + ("OK" if not problems else "MISMATCH: " + "; ".join(problems)))
-        for c in found:
-            print(f"    {c.cls:15s} {c.culprit}{c.culprit_shapes}  dst {c.dtypes[0]}{c.shapes[0]}/{c.strides[0]} "
-                  f"<- src {c.dtypes[1]}{c.shapes[1]}/{c.strides[1]}")
+        found, error = warmed_profile(module, s.pt2_specs(), grad_mode=False)
+        _, status, problems = compare_copies(found, error, s.pt2_expected())
+        print(f"{s.name}.pt2: expected {sum(s.pt2_expected().copies.values())}, profiler {len(found)}, "
+              f"status {status} -> " + ("OK" if not problems else "MISMATCH: " + "; ".join(problems)))
+        print_copies(found)
         ok = ok and not problems
     return ok
 
@@ -1375,6 +1400,8 @@ def main(argv: Optional[List[str]] = None) -> int:
             print(f"wrote {pt2_paths[s.name]} ({os.path.getsize(pt2_paths[s.name])} bytes)")
     if only is None:
         print(f"wrote {write_state_dict(args.out)}")
+        if major >= 2 and "transpose_reshape" in pt2_paths:
+            print(f"wrote {', '.join(write_refused_programs(args.out))}")
     with open(os.path.join(args.out, "manifest.json"), "w", encoding="utf-8") as f:
         json.dump(manifest(), f, indent=2)
         f.write("\n")

@@ -511,6 +511,56 @@ TEST(Pt2, RefusedByLibTorch1) {
   EXPECT_FALSE(fs::exists(report));
 }
 
+// What a 2.x build refuses in one line (exit 3), nothing run: a custom op whose library is not
+// loaded (named, with the flag that loads it), a node kind the executor does not run, a library
+// that does not load, a truncated archive.
+TEST(Pt2, RefusedProgramsSayWhatInOneLine) {
+  if (version_matches("1", LIBTORCH_VERSION)) GTEST_SKIP() << "LibTorch 1.x refuses every .pt2 (Pt2.RefusedByLibTorch1)";
+  const fs::path dir = fs::path(MADE_SAMPLES_DIR) / "not_torchscript";
+  struct Case {
+    std::vector<std::string> args;
+    std::string says;
+  };
+  fs::path truncated = work_dir() / "truncated.pt2";
+  {
+    std::string bytes = read_file(fs::path(COMMITTED_SAMPLES_DIR) / "transpose_reshape.pt2");
+    std::ofstream(truncated, std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  }
+  const std::vector<Case> cases = {
+      {{(dir / "custom_op.pt2").string(), "--input", "2x3"},
+       "this LibTorch has no op layoutprof_test::scale (a custom op: load its library with --load-library FILE.so)"},
+      {{(dir / "unknown_node.pt2").string(), "--input", "2x8x16"},
+       "node 'torch.ops.higher_order.layoutprof_unknown': a higher-order op layoutprof does not run"},
+      {{(dir / "custom_op.pt2").string(), "--input", "2x3", "--load-library", "/nonexistent/libops.so"},
+       "cannot load the op library '/nonexistent/libops.so'"},
+      {{truncated.string(), "--input", "2x8x16"}, ""},
+  };
+  for (const Case& c : cases) {
+    Result r = run(c.args);
+    EXPECT_EQ(r.code, 3) << c.args[0] << ": " << r.err;
+    EXPECT_EQ(lines(r.err), 1) << r.err;
+    EXPECT_THAT(r.err, HasSubstr(c.says)) << c.args[0];
+  }
+}
+
+// A program exported with a dynamic batch runs at another batch, and refuses one outside the
+// range it was exported for, or a static dimension that differs (exit 2, one line).
+TEST(Pt2, DynamicBatchWithinItsRange) {
+  if (version_matches("1", LIBTORCH_VERSION)) GTEST_SKIP() << "LibTorch 1.x refuses every .pt2";
+  const std::string model = (fs::path(MADE_SAMPLES_DIR) / "dynamic_batch.pt2").string();
+  fs::path report = work_dir() / "dynamic_batch_7.json";
+  Result ok = run({model, "--input", "7x8x16", "--json", report.string(), "--iters", "1"});
+  ASSERT_EQ(ok.code, 0) << ok.err;
+  EXPECT_EQ(json::parse(read_file(report))["summary"]["copies"]["implicit_layout"], 1);
+  Result big = run({model, "--input", "2000x8x16"});
+  EXPECT_EQ(big.code, 2) << big.err;
+  EXPECT_EQ(lines(big.err), 1) << big.err;
+  EXPECT_THAT(big.err, HasSubstr("dimension 0 is 2000; the program was exported for 1 to 1024"));
+  Result fixed = run({model, "--input", "4x9x16"});
+  EXPECT_EQ(fixed.code, 2) << fixed.err;
+  EXPECT_THAT(fixed.err, HasSubstr("dimension 1 is 9; the program was exported for 8 (a static dimension)"));
+}
+
 // The archive's own inputs where no --input is given (resnet18's channels_last batch of 8):
 // the seed's 17 weight copies, each under its module path and at the user's line in
 // torchvision's resnet.py; with no Python on PATH, since layoutprof runs the program itself.
