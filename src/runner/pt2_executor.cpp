@@ -455,7 +455,7 @@ Pt2Executor::Pt2Executor(const pt2::Graph& graph, Pt2Sites& sites)
     : Pt2Executor(graph, sites, std::make_shared<c10::Device>(c10::kCPU)) {}
 
 Pt2Executor::Pt2Executor(const pt2::Graph& graph, Pt2Sites& sites, std::shared_ptr<c10::Device> device)
-    : sites_(&sites), device_(std::move(device)) {
+    : device_(std::move(device)) {
   Scope scope("graph");
   for (const Argument& in : graph.inputs)
     input_slots_.push_back(Planner::named(in) ? scope.define(in.names[0], "graph input") : -1);

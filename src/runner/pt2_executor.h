@@ -44,7 +44,6 @@ class Pt2Executor {
   std::vector<c10::IValue> output_constants_;
   std::vector<std::unique_ptr<Pt2Step>> steps_;
   size_t slots_ = 0;
-  Pt2Sites* sites_;
   std::shared_ptr<c10::Device> device_;
 };
 
