@@ -5,6 +5,7 @@
 
 #include "support/errors.h"
 #include "support/setting_error.h"
+#include "record/tensor_capture.h"  // dtype_name
 #include "record/tensor_info.h"
 #include "runner/memory.h"
 
@@ -32,17 +33,11 @@ at::Tensor random_tensor(const std::vector<int64_t>& sizes, const std::string& d
   return at::randint(0, 10, sizes, options);
 }
 
-const char* dtype_name(c10::ScalarType type) {
-  for (const char* name : {"f32", "f64", "f16", "bf16", "i64", "i32", "i8", "u8", "bool"})
-    if (scalar_type(name) == type) return name;
-  return nullptr;
-}
-
 // The --input spec whose tensor is laid out as `t`: its sizes, dtype, and its dims' order in
 // memory (outermost first).
 InputSpec spec_like(const at::Tensor& t, size_t index) {
-  const char* dtype = dtype_name(t.scalar_type());
-  if (!dtype || t.layout() != at::kStrided)
+  const std::string dtype = dtype_name(t.scalar_type());
+  if (dtype_size(dtype) == 0 || t.layout() != at::kStrided)  // not a dtype --input names
     throw SettingError(Setting::input, ": the model's stored input " + std::to_string(index) + " is a " +
                                            std::string(c10::toString(t.scalar_type())) +
                                            " tensor, which --input cannot describe; give --input");

@@ -8,6 +8,7 @@
 #include <torch/version.h>
 
 #include <map>
+#include <tuple>
 #include <mutex>
 #include <unordered_map>
 #include <utility>
@@ -49,11 +50,18 @@ class TorchScriptSites final : public OpSiteSource {
     }
     id.module = module->second;
     if (!callstack.empty()) {
-      const torch::jit::SourceRange& range = callstack.front().range;
-      const RangeKey key{range.source().get(), range.start()};
+      // The innermost frame, and the innermost one of the user's code (not torch's own modules).
+      const torch::jit::SourceRange& inner = callstack.front().range;
+      const torch::jit::SourceRange* user = &inner;
+      for (const auto& frame : callstack)
+        if (!in_torch(frame.range)) {
+          user = &frame.range;
+          break;
+        }
+      const RangeKey key{user->source().get(), user->start(), inner.source().get(), inner.start()};
       auto source = range_ids_.find(key);
       if (source == range_ids_.end()) {
-        ranges_.push_back(range);  // keeps its Source alive
+        ranges_.push_back({*user, inner});  // keeps their Sources alive
         source = range_ids_.emplace(key, static_cast<uint32_t>(ranges_.size())).first;
       }
       id.source = source->second;
@@ -66,12 +74,34 @@ class TorchScriptSites final : public OpSiteSource {
     return module < modules_.size() ? modules_[module] : "";
   }
 
-  // file:line and the line's text; the user's own Python file when the archive has debug info.
+  // file:line and the line's text of the user's frame (the user's own Python file when the
+  // archive has debug info), and the innermost frame's place where it differs.
   SourceLine source_line(uint32_t source) const override {
     std::unique_lock<std::mutex> lock(mutex_);
     if (source == 0 || source > ranges_.size()) return {};
-    const torch::jit::SourceRange range = ranges_[source - 1];
+    const Frames frames = ranges_[source - 1];
     lock.unlock();
+    SourceLine line = line_of(frames.user);
+    const SourceLine inner = line_of(frames.inner);
+    if (inner.location != line.location && !inner.location.empty())
+      line.text += "  (innermost: " + inner.location + ")";
+    return line;
+  }
+
+ private:
+  // The user's frame and the innermost one, by where they point.
+  using RangeKey = std::tuple<const void*, size_t, const void*, size_t>;
+  struct RangeHash {
+    size_t operator()(const RangeKey& k) const {
+      return (std::hash<const void*>()(std::get<0>(k)) * 31 + std::get<1>(k)) * 31 +
+             std::hash<const void*>()(std::get<2>(k)) * 7 + std::get<3>(k);
+    }
+  };
+  struct Frames {
+    torch::jit::SourceRange user, inner;
+  };
+
+  static SourceLine line_of(const torch::jit::SourceRange& range) {
     auto original = range.findSourceRangeThatGenerated();
     const torch::jit::SourceRange& r = original ? *original : range;
     auto text = r.source();
@@ -83,11 +113,18 @@ class TorchScriptSites final : public OpSiteSource {
     return {std::get<0>(*flc) + ":" + std::to_string(std::get<1>(*flc)), line};
   }
 
- private:
-  using RangeKey = std::pair<const void*, size_t>;
-  struct RangeHash {
-    size_t operator()(const RangeKey& k) const { return std::hash<const void*>()(k.first) * 31 + k.second; }
-  };
+  // Whether a frame is in torch's own Python (its nn modules, functional): decided once per
+  // source, by the file the archive's debug info says the code came from.
+  bool in_torch(const torch::jit::SourceRange& range) {
+    const void* key = range.source().get();
+    auto it = in_torch_.find(key);
+    if (it != in_torch_.end()) return it->second;
+    auto original = range.findSourceRangeThatGenerated();
+    auto flc = (original ? *original : range).file_line_col();
+    const std::string file = flc ? std::get<0>(*flc) : "";
+    const bool torch_file = file.find("/torch/") != std::string::npos || file.rfind("torch/", 0) == 0;
+    return in_torch_.emplace(key, torch_file).first->second;
+  }
 
   // currentModuleHierarchy() has one entry per TorchScript frame: "TOP(ResNet)::forward",
   // "SELF(ResNet)::_forward_impl" (a method of the same module), "layer1(Sequential)::forward",
@@ -118,8 +155,9 @@ class TorchScriptSites final : public OpSiteSource {
   mutable std::mutex mutex_;
   std::vector<std::string> modules_;
   std::unordered_map<std::string, uint32_t> module_ids_;
-  std::vector<torch::jit::SourceRange> ranges_;  // id - 1
+  std::vector<Frames> ranges_;  // id - 1
   std::unordered_map<RangeKey, uint32_t, RangeHash> range_ids_;
+  std::unordered_map<const void*, bool> in_torch_;
 };
 
 // The model's submodules by class name, for the classes that one submodule alone has: the
