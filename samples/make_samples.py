@@ -979,7 +979,33 @@ def build_pt2(sample: Sample, out_dir: str) -> str:
         if isinstance(a, torch.Tensor) and not torch.allclose(a, b, rtol=1e-4, atol=1e-5):
             raise SystemExit(f"{path}: the saved program does not match the module "
                              f"(largest difference {(a - b).abs().max().item():.3g})")
+    write_mutated_buffers(sample, program, path)
     return path
+
+
+MUTATION_CALLS = 3
+
+
+def write_mutated_buffers(sample: Sample, program, path: str) -> None:
+    """NAME.pt2.buffers.json, for a program that mutates buffers: each one as eager PyTorch
+    leaves it after MUTATION_CALLS calls of a fresh module on the inputs the archive stores.
+    The runner's tests make layoutprof's executor do the same and compare."""
+    mutated = sorted(set(program.graph_signature.buffers_to_mutate.values()))
+    if not mutated:
+        return
+    model = built_module(sample)
+    torch.manual_seed(0)
+    inputs = tuple(make_input(spec) for spec in sample.pt2_specs())  # as build_pt2 made them
+    with torch.no_grad():
+        for _ in range(MUTATION_CALLS):
+            model(*inputs)
+    buffers = dict(model.named_buffers())
+    doc = {"calls": MUTATION_CALLS,
+           "buffers": {name: {"sizes": list(buffers[name].shape),
+                              "values": buffers[name].detach().double().flatten().tolist()}
+                       for name in mutated}}
+    with open(path + ".buffers.json", "w") as f:
+        json.dump(doc, f, indent=1)
 
 
 def build(sample: Sample, out_dir: str) -> str:

@@ -3,6 +3,7 @@
 #include <cctype>
 #include <map>
 
+#include "pt2/sym_expr.h"
 #include "support/errors.h"
 #include "support/setting_error.h"
 
@@ -22,6 +23,19 @@ struct Bound {
   std::string where;  // "input 0 (x) dimension 0"
 };
 
+// A dimension whose size is an expression of symbols ("2*s77"), checked once every dimension
+// that is one symbol alone has bound its symbol.
+struct Compound {
+  std::string expr;
+  int64_t got;
+  std::string where;
+};
+
+struct Bindings {
+  std::map<std::string, Bound> bound;
+  std::vector<Compound> compound;
+};
+
 std::string range_text(const RangeConstraint& r) {
   return (r.min ? std::to_string(*r.min) : std::string("-inf")) + " to " +
          (r.max ? std::to_string(*r.max) : std::string("inf"));
@@ -31,7 +45,7 @@ std::string range_text(const RangeConstraint& r) {
 
 // One dimension of one input against its placeholder's size.
 void check_dimension(const Program& program, const SymIntValue& want, int64_t got, const std::string& where,
-                     std::map<std::string, Bound>& bound) {
+                     Bindings& bindings) {
   if (want.value) {
     if (*want.value != got)
       refuse(where + " is " + std::to_string(got) + "; the program was exported for " + std::to_string(*want.value) +
@@ -39,16 +53,27 @@ void check_dimension(const Program& program, const SymIntValue& want, int64_t go
     return;
   }
   const std::string symbol = single_symbol(want.expr);
-  if (symbol.empty()) return;  // a compound size: the ops themselves check what they need
+  if (symbol.empty()) return bindings.compound.push_back({want.expr, got, where});
   auto range = program.range_constraints.find(symbol);
   if (range != program.range_constraints.end() &&
       ((range->second.min && got < *range->second.min) || (range->second.max && got > *range->second.max)))
     refuse(where + " is " + std::to_string(got) + "; the program was exported for " + range_text(range->second) +
            " (dynamic dimension " + bounded(symbol) + ")");
-  auto [first, fresh] = bound.emplace(symbol, Bound{got, where});
+  auto [first, fresh] = bindings.bound.emplace(symbol, Bound{got, where});
   if (!fresh && first->second.value != got)
     refuse(where + " is " + std::to_string(got) + " but " + first->second.where + " is " +
            std::to_string(first->second.value) + "; the program has them equal (" + bounded(symbol) + ")");
+}
+
+// A compound size whose symbols are all bound must have its value; one with a symbol no
+// dimension binds alone is left to the ops, which check what they need.
+void check_compound(const Compound& c, const std::map<std::string, Bound>& bound) {
+  std::map<std::string, int64_t> values;
+  for (const auto& [symbol, b] : bound) values[symbol] = b.value;
+  const std::optional<int64_t> want = evaluate_size(c.expr, values);
+  if (want && *want != c.got)
+    refuse(c.where + " is " + std::to_string(c.got) + "; the program has it " + std::to_string(*want) +
+           " (a size derived from dynamic dimensions the other inputs give)");
 }
 
 }  // namespace
@@ -66,7 +91,7 @@ std::string single_symbol(const std::string& expr) {
 
 void check_input_sizes(const Program& program, const std::vector<std::vector<int64_t>>& sizes,
                        const std::vector<bool>& tensor) {
-  std::map<std::string, Bound> bound;
+  Bindings bindings;
   size_t user = 0;
   for (const InputSpec& spec : program.input_specs) {
     if (spec.kind != InputKind::UserInput) continue;
@@ -82,8 +107,9 @@ void check_input_sizes(const Program& program, const std::vector<std::vector<int
       refuse(where + " has " + std::to_string(sizes[i].size()) + " dimensions; the program was exported for " +
              std::to_string(want.size()));
     for (size_t d = 0; d < want.size(); ++d)
-      check_dimension(program, want[d], sizes[i][d], where + " dimension " + std::to_string(d), bound);
+      check_dimension(program, want[d], sizes[i][d], where + " dimension " + std::to_string(d), bindings);
   }
+  for (const Compound& c : bindings.compound) check_compound(c, bindings.bound);
 }
 
 }  // namespace layoutprof::pt2

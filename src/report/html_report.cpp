@@ -135,6 +135,8 @@ json run_json(const RunInfo& run) {
           {"warmup", run.warmup},
           {"calls", run.calls_recorded},
           {"calls_identical", run.calls_identical},
+          {"mode", {{"value", run.model_mode.value}, {"chosen_by", run.model_mode.chosen_by},
+                    {"evidence", run.model_mode.evidence}}},
           {"status", to_string(run.status)},
           {"error", run.error},
           {"backward", run.backward},

@@ -204,6 +204,17 @@ void read_variant(const json& j, RunInfo& r) {
   }
 }
 
+// Added with .pt2 programs: earlier reports are of TorchScript modules, which layoutprof ran in
+// eval mode (train for --backward, which run_from() reads after).
+ModelMode mode_from(const json& j) {
+  ModelMode m{j.at("value").get<std::string>(), j.at("chosen_by").get<std::string>(), text_from(j.at("evidence"))};
+  if (m.value != "train" && m.value != "eval" && m.value != "mixed" && m.value != "none")
+    throw std::out_of_range("run.model_mode.value is not train, eval, mixed or none");
+  if (m.chosen_by != "layoutprof" && m.chosen_by != "export")
+    throw std::out_of_range("run.model_mode.chosen_by is neither layoutprof nor export");
+  return m;
+}
+
 }  // namespace
 
 RunInfo run_from(const json& j) {
@@ -213,6 +224,7 @@ RunInfo run_from(const json& j) {
   r.model_format = j.value("model_format", std::string("torchscript"));
   if (r.model_format != "torchscript" && r.model_format != "pt2")
     throw std::out_of_range("run.model_format is neither torchscript nor pt2");
+  if (j.contains("model_mode")) r.model_mode = mode_from(j.at("model_mode"));
   for (const json& in : j.at("inputs")) r.inputs.push_back(input_from(in));
   r.threads = as<int>(j.at("threads"));
   r.warmup = as<int>(j.at("warmup"));
@@ -230,6 +242,7 @@ RunInfo run_from(const json& j) {
   r.error = text_from(j.at("error"));
   // Added with --backward: reports from before read as forward-only runs.
   r.backward = j.value("backward", false);
+  if (!j.contains("model_mode") && r.backward) r.model_mode.value = "train";
   r.loss = j.contains("loss") ? text_from(j.at("loss")) : "";
   for (const json& c : j.at("counters")) r.counters.push_back(counter_status_from(c));
   r.counter_mode = counter_mode_from(j, r.counters);

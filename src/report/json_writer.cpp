@@ -118,6 +118,9 @@ json plain_run_json(const RunInfo& r) {
                       {"tensor", tensor_json(in.tensor)}});
   return json{{"model", r.model},
               {"model_format", r.model_format},
+              {"model_mode", {{"value", r.model_mode.value},
+                              {"chosen_by", r.model_mode.chosen_by},
+                              {"evidence", text_or_null(r.model_mode.evidence)}}},
               {"inputs", inputs},
               {"threads", r.threads},
               {"warmup", r.warmup},

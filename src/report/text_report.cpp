@@ -95,6 +95,11 @@ std::string figures_line(const RunInfo& run) {
          (not_measured > 0 ? "; " + std::to_string(not_measured) + " not measured (-v lists them)" : "");
 }
 
+std::string mode_line(const ModelMode& mode) {
+  if (mode.chosen_by == "export") return mode.value + ", fixed at export: " + mode.evidence;
+  return mode.value + ", set by layoutprof (train for --backward, eval otherwise)";
+}
+
 void write_header(std::ostream& out, const Report& r) {
   const RunInfo& run = r.run;
   out << "layoutprof " << run.layoutprof_version << " — " << run.model
@@ -114,6 +119,7 @@ void write_header(std::ostream& out, const Report& r) {
       << run.calls_recorded
       << (run.calls_identical ? " (same op sequence)" : " (calls DIFFER: op list is one call)")
       << "\n";
+  out << "  mode      " << mode_line(run.model_mode) << "\n";
   out << "  status    " << to_string(run.status);
   if (!run.error.empty()) out << ": " << run.error;
   out << "\n";

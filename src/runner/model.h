@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "core/trace.h"
 #include "record/op_sites.h"
 
 namespace layoutprof {
@@ -39,6 +40,8 @@ class Model {
   // Training mode (dropout, batch statistics) for training steps, eval mode otherwise; a
   // format that has no such modes ignores it.
   virtual void set_training(bool training) = 0;
+  // The mode the model runs in now, and who chose it.
+  virtual ModelMode mode() const = 0;
   // Every parameter and buffer of the model and its submodules, in the model's order.
   virtual std::vector<NamedTensor> named_parameters() const = 0;
   virtual std::vector<NamedTensor> named_buffers() const = 0;

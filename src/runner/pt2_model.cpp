@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "pt2/archive.h"
+#include "pt2/export_mode.h"
 #include "pt2/input_sizes.h"
 #include "pt2/program_reader.h"
 #include "runner/model.h"
@@ -70,6 +71,10 @@ class Pt2Model final : public Model {
   }
   // A program's mode (train or eval) was fixed when it was exported.
   void set_training(bool) override {}
+  ModelMode mode() const override {
+    const pt2::ExportMode mode = pt2::export_mode(program_.graph);
+    return {mode.value(), "export", mode.evidence()};
+  }
   std::vector<NamedTensor> named_parameters() const override { return named(InputKind::Parameter); }
   std::vector<NamedTensor> named_buffers() const override { return named(InputKind::Buffer); }
   void check_inputs(const std::vector<c10::IValue>& inputs) const override {

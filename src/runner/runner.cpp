@@ -257,6 +257,7 @@ Trace run_profile(const ProfileConfig& config, const ProgressFn& progress, std::
   std::vector<InputSpec> specs;
   if (!make_variant(*model, config, run, specs, progress)) return trace;
   run.model_format = model->format();
+  run.model_mode = model->mode();
   // The inputs the file stores, as they are, where no --input or conversion asks for others.
   std::vector<c10::IValue> inputs = config.inputs.empty() && config.convert_to.empty()
                                         ? stored_inputs(model->sample_inputs(), device, run.inputs)

@@ -205,6 +205,7 @@ class TorchScriptModel final : public Model {
   }
 
   void set_training(bool training) override { module_.train(training); }
+  ModelMode mode() const override { return {module_.is_training() ? "train" : "eval", "layoutprof", ""}; }
   std::vector<NamedTensor> named_parameters() const override { return named(module_.named_parameters(true)); }
   std::vector<NamedTensor> named_buffers() const override { return named(module_.named_buffers(true)); }
   c10::IValue forward(std::vector<c10::IValue>& inputs) override { return module_.forward(inputs); }

@@ -23,6 +23,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 struct Result {
   int code = -1;
@@ -511,6 +512,34 @@ TEST(Pt2, RefusedByLibTorch1) {
   EXPECT_FALSE(fs::exists(report));
 }
 
+// An op of a higher-order op's subgraph names the user's line and which graph it ran in (the
+// subgraph's nodes are top-level ops, as torch.profiler shows them under ep.module()).
+TEST(Pt2, OpsOfASubgraphSayWhichHigherOrderOpTheyRanIn) {
+  if (version_matches("1", LIBTORCH_VERSION)) GTEST_SKIP() << "LibTorch 1.x refuses .pt2 (Pt2.RefusedByLibTorch1)";
+  const std::map<std::string, std::string> graph_of_copy = {
+      {"cond_branch", "(inside torch.cond's true branch)"},
+      {"while_loop", "(inside while_loop's body)"},
+      {"map_slices", "(inside map's body)"},
+      {"no_grad_block", "(inside a set_grad_enabled block)"}};
+  for (const auto& [name, inside] : graph_of_copy) {
+    fs::path report = work_dir() / (name + "_sites.json");
+    Result r = run(pt2_args(pt2_entry_named(name), {"--json", report.string(), "--iters", "1"}));
+    ASSERT_EQ(r.code, 0) << name << ": " << r.err;
+    json j = json::parse(read_file(report));
+    json ops = expand_ops(j);
+    size_t inside_copies = 0;
+    for (const json& c : j["copies"]) {
+      if (c["class"] != "implicit_layout" && c["class"] != "explicit_layout") continue;
+      const json& culprit = ops[c["culprit"].get<size_t>()];
+      EXPECT_THAT(culprit["source"].get<std::string>(), HasSubstr("make_samples.py:")) << name << ": the user's line";
+      const std::string text = culprit["source_text"].get<std::string>();
+      EXPECT_THAT(text, Not(HasSubstr("<eval_with_key>"))) << name << ": fx's generated code is no source";
+      inside_copies += text.find(inside) != std::string::npos;
+    }
+    EXPECT_GT(inside_copies, 0u) << name << " has no layout copy " << inside;
+  }
+}
+
 // What a 2.x build refuses in one line (exit 3), nothing run: a custom op whose library is not
 // loaded (named, with the flag that loads it), a node kind the executor does not run, a library
 // that does not load, a truncated archive.
@@ -576,6 +605,9 @@ TEST(Pt2, ResnetOnItsStoredInputsNamesModulesAndUserLines) {
   ASSERT_EQ(r.code, 0) << r.err;
   json j = json::parse(read_file(report));
   EXPECT_EQ(j["run"]["inputs"][0]["spec"], "8x3x224x224:channels_last");
+  EXPECT_EQ(j["run"]["model_mode"]["value"], "eval") << "exported from a module in eval mode";
+  EXPECT_EQ(j["run"]["model_mode"]["chosen_by"], "export");
+  EXPECT_THAT(r.out, HasSubstr("  mode      eval, fixed at export: 20 ops in eval mode (their training flags)\n"));
   EXPECT_EQ(j["summary"]["copies"]["implicit_layout"], 17);
   EXPECT_NEAR(j["summary"]["copy_bytes"]["implicit_layout"].get<double>(), 43.98e6, 0.01e6);
   std::set<std::string> modules, sources;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "pt2/input_sizes.h"
+#include "pt2/sym_expr.h"
 #include "support/setting_error.h"
 
 namespace layoutprof::pt2 {
@@ -58,6 +59,53 @@ TEST(Pt2InputSizes, RefusesADynamicDimensionOutsideItsRange) {
 TEST(Pt2InputSizes, RefusesOneSymbolBoundToTwoSizes) {
   EXPECT_THAT(refusal({{4, 8}, {5, 3}}),
               HasSubstr("input 1 (y) dimension 0 is 5 but input 0 (x) dimension 0 is 4; the program has them equal (s0)"));
+}
+
+// What export wrote for torch.cat([x, x]) + y with y's batch Dim 2*dx, and for x[:, :-1] + y
+// with x's Dim dx + 1 (torch 2.14.1).
+TEST(Pt2InputSizes, ACompoundSizeMustEqualItsValueOnceItsSymbolsAreBound) {
+  Program p = two_inputs();
+  p.graph.tensor_values["y"].sizes[0].expr = "Mul(Integer(2), Symbol('s0', positive=True, integer=True))";
+  EXPECT_NO_THROW(check_input_sizes(p, {{4, 8}, {8, 3}}, {true, true}));
+  try {
+    check_input_sizes(p, {{4, 8}, {7, 3}}, {true, true});
+    ADD_FAILURE() << "accepted 7 for 2*s0 with s0 = 4";
+  } catch (const SettingError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("input 1 (y) dimension 0 is 7; the program has it 8 (a size derived from "
+                                    "dynamic dimensions the other inputs give)"));
+  }
+  // Its only symbol bound by no dimension alone: left to the ops.
+  p.graph.tensor_values["x"].sizes[0].expr = "Add(Symbol('s1', positive=True, integer=True), Integer(1))";
+  p.graph.tensor_values["y"].sizes[0].expr = "Mul(Integer(2), Symbol('s1', positive=True, integer=True))";
+  EXPECT_NO_THROW(check_input_sizes(p, {{4, 8}, {7, 3}}, {true, true}));
+}
+
+TEST(Pt2SizeExpressions, SympysSreprFormsEvaluateExactly) {
+  const std::map<std::string, int64_t> s{{"s0", 6}, {"s1", 4}};
+  EXPECT_EQ(evaluate_size("Add(Symbol('s0', positive=True, integer=True), Integer(1))", s), 7);
+  EXPECT_EQ(evaluate_size("Mul(Integer(2), Symbol('s0', positive=True, integer=True))", s), 12);
+  EXPECT_EQ(evaluate_size("Mul(Rational(1, 2), Symbol('s0'))", s), 3);
+  EXPECT_EQ(evaluate_size("Add(Mul(Integer(-1), Symbol('s1')), Symbol('s0'))", s), 2);
+  EXPECT_EQ(evaluate_size("FloorDiv(Symbol('s0'), Integer(4))", s), 1);
+  EXPECT_EQ(evaluate_size("Mod(Symbol('s0'), Integer(4))", s), 2);
+  EXPECT_EQ(evaluate_size("Pow(Symbol('s1'), Integer(2))", s), 16);
+  EXPECT_EQ(evaluate_size("Max(Symbol('s0'), Symbol('s1'), Integer(5))", s), 6);
+  EXPECT_EQ(evaluate_size("Mul(NegativeOne(), Symbol('s1'))", s), -4);
+}
+
+TEST(Pt2SizeExpressions, WhatCannotBeEvaluatedHereIsNone) {
+  const std::map<std::string, int64_t> s{{"s0", 5}};
+  EXPECT_EQ(evaluate_size("Symbol('s9')", s), std::nullopt) << "an unbound symbol";
+  EXPECT_EQ(evaluate_size("Mul(Rational(1, 2), Symbol('s0'))", s), std::nullopt) << "not an integer";
+  EXPECT_EQ(evaluate_size("CeilToInt(Symbol('s0'))", s), std::nullopt) << "a function not known here";
+  EXPECT_EQ(evaluate_size("Mul(Integer(9223372036854775807), Integer(2))", s), std::nullopt) << "overflow";
+  EXPECT_EQ(evaluate_size("FloorDiv(Symbol('s0'), Integer(0))", s), std::nullopt);
+  EXPECT_EQ(evaluate_size("Add(Integer(1), Integer(2)", s), std::nullopt) << "unclosed";
+  EXPECT_EQ(evaluate_size("Add(Integer(1)) junk", s), std::nullopt);
+  EXPECT_EQ(evaluate_size(std::string(10000, '(') , s), std::nullopt);
+  std::string deep;
+  for (int i = 0; i < 10000; ++i) deep += "Add(";
+  EXPECT_EQ(evaluate_size(deep, s), std::nullopt) << "nesting past the depth limit";
 }
 
 TEST(Pt2InputSizes, RefusesAnotherRank) {
