@@ -9,6 +9,7 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <c10/core/GradMode.h>
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <optional>
@@ -26,9 +27,26 @@ using pt2::Node;
 struct Pt2Step {
   virtual ~Pt2Step() = default;
   virtual void run(std::vector<c10::IValue>& env) const = 0;
-  std::vector<int> uses;   // the values its arguments read
-  std::vector<int> frees;  // values whose last use this step is: dropped after it
+  // Of the values whose last reader this step is: those it reads once as a whole argument
+  // are taken (moved out of the table, not copied: a tensor's reference count is not touched);
+  // the others are dropped after it.
+  void take_last_uses(const std::vector<int>& last_uses);
+
+  std::vector<ArgPlan> args;  // what it reads (for an op, in its schema's order)
+  std::vector<int> uses;      // the values its arguments read
+  std::vector<int> frees;     // values dropped after it
 };
+
+void Pt2Step::take_last_uses(const std::vector<int>& last_uses) {
+  for (int s : last_uses) {
+    ArgPlan* reader = nullptr;
+    if (std::count(uses.begin(), uses.end(), s) == 1)
+      for (ArgPlan& a : args)
+        if (a.kind == ArgPlan::Kind::Value && a.slots[0] == s) reader = &a;
+    if (reader) reader->take = true;
+    else frees.push_back(s);
+  }
+}
 
 namespace {
 
@@ -61,12 +79,13 @@ ArgPlan plan(const Argument& arg, const Scope& scope, const std::string& at) {
   return plan_argument(arg, [&](const std::string& name) { return scope.use(name, at); }, at);
 }
 
-// Plans an argument of `step`, noting the values it reads.
-ArgPlan plan_for(Pt2Step& step, const Argument& arg, const Scope& scope, const std::string& at) {
+// Plans the next argument of `step`, noting the values it reads.
+ArgPlan& plan_for(Pt2Step& step, const Argument& arg, const Scope& scope, const std::string& at) {
   ArgPlan p = plan(arg, scope, at);
   for (int s : p.slots)
     if (s >= 0) step.uses.push_back(s);
-  return p;
+  step.args.push_back(std::move(p));
+  return step.args.back();
 }
 
 // Where a step's results go: one slot per named output; a list output spreads over its names.
@@ -108,6 +127,10 @@ void store(const OutputBinding& b, c10::IValue value, std::vector<c10::IValue>& 
 // op's list; one output per return otherwise.
 void store_results(const std::vector<OutputBinding>& outs, std::vector<c10::IValue>& results,
                    std::vector<c10::IValue>& env) {
+  if (outs.size() == 1 && results.size() == 1 && !outs[0].spread) {  // most ops: one tensor
+    if (outs[0].slots[0] >= 0) env[outs[0].slots[0]] = std::move(results[0]);
+    return;
+  }
   if (outs.size() == 1 && results.size() > 1 && outs[0].spread) {
     for (size_t i = 0; i < outs[0].slots.size() && i < results.size(); ++i)
       if (outs[0].slots[i] >= 0) env[outs[0].slots[i]] = std::move(results[i]);
@@ -120,7 +143,6 @@ void store_results(const std::vector<OutputBinding>& outs, std::vector<c10::IVal
 
 struct OpStep final : Pt2Step {
   c10::OperatorHandle op;
-  std::vector<ArgPlan> args;  // in the op schema's order
   std::vector<OutputBinding> outs;
   SiteId site;
   Pt2Sites* sites;
@@ -130,7 +152,7 @@ struct OpStep final : Pt2Step {
   void run(std::vector<c10::IValue>& env) const override {
     // One stack per step, kept: a graph runs on one thread, and a step never runs inside itself.
     stack.clear();
-    for (const ArgPlan& a : args) stack.push_back(materialize(a, env, *device));
+    for (const ArgPlan& a : args) stack.emplace_back(materialize(a, env, *device));
     sites->set_current(site);
     op.callBoxed(&stack);
     store_results(outs, stack, env);
@@ -163,7 +185,8 @@ bool is_tensor_kind(ArgKind kind) {
   return kind == ArgKind::Tensor || kind == ArgKind::OptionalTensor || kind == ArgKind::None;
 }
 
-std::unique_ptr<Pt2Step> op_step(const Node& node, Scope& scope, Pt2Sites& sites, const c10::Device* device) {
+std::unique_ptr<Pt2Step> op_step(const Node& node, Scope& scope, Pt2Sites& sites, const SiteContext& context,
+                                 const c10::Device* device) {
   const std::string at = where(node);
   auto name = operator_name(node.target);
   if (!name) throw ModelLoadError(at + ": a node kind layoutprof does not run");
@@ -181,14 +204,15 @@ std::unique_ptr<Pt2Step> op_step(const Node& node, Scope& scope, Pt2Sites& sites
   for (const c10::Argument& formal : handle->schema().arguments()) {
     auto it = given.find(formal.name());
     if (it != given.end()) {
-      step->args.push_back(plan_for(*step, *it->second, scope, at + " argument '" + formal.name() + "'"));
-      step->args.back().number_as_tensor = takes_tensor(formal) && !is_tensor_kind(it->second->kind);
+      ArgPlan& arg = plan_for(*step, *it->second, scope, at + " argument '" + formal.name() + "'");
+      arg.number_as_tensor = takes_tensor(formal) && !is_tensor_kind(it->second->kind);
+      prepare_constant(arg);
     }
     else if (formal.default_value()) step->args.push_back(constant_plan(*formal.default_value()));
     else throw ModelLoadError(at + ": argument '" + formal.name() + "' is missing");
   }
   for (const Argument& out : node.outputs) step->outs.push_back(bind(out, scope, at));
-  step->site = sites.intern(node);
+  step->site = sites.intern(node, context);
   step->sites = &sites;
   step->device = device;
   return step;
@@ -287,7 +311,6 @@ const std::map<std::string, SymFn>& sym_functions() {
 
 struct SymStep final : Pt2Step {
   SymFn fn;
-  std::vector<ArgPlan> args;
   OutputBinding out;
   const c10::Device* device;
   void run(std::vector<c10::IValue>& env) const override {
@@ -301,7 +324,7 @@ std::unique_ptr<Pt2Step> sym_step(const Node& node, const SymFn& fn, Scope& scop
   const std::string at = where(node);
   auto step = std::make_unique<SymStep>();
   step->fn = fn;
-  for (const pt2::NamedArgument& in : node.inputs) step->args.push_back(plan_for(*step, in.arg, scope, at));
+  for (const pt2::NamedArgument& in : node.inputs) plan_for(*step, in.arg, scope, at);
   if (node.outputs.size() != 1) throw ModelLoadError(at + ": a size computation with " + std::to_string(node.outputs.size()) + " outputs");
   step->out = bind(node.outputs[0], scope, at);
   step->device = device;
@@ -331,8 +354,7 @@ using HopFn = std::vector<c10::IValue> (*)(const HopStep&, const std::vector<c10
 
 struct HopStep final : Pt2Step {
   HopFn fn = nullptr;
-  std::vector<ArgPlan> args;  // the arguments that are not graphs, in order
-  std::vector<std::unique_ptr<Pt2Executor>> graphs;
+  std::vector<std::unique_ptr<Pt2Executor>> graphs;  // its args: the arguments that are not graphs
   std::vector<OutputBinding> outs;
   const c10::Device* device = nullptr;
   void run(std::vector<c10::IValue>& env) const override {
@@ -402,17 +424,21 @@ std::vector<c10::IValue> run_autocast(const HopStep& s, const std::vector<c10::I
 
 struct HopKind {
   HopFn fn;
-  size_t graphs;  // how many subgraphs it takes
+  std::vector<std::string> graphs;  // the subgraphs it takes, as op sites name them
 };
 const std::map<std::string, HopKind>& hops() {
   static const std::map<std::string, HopKind> kinds = {
-      {"torch.ops.higher_order.cond", {run_cond, 2}},
-      {"torch.ops.higher_order.while_loop", {run_while_loop, 2}},
-      {"torch.ops.higher_order.map_impl", {run_map, 1}},
-      {"torch.ops.higher_order.wrap_with_set_grad_enabled", {run_set_grad, 1}},
-      {"torch.ops.higher_order.wrap_with_autocast", {run_autocast, 1}},
+      {"torch.ops.higher_order.cond", {run_cond, {"torch.cond's true branch", "torch.cond's false branch"}}},
+      {"torch.ops.higher_order.while_loop", {run_while_loop, {"while_loop's condition", "while_loop's body"}}},
+      {"torch.ops.higher_order.map_impl", {run_map, {"map's body"}}},
+      {"torch.ops.higher_order.wrap_with_set_grad_enabled", {run_set_grad, {"a set_grad_enabled block"}}},
+      {"torch.ops.higher_order.wrap_with_autocast", {run_autocast, {"an autocast block"}}},
   };
   return kinds;
+}
+
+SiteContext inside(const SiteContext& outer, const std::string& module, const std::string& graph) {
+  return {module, outer.within.empty() ? graph : outer.within + " > " + graph};
 }
 
 }  // namespace
@@ -420,48 +446,56 @@ const std::map<std::string, HopKind>& hops() {
 // How an executor plans a graph: nested graphs share the sites and the device.
 struct Pt2Executor::Planner {
   static std::unique_ptr<Pt2Step> hop_step(const Node& node, const HopKind& kind, Scope& scope, Pt2Sites& sites,
-                                           const std::shared_ptr<c10::Device>& device) {
+                                           const SiteContext& context, const std::shared_ptr<c10::Device>& device) {
     const std::string at = where(node);
     auto step = std::make_unique<HopStep>();
     step->fn = kind.fn;
     step->device = device.get();
     for (const pt2::NamedArgument& in : node.inputs) {
-      if (in.arg.kind != ArgKind::Graph) step->args.push_back(plan_for(*step, in.arg, scope, at));
+      if (in.arg.kind != ArgKind::Graph) plan_for(*step, in.arg, scope, at);
       else if (!in.arg.graph) throw ModelLoadError(at + ": a subgraph argument without its graph");
-      else step->graphs.push_back(std::unique_ptr<Pt2Executor>(new Pt2Executor(*in.arg.graph, sites, device)));
+      else if (step->graphs.size() == kind.graphs.size()) throw ModelLoadError(at + ": " + too_many(kind));
+      else step->graphs.push_back(std::unique_ptr<Pt2Executor>(new Pt2Executor(
+               *in.arg.graph, sites, device,
+               inside(context, sites.module_of(node, context), kind.graphs[step->graphs.size()]))));
     }
-    if (step->graphs.size() != kind.graphs)
-      throw ModelLoadError(at + ": takes " + std::to_string(kind.graphs) + " subgraphs, the node gives " +
+    if (step->graphs.size() != kind.graphs.size())
+      throw ModelLoadError(at + ": takes " + std::to_string(kind.graphs.size()) + " subgraphs, the node gives " +
                            std::to_string(step->graphs.size()));
     for (const Argument& out : node.outputs) step->outs.push_back(bind(out, scope, at));
     return step;
   }
 
+  static std::string too_many(const HopKind& kind) {
+    return "takes " + std::to_string(kind.graphs.size()) + " subgraphs, the node gives more";
+  }
+
   static std::unique_ptr<Pt2Step> node_step(const Node& node, Scope& scope, Pt2Sites& sites,
-                                            const std::shared_ptr<c10::Device>& device) {
+                                            const SiteContext& context, const std::shared_ptr<c10::Device>& device) {
     auto sym = sym_functions().find(node.target);
     if (sym != sym_functions().end()) return sym_step(node, sym->second, scope, device.get());
     auto hop = hops().find(node.target);
-    if (hop != hops().end()) return hop_step(node, hop->second, scope, sites, device);
+    if (hop != hops().end()) return hop_step(node, hop->second, scope, sites, context, device);
     if (node.target.rfind("torch.ops.higher_order.", 0) == 0)
       throw ModelLoadError(where(node) + ": a higher-order op layoutprof does not run");
-    return op_step(node, scope, sites, device.get());
+    return op_step(node, scope, sites, context, device.get());
   }
 
   static bool named(const Argument& a) { return !a.names.empty() && !a.names[0].empty(); }
 };
 
 Pt2Executor::Pt2Executor(const pt2::Graph& graph, Pt2Sites& sites)
-    : Pt2Executor(graph, sites, std::make_shared<c10::Device>(c10::kCPU)) {}
+    : Pt2Executor(graph, sites, std::make_shared<c10::Device>(c10::kCPU), SiteContext{}) {}
 
-Pt2Executor::Pt2Executor(const pt2::Graph& graph, Pt2Sites& sites, std::shared_ptr<c10::Device> device)
+Pt2Executor::Pt2Executor(const pt2::Graph& graph, Pt2Sites& sites, std::shared_ptr<c10::Device> device,
+                         const SiteContext& context)
     : device_(std::move(device)) {
   Scope scope("graph");
   for (const Argument& in : graph.inputs)
     input_slots_.push_back(Planner::named(in) ? scope.define(in.names[0], "graph input") : -1);
   for (const Node& node : graph.nodes) {
     try {
-      steps_.push_back(Planner::node_step(node, scope, sites, device_));
+      steps_.push_back(Planner::node_step(node, scope, sites, context, device_));
     } catch (const std::out_of_range&) {
       throw ModelLoadError(where(node) + ": an argument without its value");
     }
@@ -470,9 +504,10 @@ Pt2Executor::Pt2Executor(const pt2::Graph& graph, Pt2Sites& sites, std::shared_p
     const bool value = out.kind == ArgKind::Tensor || out.kind == ArgKind::SymInt || out.kind == ArgKind::SymFloat ||
                        out.kind == ArgKind::SymBool || out.kind == ArgKind::OptionalTensor;
     output_slots_.push_back(value && Planner::named(out) ? scope.use(out.names[0], "graph output") : -1);
+    std::vector<c10::IValue> no_values;
     output_constants_.push_back(output_slots_.back() >= 0
                                     ? c10::IValue()
-                                    : materialize(plan(out, scope, "graph output"), {}, *device_));
+                                    : materialize(plan(out, scope, "graph output"), no_values, *device_));
   }
   slots_ = scope.size();
   plan_frees();
@@ -481,7 +516,7 @@ Pt2Executor::Pt2Executor(const pt2::Graph& graph, Pt2Sites& sites, std::shared_p
 Pt2Executor::~Pt2Executor() = default;
 Pt2Executor::Pt2Executor(Pt2Executor&&) noexcept = default;
 
-// Each value is dropped after the last step reading it (not the graph's outputs), as eager
+// Each value is released by the last step reading it (not the graph's outputs), as eager
 // PyTorch frees a temporary: the peak memory of a run is the program's, not every value's.
 void Pt2Executor::plan_frees() {
   std::vector<int> last(slots_, -1);
@@ -489,8 +524,10 @@ void Pt2Executor::plan_frees() {
     for (int s : steps_[i]->uses) last[s] = static_cast<int>(i);
   for (int s : output_slots_)
     if (s >= 0) last[s] = -1;
+  std::vector<std::vector<int>> last_uses(steps_.size());
   for (size_t s = 0; s < last.size(); ++s)
-    if (last[s] >= 0) steps_[last[s]]->frees.push_back(static_cast<int>(s));
+    if (last[s] >= 0) last_uses[last[s]].push_back(static_cast<int>(s));
+  for (size_t i = 0; i < steps_.size(); ++i) steps_[i]->take_last_uses(last_uses[i]);
 }
 
 std::vector<c10::IValue> Pt2Executor::run(std::vector<c10::IValue> inputs) const {

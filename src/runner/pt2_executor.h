@@ -17,6 +17,7 @@ namespace layoutprof {
 
 class Pt2Sites;
 struct Pt2Step;
+struct SiteContext;
 
 class Pt2Executor {
  public:
@@ -35,8 +36,10 @@ class Pt2Executor {
  private:
   struct Planner;  // what each node becomes (pt2_executor.cpp)
   friend struct Planner;
-  // A nested graph's executor shares its parent's sites and device.
-  Pt2Executor(const pt2::Graph& graph, Pt2Sites& sites, std::shared_ptr<c10::Device> device);
+  // A nested graph's executor shares its parent's sites and device; its ops' sites say which
+  // higher-order op's graph they are in.
+  Pt2Executor(const pt2::Graph& graph, Pt2Sites& sites, std::shared_ptr<c10::Device> device,
+              const SiteContext& context);
   void plan_frees();
 
   std::vector<int> input_slots_;   // -1: an input with no name (a constant)

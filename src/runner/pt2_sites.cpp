@@ -43,10 +43,12 @@ std::vector<Frame> frames_of(const std::string& stack_trace) {
   return frames;
 }
 
+// Code fx generated ("<eval_with_key>.12"): a higher-order op's subgraph as a function.
+bool generated(const Frame& f) { return f.file.rfind("<", 0) == 0; }
+
 // torch's own Python (its modules, fx's generated code) is not where a user's op comes from.
 bool in_torch(const Frame& f) {
-  return f.file.find("/torch/") != std::string::npos || f.file.rfind("torch/", 0) == 0 ||
-         f.file.rfind("<", 0) == 0;
+  return f.file.find("/torch/") != std::string::npos || f.file.rfind("torch/", 0) == 0 || generated(f);
 }
 
 // A path from its package folder on ("torchvision/models/resnet.py"), as a user reads it.
@@ -72,9 +74,12 @@ SourceLine user_source_line(const std::string& stack_trace) {
   const std::vector<Frame> frames = frames_of(stack_trace);
   if (frames.empty()) return {};
   const Frame* user = nullptr;
-  for (auto f = frames.rbegin(); f != frames.rend() && !user; ++f)
-    if (!in_torch(*f)) user = &*f;
-  const Frame& innermost = frames.back();
+  const Frame* source = nullptr;
+  for (auto f = frames.rbegin(); f != frames.rend(); ++f) {
+    if (!user && !in_torch(*f)) user = &*f;
+    if (!source && !generated(*f)) source = &*f;
+  }
+  const Frame& innermost = source ? *source : frames.back();
   if (!user) return {short_path(innermost.file) + ":" + innermost.line, innermost.code};
   SourceLine line{short_path(user->file) + ":" + user->line, user->code};
   if (user != &innermost)
@@ -85,7 +90,7 @@ SourceLine user_source_line(const std::string& stack_trace) {
 Pt2Sites::Pt2Sites() {
   modules_.emplace_back();
   module_ids_.emplace("", 0);
-  sources_.emplace_back();
+  sources_.emplace_back();  // id 0: unknown
 }
 
 uint32_t Pt2Sites::intern_in(std::vector<std::string>& names, std::map<std::string, uint32_t>& ids,
@@ -96,10 +101,22 @@ uint32_t Pt2Sites::intern_in(std::vector<std::string>& names, std::map<std::stri
   return ids.emplace(key, static_cast<uint32_t>(names.size() - 1)).first->second;
 }
 
-SiteId Pt2Sites::intern(const pt2::Node& node) {
+std::string Pt2Sites::module_of(const pt2::Node& node, const SiteContext& context) const {
+  return node.nn_module_stack.empty() ? context.module : innermost_module_path(node.nn_module_stack);
+}
+
+SiteId Pt2Sites::intern(const pt2::Node& node, const SiteContext& context) {
   SiteId id;
-  id.module = intern_in(modules_, module_ids_, innermost_module_path(node.nn_module_stack));
-  if (!node.stack_trace.empty()) id.source = intern_in(sources_, source_ids_, node.stack_trace);
+  id.module = intern_in(modules_, module_ids_, module_of(node, context));
+  if (node.stack_trace.empty()) return id;
+  const std::string key = node.stack_trace + '\x1f' + context.within;
+  auto it = source_ids_.find(key);
+  if (it != source_ids_.end()) {
+    id.source = it->second;
+    return id;
+  }
+  sources_.push_back({node.stack_trace, context.within});
+  id.source = source_ids_.emplace(key, static_cast<uint32_t>(sources_.size() - 1)).first->second;
   return id;
 }
 
@@ -114,7 +131,9 @@ std::string Pt2Sites::module_path(uint32_t module) const {
 
 SourceLine Pt2Sites::source_line(uint32_t source) const {
   if (source == 0 || source >= sources_.size()) return {};
-  return user_source_line(sources_[source]);
+  SourceLine line = user_source_line(sources_[source].stack_trace);
+  if (!sources_[source].within.empty()) line.text += "  (inside " + sources_[source].within + ")";
+  return line;
 }
 
 }  // namespace layoutprof

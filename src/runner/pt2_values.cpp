@@ -137,21 +137,27 @@ c10::IValue wrapped_number(const c10::IValue& v) {
   return t;
 }
 
-c10::IValue value_of(const ArgPlan& plan, const std::vector<c10::IValue>& env, const c10::Device& device);
+c10::IValue value_of(const ArgPlan& plan, std::vector<c10::IValue>& env, const c10::Device& device);
 
 }  // namespace
 
-c10::IValue materialize(const ArgPlan& plan, const std::vector<c10::IValue>& env, const c10::Device& device) {
+void prepare_constant(ArgPlan& plan) {
+  if (plan.kind != ArgPlan::Kind::Constant || !plan.number_as_tensor) return;
+  plan.constant = wrapped_number(plan.constant);
+  plan.number_as_tensor = false;
+}
+
+c10::IValue materialize_other(const ArgPlan& plan, std::vector<c10::IValue>& env, const c10::Device& device) {
   if (plan.number_as_tensor) return wrapped_number(value_of(plan, env, device));
   return value_of(plan, env, device);
 }
 
 namespace {
 
-c10::IValue value_of(const ArgPlan& plan, const std::vector<c10::IValue>& env, const c10::Device& device) {
+c10::IValue value_of(const ArgPlan& plan, std::vector<c10::IValue>& env, const c10::Device& device) {
   switch (plan.kind) {
     case ArgPlan::Kind::Constant: return plan.constant;
-    case ArgPlan::Kind::Value: return env[plan.slots[0]];
+    case ArgPlan::Kind::Value: return plan.take ? std::move(env[plan.slots[0]]) : env[plan.slots[0]];
     case ArgPlan::Kind::TensorList: {
       c10::List<at::Tensor> list;
       list.reserve(plan.slots.size());
