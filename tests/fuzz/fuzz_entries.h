@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <utility>
 #include <vector>
 #include <optional>
@@ -26,7 +27,9 @@
 #include "report/comparison_text.h"
 #include "gate/gate.h"
 #include "core/input_spec.h"
+#include "pt2/export_mode.h"
 #include "pt2/program_reader.h"
+#include "pt2/sym_expr.h"
 #include "report/json_report.h"
 #include "report/text_report.h"
 
@@ -190,6 +193,14 @@ inline int pt2(const uint8_t* data, size_t size) {
         std::vector<char> storage(bytes);
         archive.read_into(tensor.entry, storage.data(), bytes);
       }
+    // What the runner derives from the program before it runs: its mode, and its sizes'
+    // values (each range's symbol bound to 3): an answer or none, never a throw.
+    (void)p2::export_mode(program.graph);
+    std::map<std::string, int64_t> symbols;
+    for (const auto& [symbol, range] : program.range_constraints) symbols[symbol] = 3;
+    for (const auto& [name, meta] : program.graph.tensor_values)
+      for (const p2::SymIntValue& dim : meta.sizes)
+        if (!dim.value) (void)p2::evaluate_size(dim.expr, symbols);
   } catch (const ModelLoadError& e) {
     one_line(e);
   }
