@@ -177,14 +177,6 @@ json summary_json(const Report& r) {
           {"grad_layout", s.grad_layout}};
 }
 
-// At most kMaxLaneText characters (a loop's row alternates layouts thousands of times), cut at
-// a character boundary.
-std::string clipped(std::string text) {
-  if (text.size() <= kMaxLaneText) return text;
-  size_t cut = kMaxLaneText;
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
-  return text.substr(0, cut) + "…";
-}
 
 json heatmap_json(const HeatmapTable& t, GroupBy group_by) {
   json columns = json::array(), rows = json::array();
@@ -196,7 +188,7 @@ json heatmap_json(const HeatmapTable& t, GroupBy group_by) {
       text.push_back(c.text[i]);
     }
     rows.push_back({{"label", t.rows[i].label}, {"values", values}, {"text", text},
-                    {"lane", clipped(flow_text(t.rows[i].transitions))}});
+                    {"lane", clip(flow_text(t.rows[i].transitions), kMaxLaneText)}});
   }
   return {{"depth", t.depth}, {"group_by", group_by == GroupBy::op ? "op" : "module"},
           {"columns", columns}, {"rows", rows}, {"legend", t.legend}};

@@ -46,23 +46,7 @@ std::string counter_label(const std::string& event) {
       break;
     }
   if (label == "task-clock" || label == "cpu-clock") label += " ns";
-  return label.size() > 16 ? label.substr(0, 15) + "…" : label;
-}
-
-std::string clip(const std::string& s, size_t w) {
-  if (width(s) <= w) return s;
-  std::string out;
-  size_t cols = 0;
-  for (size_t i = 0; i < s.size(); ++i) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    if ((c & 0xC0) != 0x80) {
-      if (cols + 1 >= w) break;
-      ++cols;
-    }
-    out += s[i];
-  }
-  while (!out.empty() && (static_cast<unsigned char>(out.back()) & 0xC0) == 0x80) out.pop_back();
-  return out + "…";
+  return clip(label, 16);
 }
 
 std::string shade_cell(const HeatmapColumn& col, size_t row, bool color) {

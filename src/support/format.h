@@ -22,6 +22,18 @@ inline size_t width(const std::string& s) {
   return w;
 }
 
+// `s` in at most `w` columns: cut before a character and ended with "…" where it is wider.
+inline std::string clip(const std::string& s, size_t w) {
+  if (width(s) <= w) return s;
+  std::string out;
+  size_t cols = 0;
+  for (char byte : s) {
+    if ((static_cast<unsigned char>(byte) & 0xC0) != 0x80 && ++cols >= w) break;  // a character's first byte
+    out += byte;
+  }
+  return out + "…";
+}
+
 inline std::string pad_right(const std::string& s, size_t w) {
   size_t have = width(s);
   return have >= w ? s : s + std::string(w - have, ' ');
