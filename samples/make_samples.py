@@ -436,6 +436,19 @@ class NoGradBlock(nn.Module):
         return self.proj(y.reshape(-1, 16))
 
 
+class TrainingBatchNorm(nn.Module):
+    """Exported in train mode, then decomposed: batch norm's new running statistics are outputs
+    the program writes back into its buffers after the forward."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.bn = nn.BatchNorm2d(8)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:  # [2, 3, 8, 8]
+        return torch.relu(self.bn(self.conv(x)))
+
+
 class RunningTotal(nn.Module):
     def __init__(self):
         super().__init__()
@@ -525,6 +538,7 @@ class Sample(NamedTuple):
     pt2_only: bool = False
     dynamic_batch: bool = False  # dimension 0 of every input exported as dynamic
     decompose: bool = False      # the program after ep.run_decompositions()
+    train: bool = False          # exported in train mode (every other sample: eval)
 
     def pt2_expected(self) -> Expect:
         if self.pt2 is not None:
@@ -823,6 +837,16 @@ SAMPLES = [
                "(dtype_device). After run_decompositions() the buffer's add_ is a functional add whose result is an "
                "output the program writes back into the buffer: that write-back is one aten::copy_ "
                "of a [16] tensor into the [16] buffer, same strides (same_layout)."),
+    Sample("batchnorm_train", TrainingBatchNorm, ["2x3x8x8"], copies(same_layout=5), pt2_only=True,
+           min_torch=2, decompose=True, train=True, grads={},
+           why="Exported in train mode, then decomposed: batch norm is "
+               "_native_batch_norm_legit_functional, which clones running_mean and running_var [8] "
+               "to return their new values (2 same_layout, nested in it); after the forward the "
+               "program writes its three mutated buffers back, running_mean, running_var [8] and "
+               "num_batches_tracked [] (int64, incremented by an add) (3 same_layout aten::copy_). "
+               "The 3x3 convolution at one thread runs oneDNN, which adds its bias in the kernel. "
+               "With --backward it fails (exit 4), as ep.module() does: the write-back changes "
+               "running statistics autograd saved."),
     Sample("bert_encoder", bert_encoder, ["2x16:i64"], copies(broadcast=14), pt2_only=True, min_torch=2,
            needs="transformers",
            why="transformers' BertModel (2 layers, hidden 64): the token_type_ids buffer [1, 512] "
@@ -947,7 +971,7 @@ def make_input(spec: str) -> torch.Tensor:
 
 def built_module(sample: Sample) -> nn.Module:
     torch.manual_seed(0)
-    model = sample.build().eval()
+    model = sample.build().train(sample.train)
     # Inference samples: with frozen parameters no op sees a tensor that requires grad, so
     # the executed graph cannot depend on the caller's grad mode (--check verifies this).
     # Training samples keep requires_grad: their gradients are what they are for.

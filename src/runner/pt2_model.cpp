@@ -87,10 +87,7 @@ class Pt2Model final : public Model {
     pt2::check_input_sizes(program_, sizes, tensor);
   }
   c10::IValue forward(std::vector<c10::IValue>& inputs) override;
-  std::string error_reason(const std::exception& e) const override {
-    auto* c10e = dynamic_cast<const c10::Error*>(&e);
-    return first_line(c10e ? c10e->what_without_backtrace() : e.what());
-  }
+  std::string error_reason(const std::exception& e) const override;
   OpSiteSource& op_sites() override { return sites_; }
 
  private:
@@ -159,6 +156,22 @@ void Pt2Model::write_back(const pt2::OutputSpec& spec, const c10::IValue& value,
   if (!target.defined()) return;
   c10::NoGradGuard no_grad;
   target.copy_(value.toTensor());
+}
+
+// A functional graph's write-back of a mutated buffer comes after the forward: a training step
+// whose backward needs the buffer's old value (batch norm's running statistics) fails, under
+// ep.module() as here. The reason says so.
+std::string Pt2Model::error_reason(const std::exception& e) const {
+  auto* c10e = dynamic_cast<const c10::Error*>(&e);
+  std::string reason = first_line(c10e ? c10e->what_without_backtrace() : e.what());
+  bool writes_back = false;
+  for (const pt2::OutputSpec& spec : program_.output_specs)
+    writes_back = writes_back || spec.kind == OutputKind::BufferMutation || spec.kind == OutputKind::UserInputMutation;
+  if (writes_back && reason.find("modified by an inplace operation") != std::string::npos)
+    reason += " (the program writes its mutated buffers back after the forward, as a run_decompositions() graph "
+              "does, and autograd saved their old values: ep.module() fails the same way; profile training steps "
+              "on the program torch.export.export wrote, before run_decompositions())";
+  return reason;
 }
 
 c10::IValue Pt2Model::forward(std::vector<c10::IValue>& inputs) {

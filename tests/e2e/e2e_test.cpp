@@ -540,6 +540,23 @@ TEST(Pt2, OpsOfASubgraphSayWhichHigherOrderOpTheyRanIn) {
   }
 }
 
+// A training step on a decomposed train-mode program: its buffers' write-back after the forward
+// changes running statistics autograd saved; PyTorch's ep.module() fails the same way. Exit 4,
+// one line that says why and what to profile instead; the report says what failed.
+TEST(Pt2, ATrainingStepOnADecomposedProgramThatWritesBackSaysWhyItFails) {
+  if (version_matches("1", LIBTORCH_VERSION)) GTEST_SKIP() << "LibTorch 1.x refuses .pt2 (Pt2.RefusedByLibTorch1)";
+  fs::path report = work_dir() / "batchnorm_train_backward.json";
+  Result r = run(pt2_args(pt2_entry_named("batchnorm_train"), {"--backward", "--json", report.string(), "--iters", "1"}));
+  EXPECT_EQ(r.code, 4) << r.err;
+  EXPECT_EQ(lines(r.err), 1) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("modified by an inplace operation"));
+  EXPECT_THAT(r.err, HasSubstr("the program writes its mutated buffers back after the forward"));
+  EXPECT_THAT(r.err, HasSubstr("before run_decompositions()"));
+  json j = json::parse(read_file(report));
+  EXPECT_EQ(j["run"]["status"], "failed");
+  EXPECT_EQ(j["run"]["model_mode"]["value"], "train");
+}
+
 // What a 2.x build refuses in one line (exit 3), nothing run: a custom op whose library is not
 // loaded (named, with the flag that loads it), a node kind the executor does not run, a library
 // that does not load, a truncated archive.
