@@ -53,7 +53,10 @@ void check_dimension(const Program& program, const SymIntValue& want, int64_t go
     return;
   }
   const std::string symbol = single_symbol(want.expr);
-  if (symbol.empty()) return bindings.compound.push_back({want.expr, got, where});
+  if (symbol.empty()) {
+    bindings.compound.push_back({want.expr, got, where});
+    return;
+  }
   auto range = program.range_constraints.find(symbol);
   if (range != program.range_constraints.end() &&
       ((range->second.min && got < *range->second.min) || (range->second.max && got > *range->second.max)))

@@ -36,12 +36,6 @@ int64_t integer(Q q) {
   if (q.den != 1) throw Invalid{};
   return q.num;
 }
-int64_t floor_div(int64_t a, int64_t b) {
-  if (b == 0) throw Invalid{};
-  int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
-
 class Parser {
  public:
   Parser(const std::string& text, const std::map<std::string, int64_t>& symbols) : s_(text), symbols_(symbols) {}
@@ -61,8 +55,9 @@ class Parser {
   }
   bool eat(char c) {
     skip();
-    if (i_ < s_.size() && s_[i_] == c) return ++i_, true;
-    return false;
+    if (i_ >= s_.size() || s_[i_] != c) return false;
+    ++i_;
+    return true;
   }
   void expect(char c) {
     if (!eat(c)) throw Invalid{};
@@ -114,12 +109,15 @@ class Parser {
     if (depth > kMaxDepth) throw Invalid{};
     skip();
     if (i_ < s_.size() && (std::isdigit(static_cast<unsigned char>(s_[i_])) || s_[i_] == '-')) return {number(), 1};
+    static const std::map<std::string, Q> kConstants = {
+        {"Zero", {0, 1}}, {"One", {1, 1}}, {"NegativeOne", {-1, 1}}, {"Half", {1, 2}}};
     const std::string f = name();
-    if (f == "Zero") return expect('('), expect(')'), Q{0, 1};
-    if (f == "One") return expect('('), expect(')'), Q{1, 1};
-    if (f == "NegativeOne") return expect('('), expect(')'), Q{-1, 1};
-    if (f == "Half") return expect('('), expect(')'), Q{1, 2};
     expect('(');
+    auto constant = kConstants.find(f);
+    if (constant != kConstants.end()) {
+      expect(')');
+      return constant->second;
+    }
     if (f == "Symbol") {
       const std::string symbol = quoted();
       keywords();
@@ -184,7 +182,15 @@ std::optional<int64_t> evaluate_size(const std::string& expr, const std::map<std
     return v.num;
   } catch (const Invalid&) {
     return std::nullopt;
+  } catch (const std::domain_error&) {  // a division by zero
+    return std::nullopt;
   }
+}
+
+int64_t floor_div(int64_t a, int64_t b) {
+  if (b == 0) throw std::domain_error("integer division by zero in the program's size arithmetic");
+  int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
 
 }  // namespace layoutprof::pt2

@@ -15,4 +15,8 @@ namespace layoutprof::pt2 {
 // and sympy's named constants are), is not an integer, overflows, or is not well formed.
 std::optional<int64_t> evaluate_size(const std::string& expr, const std::map<std::string, int64_t>& symbols);
 
+// Python's a // b on ints (rounding toward minus infinity), as sizes are computed; throws
+// std::domain_error when b is 0.
+int64_t floor_div(int64_t a, int64_t b);
+
 }  // namespace layoutprof::pt2

@@ -79,11 +79,6 @@ std::string figures_line(const RunInfo& run) {
          (not_measured > 0 ? "; " + std::to_string(not_measured) + " not measured (-v lists them)" : "");
 }
 
-std::string mode_line(const ModelMode& mode) {
-  if (mode.chosen_by == "export") return mode.value + ", fixed at export: " + mode.evidence;
-  return mode.value + ", set by layoutprof (train for --backward, eval otherwise)";
-}
-
 void write_header(std::ostream& out, const Report& r) {
   const RunInfo& run = r.run;
   out << "layoutprof " << run.layoutprof_version << " — " << run.model
@@ -224,6 +219,11 @@ void write_causes(std::ostream& out, const std::vector<CopyCause>& causes, int t
 }
 
 }  // namespace
+
+std::string mode_line(const ModelMode& mode) {
+  if (mode.chosen_by == "export") return mode.value + ", fixed at export: " + mode.evidence;
+  return mode.value + ", set by layoutprof (train for --backward, eval otherwise)";
+}
 
 std::string flow_text(const std::vector<std::string>& transitions) {
   std::string lane;

@@ -35,6 +35,9 @@ struct HeatmapTable {
 };
 HeatmapTable heatmap_table(const Report& report, GroupBy group_by, int depth);
 
+// The mode the model ran in and who chose it, as the header shows it (text and HTML).
+std::string mode_line(const ModelMode& mode);
+
 // A row's layout lane: its transitions joined by arrows.
 std::string flow_text(const std::vector<std::string>& transitions);
 

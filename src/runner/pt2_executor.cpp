@@ -14,6 +14,7 @@
 #include <map>
 #include <optional>
 
+#include "pt2/sym_expr.h"
 #include "runner/pt2_sites.h"
 #include "runner/pt2_values.h"
 #include "support/errors.h"
@@ -221,11 +222,7 @@ std::unique_ptr<Pt2Step> op_step(const Node& node, Scope& scope, Pt2Sites& sites
 // --- SymInt arithmetic and size queries ------------------------------------------------------
 
 // Python's semantics on ints (floor division and modulo round toward minus infinity).
-int64_t floor_div(int64_t a, int64_t b) {
-  if (b == 0) throw std::domain_error("integer division by zero in the program's size arithmetic");
-  int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
+using pt2::floor_div;
 
 using SymFn = std::function<c10::IValue(const std::vector<c10::IValue>&)>;
 
@@ -448,26 +445,23 @@ struct Pt2Executor::Planner {
   static std::unique_ptr<Pt2Step> hop_step(const Node& node, const HopKind& kind, Scope& scope, Pt2Sites& sites,
                                            const SiteContext& context, const std::shared_ptr<c10::Device>& device) {
     const std::string at = where(node);
+    const auto given = std::count_if(node.inputs.begin(), node.inputs.end(),
+                                     [](const pt2::NamedArgument& in) { return in.arg.kind == ArgKind::Graph; });
+    if (static_cast<size_t>(given) != kind.graphs.size())
+      throw ModelLoadError(at + ": takes " + std::to_string(kind.graphs.size()) + " subgraphs, the node gives " +
+                           std::to_string(given));
     auto step = std::make_unique<HopStep>();
     step->fn = kind.fn;
     step->device = device.get();
     for (const pt2::NamedArgument& in : node.inputs) {
       if (in.arg.kind != ArgKind::Graph) plan_for(*step, in.arg, scope, at);
       else if (!in.arg.graph) throw ModelLoadError(at + ": a subgraph argument without its graph");
-      else if (step->graphs.size() == kind.graphs.size()) throw ModelLoadError(at + ": " + too_many(kind));
       else step->graphs.push_back(std::unique_ptr<Pt2Executor>(new Pt2Executor(
                *in.arg.graph, sites, device,
                inside(context, sites.module_of(node, context), kind.graphs[step->graphs.size()]))));
     }
-    if (step->graphs.size() != kind.graphs.size())
-      throw ModelLoadError(at + ": takes " + std::to_string(kind.graphs.size()) + " subgraphs, the node gives " +
-                           std::to_string(step->graphs.size()));
     for (const Argument& out : node.outputs) step->outs.push_back(bind(out, scope, at));
     return step;
-  }
-
-  static std::string too_many(const HopKind& kind) {
-    return "takes " + std::to_string(kind.graphs.size()) + " subgraphs, the node gives more";
   }
 
   static std::unique_ptr<Pt2Step> node_step(const Node& node, Scope& scope, Pt2Sites& sites,

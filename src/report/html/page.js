@@ -86,8 +86,7 @@ const hline = (k, v, cls) => hdr.append(el("div", { class: "k", text: k }), el("
 R.inputs.forEach((x, i) => hline("input " + i, x.spec + "  (" + x.dtype + ", " + x.layout + ")"));
 hline("run", R.device + ", " + R.threads + " threads, LibTorch " + R.torch + ", warm-up " + R.warmup + ", recorded calls " + R.calls +
   (R.calls_identical ? " (same op sequence)" : " (calls DIFFER: op list is one call)"));
-hline("mode", R.mode.value + (R.mode.chosen_by === "export" ? ", fixed at export: " + R.mode.evidence
-  : ", set by layoutprof (train for --backward, eval otherwise)"));
+hline("mode", R.mode);
 hline("status", R.status + (R.error ? ": " + R.error : ""), "status-" + R.status);
 R.measured.forEach(m => hline("measured", m));
 R.counters.filter(c => c.measured).forEach(c => hline("counter", c.event + (c.note ? " (" + c.note + ")" : "") +
