@@ -1,8 +1,6 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <cstdlib>
-#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <optional>
@@ -18,6 +16,7 @@
 #include "analysis/dtlb_model.h"
 #include "support/errors.h"
 #include "support/interrupt.h"
+#include "support/process_memory.h"
 #include "report/json_report.h"
 #include "runner/runner.h"
 #include "report/reporter.h"
@@ -91,17 +90,11 @@ void setup_run(CLI::App& app, RunOptions& o) {
 
 namespace {
 
-// "RSS N MB (peak M MB)" of this process, from /proc/self/status (measured).
+// "RSS N MB (peak M MB)" of this process (measured).
 std::string memory_mb() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  long rss = -1, peak = -1;
-  while (std::getline(status, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) rss = std::atol(line.c_str() + 6);
-    if (line.rfind("VmHWM:", 0) == 0) peak = std::atol(line.c_str() + 6);
-  }
-  if (rss < 0 || peak < 0) return "RSS unknown";
-  return "RSS " + std::to_string(rss / 1024) + " MB (peak " + std::to_string(peak / 1024) + " MB)";
+  const std::optional<ProcessMemory> m = process_memory();
+  if (!m) return "RSS unknown";
+  return "RSS " + std::to_string(m->rss_kb / 1024) + " MB (peak " + std::to_string(m->peak_kb / 1024) + " MB)";
 }
 
 // Counter flags that contradict each other.

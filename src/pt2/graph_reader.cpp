@@ -20,44 +20,45 @@ std::string tensor_name(const Json& j, const std::string& at) { return string_at
 
 // An element of Tensor?[]: a tensor's name, or "" for None.
 std::string optional_tensor(const Json& j, const std::string& at) {
-  const auto it = union_at(j, at);
-  if (it.key() == "as_none") return "";
-  if (it.key() == "as_tensor") return tensor_name(it.value(), dot(at, "as_tensor"));
-  bad(at, "unknown optional tensor field '" + bounded(it.key()) + "'");
+  const UnionField f = union_at(j, at);
+  if (f.key == "as_none") return "";
+  if (f.key == "as_tensor") return tensor_name(f.value, dot(at, "as_tensor"));
+  bad(at, "unknown optional tensor field '" + bounded(std::string(f.key)) + "'");
 }
 
 // SymIntArgument, SymBoolArgument, SymFloatArgument: a value's name, or a constant.
 void sym_element(Argument& a, const Json& j, const std::string& at, const char* constant) {
-  const auto it = union_at(j, at);
-  const std::string where = dot(at, it.key());
-  const bool named = it.key() == "as_name";
-  if (!named && it.key() != constant) bad(at, "unknown field '" + bounded(it.key()) + "' (as_name or " + constant + ")");
-  a.names.push_back(named ? string_at(it.value(), where) : "");
+  const UnionField f = union_at(j, at);
+  const std::string where = dot(at, f.key);
+  const bool named = f.key == "as_name";
+  if (!named && f.key != constant) bad(at, "unknown field '" + bounded(std::string(f.key)) + "' (as_name or " + constant + ")");
+  a.names.push_back(named ? string_at(f.value, where) : "");
   if (a.kind == ArgKind::SymFloat || a.kind == ArgKind::SymFloats)
-    a.floats.push_back(named ? 0.0 : float_at(it.value(), where));
+    a.floats.push_back(named ? 0.0 : float_at(f.value, where));
   else if (a.kind == ArgKind::SymBool || a.kind == ArgKind::SymBools)
-    a.ints.push_back(named ? 0 : bool_at(it.value(), where));
+    a.ints.push_back(named ? 0 : bool_at(f.value, where));
   else
-    a.ints.push_back(named ? 0 : int_at(it.value(), where));
+    a.ints.push_back(named ? 0 : int_at(f.value, where));
 }
 
 template <class Each>
 void each(const Json& j, const std::string& at, Each&& f) {
-  const Json& list = array_at(j, at);
-  for (size_t i = 0; i < list.size(); ++i) f(list[i], index(at, i));
+  size_t i = 0;
+  for (const Json x : array_at(j, at)) f(x, index(at, i++));
 }
 
 void read_device(Argument& a, const Json& j, const std::string& at) {
   a.strings.push_back(string_at(member(j, "type", at), dot(at, "type")));
-  const Json* i = optional_member(j, "index", at);
+  const std::optional<Json> i = optional_member(j, "index", at);
   a.ints.push_back(i ? int_at(*i, dot(at, "index")) : -1);
 }
 
 // Kinds the executor refuses: checked as far as their shape, kept as element counts.
 void read_counted(Argument& a, const Json& v, const std::string& at) {
   if (a.kind == ArgKind::StringToArgument) {
-    for (const auto& [key, value] : object_at(v, at).items()) (void)read_argument(value, dot(at, key));
-    a.ints.push_back(static_cast<int64_t>(v.size()));
+    const JsonObject fields = object_at(v, at);
+    for (const auto field : fields) (void)read_argument(field.value, dot(at, field.key));
+    a.ints.push_back(static_cast<int64_t>(fields.size()));
     return;
   }
   each(v, at, [&](const Json& inner, const std::string& where) {
@@ -66,7 +67,7 @@ void read_counted(Argument& a, const Json& v, const std::string& at) {
       else if (a.kind == ArgKind::IntLists) (void)int_at(x, w);
       else (void)float_at(x, w);
     });
-    a.ints.push_back(static_cast<int64_t>(inner.size()));
+    a.ints.push_back(static_cast<int64_t>(array_at(inner, where).size()));
   });
 }
 
@@ -130,10 +131,10 @@ Node read_node(const Json& j, const std::string& at) {
   });
   each(member(j, "outputs", at), dot(at, "outputs"),
        [&](const Json& x, const std::string& w) { n.outputs.push_back(read_argument(x, w)); });
-  if (const Json* meta = optional_member(j, "metadata", at)) {
+  if (const std::optional<Json> meta = optional_member(j, "metadata", at)) {
     const std::string where = dot(at, "metadata");
-    if (const Json* s = optional_member(*meta, "stack_trace", where)) n.stack_trace = string_at(*s, dot(where, "stack_trace"));
-    if (const Json* s = optional_member(*meta, "nn_module_stack", where))
+    if (const std::optional<Json> s = optional_member(*meta, "stack_trace", where)) n.stack_trace = string_at(*s, dot(where, "stack_trace"));
+    if (const std::optional<Json> s = optional_member(*meta, "nn_module_stack", where))
       n.nn_module_stack = string_at(*s, dot(where, "nn_module_stack"));
   }
   return n;
@@ -147,22 +148,26 @@ const char* arg_kind_field(ArgKind kind) {
 }
 
 Argument read_argument(const Json& j, const std::string& at) {
-  const auto it = union_at(j, at);
-  Argument a;
+  const UnionField f = union_at(j, at);
   size_t k = 0;
-  while (k < kFields.size() && it.key() != kFields[k]) ++k;
-  if (k == kFields.size()) bad(at, "unknown argument field '" + bounded(it.key()) + "'");
-  a.kind = static_cast<ArgKind>(k);
-  read_value(a, it.value(), dot(at, it.key()));
+  while (k < kFields.size() && f.key != kFields[k]) ++k;
+  if (k == kFields.size()) bad(at, "unknown argument field '" + bounded(std::string(f.key)) + "'");
+  return read_argument_of(static_cast<ArgKind>(k), f.value, dot(at, f.key));
+}
+
+Argument read_argument_of(ArgKind kind, const Json& value, const std::string& at) {
+  Argument a;
+  a.kind = kind;
+  read_value(a, value, at);
   return a;
 }
 
 SymIntValue read_sym_int(const Json& j, const std::string& at) {
-  const auto it = union_at(j, at);
+  const UnionField f = union_at(j, at);
   SymIntValue v;
-  if (it.key() == "as_int") v.value = int_at(it.value(), dot(at, "as_int"));
-  else if (it.key() == "as_expr") v.expr = string_at(member(it.value(), "expr_str", dot(at, "as_expr")), dot(at, "as_expr.expr_str"));
-  else bad(at, "unknown SymInt field '" + bounded(it.key()) + "' (as_int or as_expr)");
+  if (f.key == "as_int") v.value = int_at(f.value, dot(at, "as_int"));
+  else if (f.key == "as_expr") v.expr = string_at(member(f.value, "expr_str", dot(at, "as_expr")), dot(at, "as_expr.expr_str"));
+  else bad(at, "unknown SymInt field '" + bounded(std::string(f.key)) + "' (as_int or as_expr)");
   return v;
 }
 
@@ -187,13 +192,13 @@ Graph read_graph(const Json& j, const std::string& at) {
   each(member(j, "outputs", at), dot(at, "outputs"), [&](const Json& x, const std::string& w) { g.outputs.push_back(read_argument(x, w)); });
   each(member(j, "nodes", at), dot(at, "nodes"), [&](const Json& x, const std::string& w) { g.nodes.push_back(read_node(x, w)); });
   const std::string tv = dot(at, "tensor_values");
-  for (const auto& [name, meta] : object_at(member(j, "tensor_values", at), tv).items())
-    g.tensor_values[name] = read_tensor_meta(meta, dot(tv, name));
+  for (const auto field : object_at(member(j, "tensor_values", at), tv))
+    g.tensor_values[std::string(field.key)] = read_tensor_meta(field.value, dot(tv, field.key));
   const std::string sv = dot(at, "sym_int_values");
-  if (const Json* syms = optional_member(j, "sym_int_values", at))
-    for (const auto& [name, value] : object_at(*syms, sv).items()) {
-      const SymIntValue s = read_sym_int(value, dot(sv, name));
-      g.sym_int_values[name] = s.value ? std::to_string(*s.value) : s.expr;
+  if (const std::optional<Json> syms = optional_member(j, "sym_int_values", at))
+    for (const auto field : object_at(*syms, sv)) {
+      const SymIntValue s = read_sym_int(field.value, dot(sv, field.key));
+      g.sym_int_values[std::string(field.key)] = s.value ? std::to_string(*s.value) : s.expr;
     }
   return g;
 }

@@ -10,6 +10,8 @@
 namespace layoutprof::pt2 {
 
 Argument read_argument(const Json& j, const std::string& at);
+// The value of an argument field whose kind the caller knows (a signature's custom object).
+Argument read_argument_of(ArgKind kind, const Json& value, const std::string& at);
 SymIntValue read_sym_int(const Json& j, const std::string& at);
 TensorMeta read_tensor_meta(const Json& j, const std::string& at);
 Graph read_graph(const Json& j, const std::string& at);

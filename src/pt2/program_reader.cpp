@@ -20,7 +20,7 @@ std::string place(const Archive& archive, const std::string& entry) {
   return bounded(archive.name(), 200) + ": " + bounded(entry, 200) + ": ";
 }
 
-Json read_json(const Archive& archive, const std::string& entry, uint64_t most) {
+JsonDocument read_json(const Archive& archive, const std::string& entry, uint64_t most) {
   return parse_json(archive.read_text(entry, most), place(archive, entry));
 }
 
@@ -36,17 +36,17 @@ std::string string_member(const Json& j, const char* key, const std::string& at)
 
 // ConstantValue: as_none, as_int, as_float, as_string, as_bool, each an Argument field too.
 Argument constant_value(const Json& j, const std::string& at) {
-  const auto it = union_at(j, at);
+  const UnionField f = union_at(j, at);
   for (const char* field : {"as_none", "as_int", "as_float", "as_string", "as_bool"})
-    if (it.key() == field) return read_argument(j, at);
-  bad(at, "unknown constant field '" + bounded(it.key()) + "'");
+    if (f.key == field) return read_argument(j, at);
+  bad(at, "unknown constant field '" + bounded(std::string(f.key)) + "'");
 }
 
 // A constant input's placeholder name goes in `target`, its value in `arg`.
 InputSpec read_input_spec(const Json& j, const std::string& at) {
-  const auto it = union_at(j, at);
-  const std::string& kind = it.key();
-  const Json& v = it.value();
+  const UnionField f = union_at(j, at);
+  const std::string kind(f.key);
+  const Json& v = f.value;
   const std::string w = dot(at, kind);
   InputSpec s;
   if (kind == "user_input") s = {InputKind::UserInput, read_argument(member(v, "arg", w), dot(w, "arg")), "", true};
@@ -57,8 +57,8 @@ InputSpec read_input_spec(const Json& j, const std::string& at) {
   else if (kind == "tensor_constant")
     s = {InputKind::TensorConstant, tensor_placeholder(v, w), string_member(v, "tensor_constant_name", w), true};
   else if (kind == "custom_obj") {
-    s = {InputKind::CustomObj, {}, string_member(v, "custom_obj_name", w), true};
-    s.arg = read_argument(Json{{"as_custom_obj", member(v, "arg", w)}}, dot(w, "arg"));
+    s = {InputKind::CustomObj, read_argument_of(ArgKind::CustomObj, member(v, "arg", w), dot(w, "arg")),
+         string_member(v, "custom_obj_name", w), true};
   } else if (kind == "token") s = {InputKind::Token, tensor_placeholder(v, w), "", true};
   else if (kind == "constant_input")
     s = {InputKind::ConstantInput, constant_value(member(v, "value", w), dot(w, "value")), string_member(v, "name", w), true};
@@ -74,33 +74,33 @@ OutputSpec read_output_spec(const Json& j, const std::string& at) {
       {"gradient_to_user_input", {OutputKind::GradientToUserInput, "user_input_name"}},
       {"user_input_mutation", {OutputKind::UserInputMutation, "user_input_name"}},
       {"token", {OutputKind::Token, nullptr}}, {"parameter_mutation", {OutputKind::ParameterMutation, "parameter_name"}}};
-  const auto it = union_at(j, at);
-  const std::string w = dot(at, it.key());
+  const UnionField f = union_at(j, at);
+  const std::string w = dot(at, f.key);
   for (const auto& [name, kind] : kinds) {
-    if (it.key() != name) continue;
+    if (f.key != name) continue;
     OutputSpec s;
     s.kind = kind.first;
     // A user output is any Argument; the others name a tensor (or token) directly.
-    s.arg = s.kind == OutputKind::UserOutput ? read_argument(member(it.value(), "arg", w), dot(w, "arg"))
-                                             : tensor_placeholder(it.value(), w);
-    if (kind.second) s.target = string_member(it.value(), kind.second, w);
+    s.arg = s.kind == OutputKind::UserOutput ? read_argument(member(f.value, "arg", w), dot(w, "arg"))
+                                             : tensor_placeholder(f.value, w);
+    if (kind.second) s.target = string_member(f.value, kind.second, w);
     return s;
   }
-  bad(at, "unknown output spec '" + bounded(it.key()) + "'");
+  bad(at, "unknown output spec '" + bounded(std::string(f.key)) + "'");
 }
 
 // A bound that is not an integer (null, "int_oo", a number past int64) is no bound.
-std::optional<int64_t> bound(const Json* v) {
-  if (!v || !v->is_number_integer()) return std::nullopt;
-  if (v->is_number_unsigned() && v->get<uint64_t>() > uint64_t(INT64_MAX)) return std::nullopt;
-  return v->get<int64_t>();
+std::optional<int64_t> bound(const std::optional<Json>& v) {
+  int64_t i = 0;
+  if (!v || v->get(i)) return std::nullopt;
+  return i;
 }
 
 void read_schema_version(Program& p, const Json& model, const std::string& at) {
-  const Json& v = member(model, "schema_version", at);
+  const Json v = member(model, "schema_version", at);
   p.schema_major = static_cast<int>(std::clamp<int64_t>(int_at(member(v, "major", at), dot(at, "schema_version.major")), -1, 1 << 20));
   p.schema_minor = static_cast<int>(std::clamp<int64_t>(int_at(member(v, "minor", at), dot(at, "schema_version.minor")), -1, 1 << 20));
-  if (const Json* t = optional_member(model, "torch_version", at)) p.torch_version = string_at(*t, dot(at, "torch_version"));
+  if (const std::optional<Json> t = optional_member(model, "torch_version", at)) p.torch_version = string_at(*t, dot(at, "torch_version"));
   if (p.schema_major != kSchemaMajor)
     bad(at, "schema version " + std::to_string(p.schema_major) + "." + std::to_string(p.schema_minor) + " (torch " +
                 bounded(p.torch_version.empty() ? "?" : p.torch_version, 40) + "); layoutprof reads " +
@@ -109,10 +109,10 @@ void read_schema_version(Program& p, const Json& model, const std::string& at) {
 
 // The signature says what each graph input and output is: one spec for each.
 void read_signature(Program& p, const Json& sig, const std::string& s) {
-  const Json& ins = array_at(member(sig, "input_specs", s), dot(s, "input_specs"));
-  for (size_t i = 0; i < ins.size(); ++i) p.input_specs.push_back(read_input_spec(ins[i], index(dot(s, "input_specs"), i)));
-  const Json& outs = array_at(member(sig, "output_specs", s), dot(s, "output_specs"));
-  for (size_t i = 0; i < outs.size(); ++i) p.output_specs.push_back(read_output_spec(outs[i], index(dot(s, "output_specs"), i)));
+  for (const Json in : array_at(member(sig, "input_specs", s), dot(s, "input_specs")))
+    p.input_specs.push_back(read_input_spec(in, index(dot(s, "input_specs"), p.input_specs.size())));
+  for (const Json out : array_at(member(sig, "output_specs", s), dot(s, "output_specs")))
+    p.output_specs.push_back(read_output_spec(out, index(dot(s, "output_specs"), p.output_specs.size())));
   if (p.input_specs.size() != p.graph.inputs.size() || p.output_specs.size() != p.graph.outputs.size())
     bad(s, std::to_string(p.input_specs.size()) + " input and " + std::to_string(p.output_specs.size()) +
                " output specs for a graph of " + std::to_string(p.graph.inputs.size()) + " inputs and " +
@@ -120,20 +120,22 @@ void read_signature(Program& p, const Json& sig, const std::string& s) {
 }
 
 void read_range_constraints(Program& p, const Json& model, const std::string& at) {
-  const Json* ranges = optional_member(model, "range_constraints", at);
+  const std::optional<Json> ranges = optional_member(model, "range_constraints", at);
   if (!ranges) return;
-  for (const auto& [symbol, r] : object_at(*ranges, dot(at, "range_constraints")).items()) {
-    const std::string w = dot(dot(at, "range_constraints"), symbol);
-    p.range_constraints[symbol] = {bound(optional_member(r, "min_val", w)), bound(optional_member(r, "max_val", w))};
+  for (const auto field : object_at(*ranges, dot(at, "range_constraints"))) {
+    const std::string w = dot(dot(at, "range_constraints"), field.key);
+    p.range_constraints[std::string(field.key)] = {bound(optional_member(field.value, "min_val", w)),
+                                                   bound(optional_member(field.value, "max_val", w))};
   }
 }
 
 void read_model(Program& p, const Archive& archive) {
   const std::string entry = archive.prefix() + "models/model.json";
   const std::string at = place(archive, entry);
-  const Json model = read_json(archive, entry, kMaxModelJson);
+  const JsonDocument doc = read_json(archive, entry, kMaxModelJson);
+  const Json& model = doc.root;
   read_schema_version(p, model, at);
-  const Json& gm = member(model, "graph_module", at);
+  const Json gm = member(model, "graph_module", at);
   const std::string g = dot(at, "graph_module");
   p.graph = read_graph(member(gm, "graph", g), dot(g, "graph"));
   check_definitions(p.graph, dot(g, "graph"));
@@ -148,15 +150,17 @@ std::map<std::string, StoredTensor> read_payloads(const Archive& archive, const 
   const std::string entry = archive.prefix() + folder + config;
   if (!archive.has(entry)) return stored;  // an archive with nothing stored there may leave it out
   const std::string at = place(archive, entry);
-  const Json j = read_json(archive, entry, kMaxConfigJson);
-  for (const auto& [fqn, meta] : object_at(member(j, "config", at), dot(at, "config")).items()) {
+  const JsonDocument doc = read_json(archive, entry, kMaxConfigJson);
+  for (const auto field : object_at(member(doc.root, "config", at), dot(at, "config"))) {
+    const std::string fqn(field.key);
+    const Json& meta = field.value;
     const std::string w = dot(dot(at, "config"), fqn);
     if (bool_at(member(meta, "use_pickle", w), dot(w, "use_pickle")))
       bad(w, "a pickled tensor (a tensor subclass or custom object): layoutprof reads plain tensors only");
-    const std::string& path = string_member(meta, "path_name", w);
+    const std::string path = string_member(meta, "path_name", w);
     if (path.empty() || path.find_first_of(std::string("/\0", 2)) != std::string::npos || path == "." || path == "..")
       bad(w, "path_name '" + bounded(path) + "' is not a file name");
-    const Json* tm = optional_member(meta, "tensor_meta", w);
+    const std::optional<Json> tm = optional_member(meta, "tensor_meta", w);
     if (!tm) bad(w, "no tensor_meta");
     StoredTensor t{archive.prefix() + folder + path, read_tensor_meta(*tm, dot(w, "tensor_meta")),
                    bool_at(member(meta, "is_param", w), dot(w, "is_param"))};

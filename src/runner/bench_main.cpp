@@ -34,6 +34,7 @@
 #include "runner/inputs.h"
 #include "runner/model.h"
 #include "runner/training.h"
+#include "support/process_memory.h"
 
 namespace layoutprof {
 namespace {
@@ -375,11 +376,15 @@ int64_t peak_rss_bytes() {
 }
 
 // Peak RSS before and after the load; the weights: every distinct storage of the model's
-// parameters and buffers.
+// parameters and buffers. What the resident set grew by splits into pages of mapped files (the
+// libraries' code the load runs for the first time) and anonymous ones (the weights and the
+// program's structures).
 int measure_load(const BenchOptions& o) {
+  const std::optional<ProcessMemory> start = process_memory();
   const int64_t before = peak_rss_bytes();
   std::unique_ptr<Model> model = load_model(o.model);
   const int64_t after = peak_rss_bytes();
+  const std::optional<ProcessMemory> end = process_memory();
   std::set<const void*> storages;
   int64_t weights = 0;
   auto add = [&](const std::vector<NamedTensor>& list) {
@@ -390,7 +395,11 @@ int measure_load(const BenchOptions& o) {
   add(model->named_buffers());
   std::cout << "{\"model\": \"" << o.model << "\", \"peak_rss_before\": " << before << ", \"peak_rss_after\": " << after
             << ", \"weights_bytes\": " << weights << ", \"load_ratio\": "
-            << static_cast<double>(after - before) / std::max<int64_t>(1, weights) << "}\n";
+            << static_cast<double>(after - before) / std::max<int64_t>(1, weights);
+  if (start && end)
+    std::cout << ", \"file_pages_grew\": " << (end->file_kb - start->file_kb) * 1024
+              << ", \"anonymous_grew\": " << (end->anon_kb - start->anon_kb) * 1024;
+  std::cout << "}\n";
   return 0;
 }
 

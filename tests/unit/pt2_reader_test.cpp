@@ -271,7 +271,9 @@ TEST(Pt2Reader, RefusesBrokenJson) {
     return refusal(e);
   };
   EXPECT_NE(with_model("{\"graph_module\": ").find("invalid JSON"), std::string::npos);
-  EXPECT_NE(with_model(std::string(100000, '[')).find("nested deeper than 200"), std::string::npos);
+  EXPECT_NE(with_model(std::string(100000, '[') + std::string(100000, ']')).find("nested deeper than 200"), std::string::npos);
+  EXPECT_NE(with_model(std::string(201, '[') + std::string(201, ']')).find("nested deeper than 200"), std::string::npos);
+  EXPECT_NE(with_model(std::string(100000, '[')).find("invalid JSON"), std::string::npos);  // never closed
   json model = small_model();
   model["schema_version"]["major"] = 9;
   EXPECT_NE(with_model(model.dump()).find("schema version 9.20 (torch 2.14.1); layoutprof reads 8.x"), std::string::npos);
