@@ -5,17 +5,16 @@
 #include "runner/pt2_executor.h"
 
 #include <ATen/ATen.h>
-#include <ATen/autocast_mode.h>
 #include <ATen/core/dispatch/Dispatcher.h>
-#include <c10/core/GradMode.h>
 
 #include <algorithm>
-#include <functional>
 #include <map>
 #include <optional>
 
 #include "pt2/sym_expr.h"
+#include "runner/pt2_higher_order.h"
 #include "runner/pt2_sites.h"
+#include "runner/pt2_sym_functions.h"
 #include "runner/pt2_values.h"
 #include "support/errors.h"
 
@@ -219,92 +218,7 @@ std::unique_ptr<Pt2Step> op_step(const Node& node, Scope& scope, Pt2Sites& sites
   return step;
 }
 
-// --- SymInt arithmetic and size queries ------------------------------------------------------
-
-// Python's semantics on ints (floor division and modulo round toward minus infinity).
-using pt2::floor_div;
-
-using SymFn = std::function<c10::IValue(const std::vector<c10::IValue>&)>;
-
-c10::IValue number(double v, bool integral) { return integral ? c10::IValue(static_cast<int64_t>(v)) : c10::IValue(v); }
-bool all_ints(const std::vector<c10::IValue>& a) {
-  for (const auto& v : a)
-    if (!v.isInt() && !v.isBool()) return false;
-  return true;
-}
-int64_t as_int(const c10::IValue& v) { return v.isBool() ? v.toBool() : v.toInt(); }
-double as_double(const c10::IValue& v) { return v.isDouble() ? v.toDouble() : static_cast<double>(as_int(v)); }
-int64_t python_mod(int64_t a, int64_t b) { return a - floor_div(a, b) * b; }
-
-SymFn arithmetic(double (*f)(double, double), int64_t (*i)(int64_t, int64_t)) {
-  return [f, i](const std::vector<c10::IValue>& a) {
-    return all_ints(a) ? c10::IValue(i(as_int(a.at(0)), as_int(a.at(1))))
-                       : c10::IValue(f(as_double(a.at(0)), as_double(a.at(1))));
-  };
-}
-
-SymFn comparison(bool (*f)(double, double)) {
-  return [f](const std::vector<c10::IValue>& a) { return c10::IValue(f(as_double(a.at(0)), as_double(a.at(1)))); };
-}
-
-// The Python functions export writes for SymInt, SymFloat and SymBool arithmetic.
-const std::map<std::string, SymFn>& sym_functions() {
-  static const std::map<std::string, SymFn> fns = {
-      {"_operator.add", arithmetic([](double a, double b) { return a + b; }, [](int64_t a, int64_t b) { return a + b; })},
-      {"_operator.sub", arithmetic([](double a, double b) { return a - b; }, [](int64_t a, int64_t b) { return a - b; })},
-      {"_operator.mul", arithmetic([](double a, double b) { return a * b; }, [](int64_t a, int64_t b) { return a * b; })},
-      {"_operator.floordiv", arithmetic([](double a, double b) { return std::floor(a / b); }, floor_div)},
-      {"_operator.mod", arithmetic([](double a, double b) { return a - std::floor(a / b) * b; }, python_mod)},
-      {"_operator.truediv", [](const std::vector<c10::IValue>& a) { return c10::IValue(as_double(a.at(0)) / as_double(a.at(1))); }},
-      {"_operator.pow", arithmetic([](double a, double b) { return std::pow(a, b); },
-                                   [](int64_t a, int64_t b) { return static_cast<int64_t>(std::pow(a, b)); })},
-      {"_operator.neg", [](const std::vector<c10::IValue>& a) { return a.at(0).isDouble() ? c10::IValue(-a[0].toDouble()) : c10::IValue(-as_int(a[0])); }},
-      {"_operator.eq", comparison([](double a, double b) { return a == b; })},
-      {"_operator.ne", comparison([](double a, double b) { return a != b; })},
-      {"_operator.lt", comparison([](double a, double b) { return a < b; })},
-      {"_operator.le", comparison([](double a, double b) { return a <= b; })},
-      {"_operator.gt", comparison([](double a, double b) { return a > b; })},
-      {"_operator.ge", comparison([](double a, double b) { return a >= b; })},
-      {"_operator.and_", [](const std::vector<c10::IValue>& a) { return c10::IValue(as_int(a.at(0)) && as_int(a.at(1))); }},
-      {"_operator.or_", [](const std::vector<c10::IValue>& a) { return c10::IValue(as_int(a.at(0)) || as_int(a.at(1))); }},
-      {"_operator.not_", [](const std::vector<c10::IValue>& a) { return c10::IValue(!as_int(a.at(0))); }},
-      {"torch.sym_not", [](const std::vector<c10::IValue>& a) { return c10::IValue(!as_int(a.at(0))); }},
-      {"torch.sym_max", [](const std::vector<c10::IValue>& a) { return number(std::max(as_double(a.at(0)), as_double(a.at(1))), all_ints(a)); }},
-      {"torch.sym_min", [](const std::vector<c10::IValue>& a) { return number(std::min(as_double(a.at(0)), as_double(a.at(1))), all_ints(a)); }},
-      {"torch.sym_float", [](const std::vector<c10::IValue>& a) { return c10::IValue(as_double(a.at(0))); }},
-      {"torch.sym_int", [](const std::vector<c10::IValue>& a) { return c10::IValue(static_cast<int64_t>(as_double(a.at(0)))); }},
-      {"torch.sym_sqrt", [](const std::vector<c10::IValue>& a) { return c10::IValue(std::sqrt(as_double(a.at(0)))); }},
-      {"torch._sym_sqrt", [](const std::vector<c10::IValue>& a) { return c10::IValue(std::sqrt(as_double(a.at(0)))); }},
-      {"_operator.abs", [](const std::vector<c10::IValue>& a) { return a.at(0).isDouble() ? c10::IValue(std::fabs(a[0].toDouble())) : c10::IValue(std::abs(as_int(a[0]))); }},
-      {"_operator.pos", [](const std::vector<c10::IValue>& a) { return a.at(0); }},
-      {"torch.sym_ite", [](const std::vector<c10::IValue>& a) { return as_int(a.at(0)) ? a.at(1) : a.at(2); }},
-      {"torch.sym_sum", [](const std::vector<c10::IValue>& a) {
-         bool ints = true;
-         double sum = 0;
-         for (const c10::IValue& v : a.at(0).toListRef()) {
-           ints = ints && !v.isDouble();
-           sum += as_double(v);
-         }
-         return number(sum, ints);
-       }},
-      // An element of a list a node made (a list output the serializer kept whole).
-      {"_operator.getitem", [](const std::vector<c10::IValue>& a) {
-         const auto& list = a.at(0).isTuple() ? a[0].toTupleRef().elements().vec() : a.at(0).toListRef().vec();
-         int64_t i = a.at(1).toInt();
-         if (i < 0) i += static_cast<int64_t>(list.size());
-         return list.at(static_cast<size_t>(i));
-       }},
-      {"math.ceil", [](const std::vector<c10::IValue>& a) { return c10::IValue(static_cast<int64_t>(std::ceil(as_double(a.at(0))))); }},
-      {"math.floor", [](const std::vector<c10::IValue>& a) { return c10::IValue(static_cast<int64_t>(std::floor(as_double(a.at(0))))); }},
-      {"math.trunc", [](const std::vector<c10::IValue>& a) { return c10::IValue(static_cast<int64_t>(std::trunc(as_double(a.at(0))))); }},
-      // A tensor's size, stride, numel or storage offset: attribute reads in eager PyTorch.
-      {"torch.ops.aten.sym_size.int", [](const std::vector<c10::IValue>& a) { return c10::IValue(a.at(0).toTensor().size(a.at(1).toInt())); }},
-      {"torch.ops.aten.sym_stride.int", [](const std::vector<c10::IValue>& a) { return c10::IValue(a.at(0).toTensor().stride(a.at(1).toInt())); }},
-      {"torch.ops.aten.sym_numel.default", [](const std::vector<c10::IValue>& a) { return c10::IValue(a.at(0).toTensor().numel()); }},
-      {"torch.ops.aten.sym_storage_offset.default", [](const std::vector<c10::IValue>& a) { return c10::IValue(a.at(0).toTensor().storage_offset()); }},
-  };
-  return fns;
-}
+// --- SymInt arithmetic and size queries (pt2_sym_functions) ---------------------------------
 
 struct SymStep final : Pt2Step {
   SymFn fn;
@@ -328,111 +242,20 @@ std::unique_ptr<Pt2Step> sym_step(const Node& node, const SymFn& fn, Scope& scop
   return step;
 }
 
-// --- higher-order ops: subgraphs ----------------------------------------------------------
-
-// A higher-order op's operands: its list arguments spread, as its subgraph takes them.
-std::vector<c10::IValue> spread(const std::vector<c10::IValue>& values, size_t from, size_t to) {
-  std::vector<c10::IValue> out;
-  for (size_t i = from; i < to && i < values.size(); ++i) {
-    if (values[i].isList())
-      for (const c10::IValue& v : values[i].toListRef()) out.push_back(v);
-    else out.push_back(values[i]);
-  }
-  return out;
-}
-
-bool truthy(const c10::IValue& v) {
-  if (v.isTensor()) return v.toTensor().item<bool>();
-  return v.isBool() ? v.toBool() : v.toInt() != 0;
-}
-
-struct HopStep;
-using HopFn = std::vector<c10::IValue> (*)(const HopStep&, const std::vector<c10::IValue>& values);
+// --- higher-order ops: subgraphs (pt2_higher_order) ------------------------------------------
 
 struct HopStep final : Pt2Step {
   HopFn fn = nullptr;
-  std::vector<std::unique_ptr<Pt2Executor>> graphs;  // its args: the arguments that are not graphs
+  Subgraphs graphs;  // its args: the arguments that are not graphs
   std::vector<OutputBinding> outs;
   const c10::Device* device = nullptr;
   void run(std::vector<c10::IValue>& env) const override {
     std::vector<c10::IValue> values;
     for (const ArgPlan& a : args) values.push_back(materialize(a, env, *device));
-    std::vector<c10::IValue> results = fn(*this, values);
+    std::vector<c10::IValue> results = fn(graphs, values);
     store_results(outs, results, env);
   }
 };
-
-std::vector<c10::IValue> run_cond(const HopStep& s, const std::vector<c10::IValue>& v) {
-  return s.graphs.at(truthy(v.at(0)) ? 0 : 1)->run(spread(v, 1, v.size()));
-}
-
-std::vector<c10::IValue> run_while_loop(const HopStep& s, const std::vector<c10::IValue>& v) {
-  std::vector<c10::IValue> carried = spread(v, 0, 1), extra = spread(v, 1, 2);
-  auto with_extra = [&] {
-    std::vector<c10::IValue> all = carried;
-    all.insert(all.end(), extra.begin(), extra.end());
-    return all;
-  };
-  while (truthy(s.graphs.at(0)->run(with_extra()).at(0))) carried = s.graphs.at(1)->run(with_extra());
-  return carried;
-}
-
-// map_impl(f, xs, pos_args): f on each slice of xs along dimension 0, the results stacked.
-std::vector<c10::IValue> run_map(const HopStep& s, const std::vector<c10::IValue>& v) {
-  const std::vector<c10::IValue> xs = spread(v, 0, 1), pos = spread(v, 1, 2);
-  const int64_t n = xs.empty() ? 0 : xs[0].toTensor().size(0);
-  std::vector<std::vector<at::Tensor>> per_output;
-  for (int64_t i = 0; i < n; ++i) {
-    std::vector<c10::IValue> in;
-    for (const auto& x : xs) in.push_back(x.toTensor().select(0, i));
-    in.insert(in.end(), pos.begin(), pos.end());
-    std::vector<c10::IValue> out = s.graphs.at(0)->run(in);
-    per_output.resize(out.size());
-    for (size_t k = 0; k < out.size(); ++k) per_output[k].push_back(out[k].toTensor());
-  }
-  std::vector<c10::IValue> results;
-  for (const auto& slices : per_output) results.push_back(at::stack(slices));
-  return results;
-}
-
-std::vector<c10::IValue> run_set_grad(const HopStep& s, const std::vector<c10::IValue>& v) {
-  c10::AutoGradMode mode(truthy(v.at(0)));
-  return s.graphs.at(0)->run(spread(v, 1, v.size()));
-}
-
-// wrap_with_autocast(device_type, dtype, enabled, cache_enabled, graph, *args)
-std::vector<c10::IValue> run_autocast(const HopStep& s, const std::vector<c10::IValue>& v) {
-  const c10::DeviceType type = c10::Device(v.at(0).toStringRef()).type();
-  const bool was_enabled = at::autocast::is_autocast_enabled(type);
-  const at::ScalarType was_dtype = at::autocast::get_autocast_dtype(type);
-  at::autocast::set_autocast_enabled(type, truthy(v.at(2)));
-  if (!v.at(1).isNone()) at::autocast::set_autocast_dtype(type, static_cast<at::ScalarType>(v.at(1).toInt()));
-  struct Restore {
-    c10::DeviceType type;
-    bool enabled;
-    at::ScalarType dtype;
-    ~Restore() {
-      at::autocast::set_autocast_enabled(type, enabled);
-      at::autocast::set_autocast_dtype(type, dtype);
-    }
-  } restore{type, was_enabled, was_dtype};
-  return s.graphs.at(0)->run(spread(v, 4, v.size()));
-}
-
-struct HopKind {
-  HopFn fn;
-  std::vector<std::string> graphs;  // the subgraphs it takes, as op sites name them
-};
-const std::map<std::string, HopKind>& hops() {
-  static const std::map<std::string, HopKind> kinds = {
-      {"torch.ops.higher_order.cond", {run_cond, {"torch.cond's true branch", "torch.cond's false branch"}}},
-      {"torch.ops.higher_order.while_loop", {run_while_loop, {"while_loop's condition", "while_loop's body"}}},
-      {"torch.ops.higher_order.map_impl", {run_map, {"map's body"}}},
-      {"torch.ops.higher_order.wrap_with_set_grad_enabled", {run_set_grad, {"a set_grad_enabled block"}}},
-      {"torch.ops.higher_order.wrap_with_autocast", {run_autocast, {"an autocast block"}}},
-  };
-  return kinds;
-}
 
 SiteContext inside(const SiteContext& outer, const std::string& module, const std::string& graph) {
   return {module, outer.within.empty() ? graph : outer.within + " > " + graph};
@@ -468,8 +291,8 @@ struct Pt2Executor::Planner {
                                             const SiteContext& context, const std::shared_ptr<c10::Device>& device) {
     auto sym = sym_functions().find(node.target);
     if (sym != sym_functions().end()) return sym_step(node, sym->second, scope, device.get());
-    auto hop = hops().find(node.target);
-    if (hop != hops().end()) return hop_step(node, hop->second, scope, sites, context, device);
+    auto hop = higher_order_ops().find(node.target);
+    if (hop != higher_order_ops().end()) return hop_step(node, hop->second, scope, sites, context, device);
     if (node.target.rfind("torch.ops.higher_order.", 0) == 0)
       throw ModelLoadError(where(node) + ": a higher-order op layoutprof does not run");
     return op_step(node, scope, sites, context, device.get());
