@@ -7,7 +7,8 @@ DIR is what `samples/make_samples.py --out DIR [--large]` wrote when run by the 
 PyTorch whose exports are checked (2.9 to 2.14: torch.export's schema 8). Each NAME.pt2 listed
 in DIR/manifest.json runs through layoutprof (its stored inputs' specs, two calls, one thread);
 its exit status and its copies, class by class, must be the manifest's expectation for the
-LibTorch layoutprof was built against. A manual check, not part of the test command: each
+PyTorch that exported it (a release may write a different program for the same module: the
+manifest says where). A manual check, not part of the test command: each
 PyTorch release is a download of several GB (scripts/BENCHMARKS.md says which were checked).
 
 Exit status: 0 every program as expected; 1 any differs (each listed); 2 bad arguments.
@@ -20,6 +21,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import zipfile
 
 
 def libtorch_version(layoutprof: str) -> str:
@@ -30,14 +32,23 @@ def libtorch_version(layoutprof: str) -> str:
     return match.group(1)
 
 
+def exported_by(path: str) -> str:
+    """The torch_version the program's model.json records."""
+    with zipfile.ZipFile(path) as z:
+        name = next(n for n in z.namelist() if n.endswith("/models/model.json"))
+        return json.loads(z.read(name))["torch_version"]
+
+
 def expectation(pt2: dict, version: str) -> dict:
+    """The first entry whose version prefix ("2", "2.15") matches `version`."""
+    parts = version.split("+")[0].split(".")
     for e in pt2["expect"]:
-        if any(version == p or version.startswith(p + ".") or version.startswith(p + "+") for p in e["torch"]):
+        if any(p.split(".") == parts[:len(p.split("."))] for p in e["torch"]):
             return e
-    raise LookupError(f"no expectation for LibTorch {version}")
+    raise LookupError(f"no expectation for programs of torch {version}")
 
 
-def check(layoutprof: str, samples: str, entry: dict, version: str, work: str) -> str:
+def check(layoutprof: str, samples: str, entry: dict, work: str) -> str:
     """'' when the program runs as the manifest expects, else what differs."""
     pt2 = entry["pt2"]
     path = os.path.join(samples, pt2["file"])
@@ -48,7 +59,7 @@ def check(layoutprof: str, samples: str, entry: dict, version: str, work: str) -
     for spec in pt2["inputs"]:
         args += ["--input", spec]
     run = subprocess.run(args, capture_output=True, text=True)
-    want = expectation(pt2, version)
+    want = expectation(pt2, exported_by(path))
     want_code = 0 if want["status"] == "ok" else 4
     if run.returncode != want_code:
         return f"exit {run.returncode}, expected {want_code}: {run.stderr.strip().splitlines()[-1:]}"
@@ -80,7 +91,7 @@ def main() -> int:
     failed = 0
     with tempfile.TemporaryDirectory() as work:
         for entry in entries:
-            problem = check(args.layoutprof, args.samples, entry, version, work)
+            problem = check(args.layoutprof, args.samples, entry, work)
             print(f"{entry['name']}.pt2: {problem or 'as expected'}")
             failed += bool(problem)
     print(f"{len(entries) - failed} of {len(entries)} programs as expected (layoutprof on LibTorch {version}); "
