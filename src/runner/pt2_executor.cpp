@@ -11,7 +11,6 @@
 #include <map>
 #include <optional>
 
-#include "pt2/sym_expr.h"
 #include "runner/pt2_higher_order.h"
 #include "runner/pt2_sites.h"
 #include "runner/pt2_sym_functions.h"
