@@ -17,8 +17,11 @@
 #   scripts/test.sh --torch packaging   plain CMake builds as packagers make them (Release with
 #                                       GCC 12 against Debian's LibTorch, clang 14 against the
 #                                       wheel's) and cmake --install (scripts/packaging.sh)
+#   scripts/test.sh --torch pip-package the Python package pip-installed into a fresh venv with
+#                                       the wheel's torch, and its in-process checks
+#                                       (scripts/package-check.sh)
 #
-# `all` (the default, and CI) runs wheel, debian, sanitize, tsan, fuzz and packaging.
+# `all` (the default, and CI) runs wheel, pip-package, debian, sanitize, tsan, fuzz and packaging.
 # Other arguments go to ctest (e.g. -R Gate). Exits non-zero if any suite fails; a summary line
 # per LibTorch comes last.
 set -euo pipefail
@@ -31,11 +34,11 @@ if [[ "${1:-}" == "--torch" ]]; then
   shift 2
 fi
 case "$which" in
-  all) suites=(wheel debian sanitize tsan fuzz packaging) ;;  # the 2.x build first: the 1.13 suite loads its archives
-  debian | wheel | sanitize | tsan | fuzz | packaging) suites=("$which") ;;
+  all) suites=(wheel pip-package debian sanitize tsan fuzz packaging) ;;  # the 2.x build first: the 1.13 suite loads its archives
+  debian | wheel | sanitize | tsan | fuzz | packaging | pip-package) suites=("$which") ;;
   python) [ -n "${TORCH_PYTHON:-}" ] || { echo "test: --torch python needs TORCH_PYTHON" >&2; exit 2; }
           suites=(python) ;;
-  *) echo "test: --torch $which: expected debian, wheel, python, sanitize, tsan, fuzz, packaging or all" >&2; exit 2 ;;
+  *) echo "test: --torch $which: expected debian, wheel, python, sanitize, tsan, fuzz, packaging, pip-package or all" >&2; exit 2 ;;
 esac
 
 # One line per test that failed in a ctest log: "failed" when its second run failed too (the
@@ -71,6 +74,18 @@ for suite in "${suites[@]}"; do
     total=$((total + ${n_pass:-0} + ${n_fail:-0})); nfailed=$((nfailed + ${n_fail:-0}))
     [ -n "$n_pass" ] || failed=1
     summary+=("packaging: $result: $last; $((SECONDS - start)) s")
+    continue
+  fi
+  if [[ "$suite" == pip-package ]]; then
+    echo "=== The Python package: pip install into a fresh venv, in-process recording ===" >&2
+    if env TORCH_PYTHON=wheel scripts/package-check.sh | tee build-package.log; then result=passed; else result=FAILED; failed=1; fi
+    last=$(tail -n 1 build-package.log)
+    n_pass=$(sed -n 's/^package: \([0-9]*\) passed.*/\1/p' <<<"$last")
+    n_fail=$(sed -n 's/.*passed, \([0-9]*\) failed.*/\1/p' <<<"$last")
+    total=$((total + ${n_pass:-0} + ${n_fail:-0})); nfailed=$((nfailed + ${n_fail:-0}))
+    [ -n "$n_pass" ] || failed=1
+    summary+=("pip-package: $result: $last; $((SECONDS - start)) s")
+    readarray -t -O "${#summary[@]}" summary < <(grep '^package: FAILED' build-package.log | sed 's/^/  /')
     continue
   fi
   if [[ "$suite" == tsan ]]; then

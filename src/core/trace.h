@@ -261,15 +261,17 @@ struct Conversion {
 // The mode (train or eval) the model ran in, and who chose it.
 struct ModelMode {
   std::string value = "eval";  // "train", "eval", "mixed" (ops of both) or "none" (no op depends on it)
-  // "layoutprof" (a TorchScript module: eval, train for --backward) or "export" (a .pt2's,
-  // fixed when it was exported and derived from its ops' training flags).
+  // "layoutprof" (a TorchScript module: eval, train for --backward), "export" (a .pt2's, fixed
+  // when it was exported and derived from its ops' training flags) or "user" (an eager model
+  // recorded in process, in the mode its code set).
   std::string chosen_by = "layoutprof";
   std::string evidence;  // how an exported mode was derived ("20 ops in eval mode ..."); "" otherwise
 };
 
 struct RunInfo {
   std::string model;
-  std::string model_format = "torchscript";  // the file's kind: "torchscript" or "pt2" (torch.export)
+  // The file's kind: "torchscript" or "pt2" (torch.export); "eager": recorded in the user's Python.
+  std::string model_format = "torchscript";
   ModelMode model_mode;
   std::vector<ModelInput> inputs;
   int threads = 0;

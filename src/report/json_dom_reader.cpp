@@ -210,8 +210,8 @@ ModelMode mode_from(const json& j) {
   ModelMode m{j.at("value").get<std::string>(), j.at("chosen_by").get<std::string>(), text_from(j.at("evidence"))};
   if (m.value != "train" && m.value != "eval" && m.value != "mixed" && m.value != "none")
     throw std::out_of_range("run.model_mode.value is not train, eval, mixed or none");
-  if (m.chosen_by != "layoutprof" && m.chosen_by != "export")
-    throw std::out_of_range("run.model_mode.chosen_by is neither layoutprof nor export");
+  if (m.chosen_by != "layoutprof" && m.chosen_by != "export" && m.chosen_by != "user")
+    throw std::out_of_range("run.model_mode.chosen_by is not layoutprof, export or user");
   return m;
 }
 
@@ -222,8 +222,8 @@ RunInfo run_from(const json& j) {
   r.model = j.at("model").get<std::string>();
   // Added with .pt2 programs: earlier reports are of TorchScript archives.
   r.model_format = j.value("model_format", std::string("torchscript"));
-  if (r.model_format != "torchscript" && r.model_format != "pt2")
-    throw std::out_of_range("run.model_format is neither torchscript nor pt2");
+  if (r.model_format != "torchscript" && r.model_format != "pt2" && r.model_format != "eager")
+    throw std::out_of_range("run.model_format is not torchscript, pt2 or eager");
   if (j.contains("model_mode")) r.model_mode = mode_from(j.at("model_mode"));
   for (const json& in : j.at("inputs")) r.inputs.push_back(input_from(in));
   r.threads = as<int>(j.at("threads"));

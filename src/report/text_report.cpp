@@ -82,7 +82,8 @@ std::string figures_line(const RunInfo& run) {
 void write_header(std::ostream& out, const Report& r) {
   const RunInfo& run = r.run;
   out << "layoutprof " << run.layoutprof_version << " — " << run.model
-      << (run.model_format == "pt2" ? "  (torch.export program)" : "") << "\n";
+      << (run.model_format == "pt2" ? "  (torch.export program)"
+          : run.model_format == "eager" ? "  (eager, recorded in process)" : "") << "\n";
   for (size_t i = 0; i < run.inputs.size(); ++i) {
     const ModelInput& in = run.inputs[i];
     out << "  input " << i << "   " << in.spec.text << "  (" << in.tensor.dtype() << ", "
@@ -222,6 +223,7 @@ void write_causes(std::ostream& out, const std::vector<CopyCause>& causes, int t
 
 std::string mode_line(const ModelMode& mode) {
   if (mode.chosen_by == "export") return mode.value + ", fixed at export: " + mode.evidence;
+  if (mode.chosen_by == "user") return mode.value + ", as the user's code set it";
   return mode.value + ", set by layoutprof (train for --backward, eval otherwise)";
 }
 

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The Python package as a user installs it (README, "In your Python"): a fresh venv, the
+# README's install commands, then the package's checks (tests/python/in_process.py) and the
+# installed `layoutprof` command on a sample.
+#
+#   scripts/package-check.sh                  with the tested 2.x wheel's torch (TORCH_PYTHON=wheel)
+#   TORCH_PYTHON=/path/to/python scripts/package-check.sh
+#                                             with that Python's torch (any 2.x wheel)
+#
+# The venv is made anew each time under LAYOUTPROF_CACHE; its torch is the wheel's venv's, seen
+# through a .pth file rather than installed again (5.5 GB), so that it is the very torch the
+# other suites test. The native part builds in build-python/ (ccache'd like the others).
+# Last line: "package: N passed, M failed".
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export TORCH_PYTHON=${TORCH_PYTHON:-wheel}
+source scripts/torch-env.sh
+
+# What layoutprof's C++ needs from Debian (the README's apt-get line), and what this check runs.
+install_missing package g++ cmake ninja-build ccache pkg-config python3-dev python3-venv libpfm4-dev \
+  libcli11-dev nlohmann-json3-dev libsimdjson-dev libfmt-dev libzip-dev
+build=$(scripts/setup.sh)  # the samples the command is run on, made by this torch
+torch_env_resolve          # TORCH_PY: the Python whose torch the venv gets
+
+venv=$LAYOUTPROF_CACHE/venv-package
+rm -rf "$venv"
+"$(dirname "$(readlink -f "$TORCH_PY")")/python3" -m venv "$venv"
+site() { "$1" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])'; }
+site "$TORCH_PY" >"$(site "$venv/bin/python")/layoutprof-torch.pth"
+
+export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache} CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD} CCACHE_NOHASHDIR=1
+echo "=== pip install scikit-build-core; pip install --no-build-isolation src/python ===" >&2
+"$venv/bin/pip" install -q --disable-pip-version-check scikit-build-core >&2
+"$venv/bin/pip" install -q --disable-pip-version-check --no-build-isolation src/python \
+  -Cbuild-dir="$PWD/build-python" -Ccmake.define.LAYOUTPROF_WERROR=ON >&2
+
+passed=0 failed=0
+check() {  # check NAME COMMAND...: runs it, counts it
+  local name=$1
+  shift
+  if "$@"; then
+    passed=$((passed + 1)); echo "package: passed: $name"
+  else
+    failed=$((failed + 1)); echo "package: FAILED: $name"
+  fi
+}
+cd /tmp  # nothing from the checkout on sys.path: the installed package only
+check "import layoutprof" "$venv/bin/python" -c 'import layoutprof; print("layoutprof", layoutprof.__version__)'
+check "layoutprof --version (venv's bin/)" "$venv/bin/layoutprof" --version
+sample=$OLDPWD/$build/samples/transpose_reshape.pt2
+check "layoutprof MODEL.pt2 (venv's bin/)" bash -c \
+  "'$venv/bin/layoutprof' '$sample' --no-counters --json /tmp/package-check.json >/dev/null &&
+   python3 -c 'import json,sys; r=json.load(open(\"/tmp/package-check.json\")); sys.exit(r[\"summary\"][\"copies\"][\"implicit_layout\"] != 1)'"
+check "in-process recording (tests/python/in_process.py)" "$venv/bin/python" "$OLDPWD/tests/python/in_process.py"
+echo "package: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,36 @@
+// Where an op of the user's eager model comes from: the module whose forward() is running on
+// the op's thread, as the front end's global module hooks say (enter as a forward starts, leave
+// as it returns), and the user's source line the front end saw last on that thread. The
+// recorder's OpSiteSource for in-process recording. Torch-free.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "record/op_sites.h"
+
+namespace layoutprof {
+
+class ModuleSites : public OpSiteSource {
+ public:
+  // The id of a module path ("layer1.0.conv1"; "" for the outermost module), interned once.
+  uint32_t module_id(const std::string& path);
+  // The id of a source line ("file.py:12" and its text), interned once.
+  uint32_t source_id(const std::string& location, const std::string& text);
+  // The calling thread enters, or leaves, the forward() of module `id`.
+  void enter(uint32_t id);
+  void leave();
+  // The user's source line now running on the calling thread (0: none known).
+  void set_source(uint32_t id);
+  // Forgets every thread's stack (a new recording starts from the top).
+  void reset_thread();
+
+  SiteId current() override;
+  std::string module_path(uint32_t module) const override;
+  SourceLine source_line(uint32_t source) const override;
+};
+
+// The process's one source: module hooks are global, as the recorder is.
+ModuleSites& module_sites();
+
+}  // namespace layoutprof

@@ -1,0 +1,106 @@
+// EagerSession: the recorder over calls the user's code makes, then the analysis.
+#include "eager/session.h"
+
+#include <sstream>
+#include <stdexcept>
+
+#include "analysis/analysis.h"
+#include "eager/module_sites.h"
+#include "record/recorder.h"
+#include "report/reporter.h"
+#include "runner/run_notes.h"
+#include "runner/runner.h"
+#include "support/atomic_file.h"
+#include "support/errors.h"
+
+namespace layoutprof {
+
+struct EagerSession::State {
+  EagerOptions options;
+  Recorder recorder;
+  Trace trace;
+  bool in_call = false;
+  bool finished = false;
+};
+
+EagerSession::EagerSession(EagerOptions options) : state_(std::make_unique<State>()) {
+  State& s = *state_;
+  s.options = std::move(options);
+  RunInfo& run = s.trace.run;
+  run.model = s.options.name;
+  run.model_format = "eager";
+  run.model_mode = ModelMode{s.options.training ? "train" : "eval", "user", ""};
+  run.torch_version = s.options.torch_version;
+  run.layoutprof_version = LAYOUTPROF_VERSION;
+  run.threads = s.options.threads;
+  run.warmup = s.options.warmup;
+  run.backward = s.options.training;
+  run.max_ops = s.options.max_ops > 0 ? s.options.max_ops : default_max_ops();
+  run.not_measured.push_back("performance counters: not opened by a recording in process");
+  s.recorder.set_max_ops(run.max_ops);
+  s.recorder.set_training(s.options.training);
+  s.recorder.set_site_source(&module_sites());
+  // Each call takes its ops' module paths as they run: the module hooks are the source.
+  s.recorder.set_capture_sites(true);
+}
+
+EagerSession::~EagerSession() {
+  if (state_->in_call) state_->recorder.stop();
+}
+
+void EagerSession::begin_call() {
+  State& s = *state_;
+  if (s.finished) throw std::logic_error("EagerSession: begin_call() after finish()");
+  if (s.in_call) throw std::logic_error("EagerSession: begin_call() inside a call");
+  if (s.trace.calls.size() == 1) s.trace.calls.front().park();  // the shown call waits on disk
+  s.recorder.start(s.trace.calls.empty() ? Recorder::Mode::timed : Recorder::Mode::figures);
+  s.in_call = true;
+}
+
+void EagerSession::end_call(const std::string& error) {
+  State& s = *state_;
+  if (!s.in_call) throw std::logic_error("EagerSession: end_call() outside a call");
+  s.in_call = false;
+  const bool first = s.trace.calls.empty();
+  const int64_t wall = s.recorder.elapsed_ns();
+  Call call = first || !error.empty() ? s.recorder.stop() : s.recorder.stop_figures(s.trace.calls.front());
+  call.spill();
+  call.wall_ns = wall;
+  if (!error.empty()) {
+    s.trace.run.status = RunStatus::failed;
+    s.trace.run.error = error;
+  }
+  s.trace.calls.push_back(std::move(call));
+}
+
+bool EagerSession::in_call() const { return state_->in_call; }
+
+int EagerSession::calls() const { return static_cast<int>(state_->trace.calls.size()); }
+
+Report EagerSession::finish() {
+  State& s = *state_;
+  if (s.finished) throw std::logic_error("EagerSession: finish() twice");
+  if (s.in_call) end_call("");
+  s.finished = true;
+  s.recorder.release_spare();
+  if (!s.trace.calls.empty()) s.trace.calls.front().unpark();
+  ProfileConfig config;
+  config.counters = false;
+  config.backward = s.options.training;
+  RecordedCalls recorded;
+  recorded.iters = static_cast<int>(s.trace.calls.size());
+  s.trace.run.iters = recorded.iters;
+  note_recorded_calls(config, recorded, s.trace);
+  return analyze(std::move(s.trace));
+}
+
+std::string report_string(const Report& report, const std::string& format) {
+  return report_text(find_reporter(format, ReportKind::report, "format"), report);
+}
+
+void write_report_file(const Report& report, const std::string& format, const std::string& path) {
+  const Reporter& reporter = find_reporter(format, ReportKind::report, "format");
+  write_file_atomically(path, [&](std::ostream& out) { reporter.write(out, report, {}); });
+}
+
+}  // namespace layoutprof

@@ -1,0 +1,52 @@
+// layoutprof inside the user's Python: a recording session over the calls the user's own code
+// makes (an eager model's forward, a training step), with no model file and no runner of its
+// own. The front end (src/python) says where each recorded call begins and ends; the session
+// records them with the same Recorder as the CLI, and analyze() and the reporters turn them
+// into the same reports. Torch-free interface.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "report_model/report.h"
+
+namespace layoutprof {
+
+struct EagerOptions {
+  std::string name = "eager";  // run.model: what the report calls the recorded code
+  std::string torch_version;   // the torch the user's process runs (torch.__version__)
+  int threads = 0;             // its intra-op threads (torch.get_num_threads())
+  bool training = false;       // the calls are training steps (the model's train() mode)
+  int warmup = 0;              // calls run before the first recorded one (for the report)
+  int64_t max_ops = 0;         // op events recorded per call and thread; 0: default_max_ops()
+};
+
+class EagerSession {
+ public:
+  explicit EagerSession(EagerOptions options);
+  ~EagerSession();
+  EagerSession(const EagerSession&) = delete;
+  EagerSession& operator=(const EagerSession&) = delete;
+
+  // The ops every thread runs from here on belong to one recorded call.
+  void begin_call();
+  // The call is over; `error` is what it raised ("" when it returned). A call that raised is
+  // the run's last: the run's status is failed, and the report shows that call.
+  void end_call(const std::string& error = "");
+  bool in_call() const;
+  int calls() const;
+  // What was recorded, analysed (a call still open is ended first). Once only.
+  Report finish();
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// Writes `report` whole, or not at all, to `path` as `format` ("json", "html", "text", "trace";
+// "-": stdout). Throws UsageError for a format that writes no reports.
+void write_report_file(const Report& report, const std::string& format, const std::string& path);
+// The report as text in `format`.
+std::string report_string(const Report& report, const std::string& format);
+
+}  // namespace layoutprof

@@ -1,0 +1,45 @@
+"""Module paths of eager ops: global forward hooks tell the recorder which module runs.
+
+The first module called while the hooks are on is the model: its named_modules() give every
+submodule its path ("layer4.0.conv2"; "" for the model itself). A module outside that tree
+(a loss module called after the forward) is named by its class.
+"""
+import torch
+
+from . import _native
+
+
+class ModuleHooks:
+    def __init__(self):
+        self.root = None
+        self._ids = {}
+        self._handles = []
+
+    def install(self):
+        hooks = torch.nn.modules.module
+        self._handles = [hooks.register_module_forward_pre_hook(self._enter),
+                         hooks.register_module_forward_hook(self._leave)]
+
+    def remove(self):
+        for handle in self._handles:
+            handle.remove()
+        self._handles = []
+
+    def _enter(self, module, _args):
+        key = id(module)
+        module_id = self._ids.get(key)
+        if module_id is None:
+            module_id = self._learn(module)
+        _native.enter_module(module_id)
+
+    def _leave(self, _module, _args, _output):
+        _native.leave_module()
+
+    def _learn(self, module):
+        if self.root is None:
+            self.root = module
+            for name, sub in module.named_modules():
+                self._ids.setdefault(id(sub), _native.module_id(name))
+        if id(module) not in self._ids:
+            self._ids[id(module)] = _native.module_id(type(module).__name__)
+        return self._ids[id(module)]

@@ -1,0 +1,79 @@
+// layoutprof._native: the in-process recording session (src/eager) for the Python package.
+// Python drives it: layoutprof/profile.py begins and ends each recorded call, and its module
+// hooks tell ModuleSites which module is running.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <string>
+
+#include "eager/module_sites.h"
+#include "eager/session.h"
+#include "support/errors.h"
+
+namespace py = pybind11;
+using namespace layoutprof;
+
+namespace {
+
+std::shared_ptr<EagerSession> new_session(const std::string& name, const std::string& torch_version, int threads,
+                                          bool training, int warmup, int64_t max_ops) {
+  EagerOptions o;
+  o.name = name;
+  o.torch_version = torch_version;
+  o.threads = threads;
+  o.training = training;
+  o.warmup = warmup;
+  o.max_ops = max_ops;
+  return std::make_shared<EagerSession>(o);
+}
+
+std::shared_ptr<Report> finish(EagerSession& session) {
+  py::gil_scoped_release unlocked;  // the analysis takes no Python object
+  return std::make_shared<Report>(session.finish());
+}
+
+void write_report(const Report& report, const std::string& format, const std::string& path) {
+  py::gil_scoped_release unlocked;
+  write_report_file(report, format, path);
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_native, m) {
+  m.doc() = "layoutprof's recorder, analysis and reporters, in process";
+  m.attr("version") = LAYOUTPROF_VERSION;
+  m.attr("torch_version") = LAYOUTPROF_TORCH_VERSION;  // the LibTorch it was built against
+
+  // layoutprof's errors carry their exit code; Python sees the message.
+  static py::exception<Error> error(m, "Error");
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const Error& e) {
+      PyErr_SetString(error.ptr(), e.what());
+    }
+  });
+
+  py::class_<Report, std::shared_ptr<Report>>(m, "Report")
+      .def("write", &write_report, py::arg("format"), py::arg("path"),
+           "writes the report whole (or not at all) to path ('-': stdout)")
+      .def("text", &report_string, py::arg("format") = "text");
+
+  py::class_<EagerSession, std::shared_ptr<EagerSession>>(m, "Session")
+      .def(py::init(&new_session), py::arg("name"), py::arg("torch_version"), py::arg("threads"),
+           py::arg("training"), py::arg("warmup"), py::arg("max_ops") = 0)
+      .def("begin_call", &EagerSession::begin_call)
+      .def("end_call", &EagerSession::end_call, py::arg("error") = "")
+      .def_property_readonly("in_call", &EagerSession::in_call)
+      .def_property_readonly("calls", &EagerSession::calls)
+      .def("finish", &finish);
+
+  m.def("module_id", [](const std::string& path) { return module_sites().module_id(path); });
+  m.def("source_id", [](const std::string& location, const std::string& text) {
+    return module_sites().source_id(location, text);
+  });
+  m.def("enter_module", [](uint32_t id) { module_sites().enter(id); });
+  m.def("leave_module", [] { module_sites().leave(); });
+  m.def("set_source", [](uint32_t id) { module_sites().set_source(id); });
+}
