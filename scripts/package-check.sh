@@ -51,6 +51,6 @@ sample=$OLDPWD/$build/samples/transpose_reshape.pt2
 check "layoutprof MODEL.pt2 (venv's bin/)" bash -c \
   "'$venv/bin/layoutprof' '$sample' --no-counters --json /tmp/package-check.json >/dev/null &&
    python3 -c 'import json,sys; r=json.load(open(\"/tmp/package-check.json\")); sys.exit(r[\"summary\"][\"copies\"][\"implicit_layout\"] != 1)'"
-check "in-process recording (tests/python/in_process.py)" "$venv/bin/python" "$OLDPWD/tests/python/in_process.py"
+check "in-process recording (tests/python/in_process.py)" "$venv/bin/python" "$OLDPWD/tests/python/in_process.py" "$OLDPWD/$build/samples"
 echo "package: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

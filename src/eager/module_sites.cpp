@@ -24,7 +24,6 @@ Interned& interned() {
 
 struct ThreadSites {
   std::vector<uint32_t> modules;
-  uint32_t source = 0;
 };
 
 thread_local ThreadSites this_thread;
@@ -53,14 +52,14 @@ void ModuleSites::leave() {
   if (!this_thread.modules.empty()) this_thread.modules.pop_back();
 }
 
-void ModuleSites::set_source(uint32_t id) { this_thread.source = id; }
-
 void ModuleSites::reset_thread() { this_thread = ThreadSites{}; }
 
 SiteId ModuleSites::current() {
   const ThreadSites& t = this_thread;
-  return SiteId{t.modules.empty() ? 0u : t.modules.back(), t.source};
+  return SiteId{t.modules.empty() ? outside_ : t.modules.back(), probe_ ? probe_() : 0u};
 }
+
+ModuleSites::ModuleSites() : outside_(module_id(kOutsideTheModel)) {}
 
 std::string ModuleSites::module_path(uint32_t module) const {
   Interned& n = interned();

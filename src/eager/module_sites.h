@@ -1,7 +1,8 @@
 // Where an op of the user's eager model comes from: the module whose forward() is running on
 // the op's thread, as the front end's global module hooks say (enter as a forward starts, leave
-// as it returns), and the user's source line the front end saw last on that thread. The
-// recorder's OpSiteSource for in-process recording. Torch-free.
+// as it returns), and the user's source line, which the front end's probe reads from the
+// interpreter's stack as the op starts. The recorder's OpSiteSource for in-process recording.
+// Torch-free and Python-free.
 #pragma once
 
 #include <cstdint>
@@ -11,8 +12,13 @@
 
 namespace layoutprof {
 
+// The module row of the ops that run outside every module's forward() (a loss, an optimizer
+// step): their own row, not the model's.
+inline constexpr const char* kOutsideTheModel = "(outside the model)";
+
 class ModuleSites : public OpSiteSource {
  public:
+  ModuleSites();
   // The id of a module path ("layer1.0.conv1"; "" for the outermost module), interned once.
   uint32_t module_id(const std::string& path);
   // The id of a source line ("file.py:12" and its text), interned once.
@@ -20,14 +26,20 @@ class ModuleSites : public OpSiteSource {
   // The calling thread enters, or leaves, the forward() of module `id`.
   void enter(uint32_t id);
   void leave();
-  // The user's source line now running on the calling thread (0: none known).
-  void set_source(uint32_t id);
+  // Asked, as each recorded top-level op starts on its thread, for the id of the user's source
+  // line running there (0: none known). Null: no lines.
+  using SourceProbe = uint32_t (*)();
+  void set_source_probe(SourceProbe probe) { probe_ = probe; }
   // Forgets every thread's stack (a new recording starts from the top).
   void reset_thread();
 
   SiteId current() override;
   std::string module_path(uint32_t module) const override;
   SourceLine source_line(uint32_t source) const override;
+
+ private:
+  uint32_t outside_;
+  SourceProbe probe_ = nullptr;
 };
 
 // The process's one source: module hooks are global, as the recorder is.

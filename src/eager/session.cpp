@@ -53,6 +53,7 @@ void EagerSession::begin_call() {
   if (s.finished) throw std::logic_error("EagerSession: begin_call() after finish()");
   if (s.in_call) throw std::logic_error("EagerSession: begin_call() inside a call");
   if (s.trace.calls.size() == 1) s.trace.calls.front().park();  // the shown call waits on disk
+  module_sites().reset_thread();  // the calling thread starts the call outside every module
   s.recorder.start(s.trace.calls.empty() ? Recorder::Mode::timed : Recorder::Mode::figures);
   s.in_call = true;
 }
@@ -71,6 +72,19 @@ void EagerSession::end_call(const std::string& error) {
     s.trace.run.error = error;
   }
   s.trace.calls.push_back(std::move(call));
+}
+
+void EagerSession::drop_call() {
+  State& s = *state_;
+  if (!s.in_call) throw std::logic_error("EagerSession: drop_call() outside a call");
+  s.in_call = false;
+  s.recorder.stop();
+}
+
+void EagerSession::describe_model(const std::string& name, const std::string& mode) {
+  RunInfo& run = state_->trace.run;
+  if (!name.empty()) run.model = name;
+  if (mode == "train" || mode == "eval") run.model_mode.value = mode;
 }
 
 bool EagerSession::in_call() const { return state_->in_call; }

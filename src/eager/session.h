@@ -33,7 +33,12 @@ class EagerSession {
   // The call is over; `error` is what it raised ("" when it returned). A call that raised is
   // the run's last: the run's status is failed, and the report shows that call.
   void end_call(const std::string& error = "");
+  // Ends the call and forgets it: a step begun that ran nothing (after the last p.step()).
+  void drop_call();
   bool in_call() const;
+  // What the report calls the recorded code (the outermost module's class) and the mode its
+  // code set ("train" or "eval"), once known.
+  void describe_model(const std::string& name, const std::string& mode);
   int calls() const;
   // What was recorded, analysed (a call still open is ended first). Once only.
   Report finish();

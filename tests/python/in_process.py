@@ -113,7 +113,85 @@ def check_report_files():
         out = subprocess.run([cli, "render", paths["json"], "--format", "text"], capture_output=True, text=True)
         if out.returncode != 0 or "recorded in process" not in out.stdout:
             fail(f"layoutprof render of the in-process report: exit {out.returncode}: {out.stderr.strip()}")
-        print(f"report files: json and html written, modules {sorted(m for m in modules if m)}")
+        texts = [text for _, text in on_disk["ops"]["sources"]]
+        if "return y.reshape(y.shape[0], -1)" not in texts:
+            fail(f"the user's lines: {texts}, want the reshape's line of Block.forward")
+        print(f"report files: json and html written, modules {sorted(m for m in modules if m)}, lines {texts}")
+
+
+def check_training_step():
+    """The loss, backward and optimizer step of the user's own loop: their ops in a row of
+    their own, each charged to its line."""
+    model = Block().train()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    with layoutprof.profile() as p:
+        loss = model(torch.randn(2, 8, 16)).square().mean()
+        loss.backward()
+        optimizer.step()
+    modules = {row["module"] for row in p.report["modules"]}
+    texts = {text for _, text in p.report["ops"]["sources"]}
+    if "(outside the model)" not in modules or not {"loss.backward()", "optimizer.step()"} <= texts:
+        fail(f"training step: modules {sorted(modules)}, lines {sorted(texts)}")
+    if p.report["run"]["model_mode"]["value"] != "train":
+        fail(f"training step: mode {p.report['run']['model_mode']}")
+    print(f"training step: modules {sorted(modules)}")
+
+
+def check_resnet_against_pt2(samples_dir):
+    """torchvision's resnet18 fed a channels_last batch of 8, in process, against the command
+    on resnet18.pt2 of the same module (its stored channels_last batch of 8): the same copies,
+    class by class, and the same bytes."""
+    import torchvision
+
+    pt2 = os.path.join(samples_dir, "resnet18.pt2")
+    cli = os.path.join(os.path.dirname(sys.executable), "layoutprof")
+    with tempfile.TemporaryDirectory() as d:
+        out = subprocess.run([cli, pt2, "--no-counters", "--json", os.path.join(d, "r.json")],
+                             capture_output=True, text=True)
+        if out.returncode != 0:
+            fail(f"layoutprof {pt2}: exit {out.returncode}: {out.stderr.strip()}")
+            return
+        want = json.load(open(os.path.join(d, "r.json")))["summary"]
+    model = torchvision.models.resnet18().eval()
+    x = torch.randn(8, 3, 224, 224).to(memory_format=torch.channels_last)
+    with torch.no_grad(), layoutprof.profile(warmup=1) as p:
+        for _ in range(2):
+            model(x)
+            p.step()
+    got = p.report["summary"]
+    for key in ("copies", "copy_bytes"):
+        if got[key] != want[key]:
+            fail(f"resnet18 in process: {key} {got[key]}, resnet18.pt2: {want[key]}")
+    modules = {row["module"] for row in p.report["modules"]}
+    if "layer4.0.conv2" not in modules and "layer4.0" not in modules:
+        fail(f"resnet18 in process: no layer4.0 module row ({sorted(modules)[:8]} ...)")
+    files = {location.rsplit(":", 1)[0] for location, _ in p.report["ops"]["sources"]}
+    if not any(f.endswith(os.path.join("torchvision", "models", "resnet.py")) for f in files):
+        fail(f"resnet18 in process: no line of torchvision/models/resnet.py among {sorted(files)}")
+    print(f"resnet18 in process: {got['copies']['implicit_layout']} implicit copies, "
+          f"{got['copy_bytes']['implicit_layout']} bytes, as resnet18.pt2; lines in {sorted(files)}")
+
+
+def check_steps():
+    """warmup=1 of four steps marked at each loop's end: three recorded calls, the step begun by
+    the last p.step() (nothing ran in it) not among them."""
+    model = Block().eval()
+    x = torch.randn(2, 8, 16)
+    with torch.no_grad(), layoutprof.profile(warmup=1) as p:
+        for _ in range(4):
+            model(x)
+            p.step()
+    run = p.report["run"]
+    if run["calls_recorded"] != 3 or run["model"] != "Block" or run["model_mode"]["value"] != "eval":
+        fail(f"steps: {run['calls_recorded']} calls recorded of {run['model']!r} in {run['model_mode']}, "
+             "want 3 of 'Block' in eval mode")
+    with torch.no_grad(), layoutprof.profile(calls=1) as p:
+        for _ in range(3):
+            model(x)
+            p.step()
+    if p.report["run"]["calls_recorded"] != 1:
+        fail(f"calls=1: {p.report['run']['calls_recorded']} calls recorded")
+    print(f"steps: {run['calls_recorded']} recorded after 1 warm-up step; calls=1 records 1")
 
 
 def check_failed_block():
@@ -149,9 +227,15 @@ def check_torch_mismatch():
 
 
 def main():
+    if len(sys.argv) != 2:
+        print("usage: in_process.py SAMPLES_DIR (the .pt2 samples of this torch: BUILD/samples)", file=sys.stderr)
+        return 2
     check_torch_mismatch()
     check_report_files()
     check_failed_block()
+    check_steps()
+    check_training_step()
+    check_resnet_against_pt2(sys.argv[1])
     check_samples(load_samples())
     print(f"in_process: {len(failures)} failed")
     return 1 if failures else 0

@@ -12,7 +12,15 @@ from ._torch_check import check_torch
 
 check_torch()
 
+import os as _os  # noqa: E402
+
+import torch as _torch  # noqa: E402
+
+from . import _native  # noqa: E402
 from ._native import version as __version__  # noqa: E402
 from .profile import profile  # noqa: E402
+
+# An op's source line is the user's: the nearest frame outside torch's package and this one.
+_native.watch_user_lines(_os.path.dirname(_torch.__file__) + _os.sep, _os.path.dirname(__file__) + _os.sep)
 
 __all__ = ["profile", "__version__"]

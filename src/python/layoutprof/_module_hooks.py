@@ -12,6 +12,7 @@ from . import _native
 class ModuleHooks:
     def __init__(self):
         self.root = None
+        self.root_calls = 0  # forward() calls of the model so far
         self._ids = {}
         self._handles = []
 
@@ -30,6 +31,8 @@ class ModuleHooks:
         module_id = self._ids.get(key)
         if module_id is None:
             module_id = self._learn(module)
+        if module is self.root:
+            self.root_calls += 1
         _native.enter_module(module_id)
 
     def _leave(self, _module, _args, _output):

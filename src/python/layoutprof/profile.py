@@ -52,9 +52,12 @@ class profile:
         self._begin_if_recorded()
 
     def __exit__(self, exc_type, exc, _tb):
-        if self._session.in_call:
-            self._session.end_call("" if exc is None else _one_line(exc))
         self._hooks.remove()
+        if self._session.in_call:
+            self._end_last_step(exc)
+        root = self._hooks.root
+        if root is not None:
+            self._session.describe_model(self._name or type(root).__name__, "train" if root.training else "eval")
         report = self._session.finish()
         for fmt, path in self._outputs:
             if path is not None:
@@ -62,7 +65,16 @@ class profile:
         self.report = _json.loads(report.text("json"))
         return False  # what the block raised goes on
 
+    def _end_last_step(self, exc):
+        """A step begun by the last p.step() that ran nothing is not a call: it is dropped."""
+        ran_nothing = self._hooks.root_calls == self._root_calls_at_begin
+        if exc is None and ran_nothing and self._session.calls > 0:
+            self._session.drop_call()
+        else:
+            self._session.end_call("" if exc is None else _one_line(exc))
+
     def _begin_if_recorded(self):
         recorded = self._step - self._warmup
         if recorded >= 0 and (self._calls is None or recorded < self._calls):
+            self._root_calls_at_begin = self._hooks.root_calls
             self._session.begin_call()

@@ -1,6 +1,6 @@
 // layoutprof._native: the in-process recording session (src/eager) for the Python package.
 // Python drives it: layoutprof/profile.py begins and ends each recorded call, and its module
-// hooks tell ModuleSites which module is running.
+// hooks tell ModuleSites which module is running; user_frames reads each op's source line.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -10,6 +10,7 @@
 #include "eager/module_sites.h"
 #include "eager/session.h"
 #include "support/errors.h"
+#include "user_frames.h"
 
 namespace py = pybind11;
 using namespace layoutprof;
@@ -65,15 +66,18 @@ PYBIND11_MODULE(_native, m) {
            py::arg("training"), py::arg("warmup"), py::arg("max_ops") = 0)
       .def("begin_call", &EagerSession::begin_call)
       .def("end_call", &EagerSession::end_call, py::arg("error") = "")
+      .def("drop_call", &EagerSession::drop_call)
+      .def("describe_model", &EagerSession::describe_model, py::arg("name"), py::arg("mode"))
       .def_property_readonly("in_call", &EagerSession::in_call)
       .def_property_readonly("calls", &EagerSession::calls)
       .def("finish", &finish);
 
   m.def("module_id", [](const std::string& path) { return module_sites().module_id(path); });
-  m.def("source_id", [](const std::string& location, const std::string& text) {
-    return module_sites().source_id(location, text);
-  });
   m.def("enter_module", [](uint32_t id) { module_sites().enter(id); });
   m.def("leave_module", [] { module_sites().leave(); });
-  m.def("set_source", [](uint32_t id) { module_sites().set_source(id); });
+  // Each recorded op's source line: the nearest frame outside torch's and layoutprof's packages.
+  m.def("watch_user_lines", [](const std::string& torch_folder, const std::string& package_folder) {
+    set_library_folders(torch_folder, package_folder);
+    module_sites().set_source_probe(&user_source_now);
+  });
 }

@@ -1,0 +1,108 @@
+// user_source_now(): the calling thread's Python frames, walked to the first outside the
+// library folders. Each code object is judged once and each (code, line) interned once; code
+// objects are kept alive so that their addresses stay theirs.
+#include "user_frames.h"
+
+#include <Python.h>
+#include <frameobject.h>
+
+#include <map>
+#include <unordered_map>
+#include <utility>
+
+#include "eager/module_sites.h"
+
+namespace layoutprof {
+namespace {
+
+struct Known {
+  std::string folders[2];
+  std::unordered_map<PyCodeObject*, bool> users;           // code object → the user's
+  std::map<std::pair<PyCodeObject*, int>, uint32_t> lines;  // (code, line) → source id
+};
+
+Known& known() {
+  static Known* k = new Known;  // used by callbacks until the process ends
+  return *k;
+}
+
+std::string utf8(PyObject* text) {
+  const char* s = text && PyUnicode_Check(text) ? PyUnicode_AsUTF8(text) : nullptr;
+  return s ? s : "";
+}
+
+bool is_users(PyCodeObject* code) {
+  auto [it, added] = known().users.emplace(code, true);
+  if (added) {
+    Py_INCREF(code);
+    const std::string file = utf8(code->co_filename);
+    for (const std::string& folder : known().folders)
+      if (!folder.empty() && file.compare(0, folder.size(), folder) == 0) it->second = false;
+  }
+  return it->second;
+}
+
+std::string line_text(const std::string& file, int line) {
+  PyObject* linecache = PyImport_ImportModule("linecache");
+  if (!linecache) {
+    PyErr_Clear();
+    return "";
+  }
+  PyObject* text = PyObject_CallMethod(linecache, "getline", "si", file.c_str(), line);
+  Py_DECREF(linecache);
+  std::string out = utf8(text);
+  Py_XDECREF(text);
+  PyErr_Clear();
+  const size_t first = out.find_first_not_of(" \t");
+  const size_t last = out.find_last_not_of(" \t\r\n");
+  return first == std::string::npos ? "" : out.substr(first, last - first + 1);
+}
+
+uint32_t intern(PyCodeObject* code, int line) {
+  auto [it, added] = known().lines.emplace(std::make_pair(code, line), 0u);
+  if (added) {
+    const std::string file = utf8(code->co_filename);
+    it->second = module_sites().source_id(file + ":" + std::to_string(line), line_text(file, line));
+  }
+  return it->second;
+}
+
+uint32_t users_line(PyFrameObject* frame) {
+  Py_XINCREF(frame);
+  while (frame) {
+    PyCodeObject* code = PyFrame_GetCode(frame);
+    const bool mine = is_users(code);
+    if (mine) {
+      const uint32_t id = intern(code, PyFrame_GetLineNumber(frame));
+      Py_DECREF(code);
+      Py_DECREF(frame);
+      return id;
+    }
+    Py_DECREF(code);
+    PyFrameObject* back = PyFrame_GetBack(frame);
+    Py_DECREF(frame);
+    frame = back;
+  }
+  return 0;
+}
+
+}  // namespace
+
+void set_library_folders(const std::string& torch_folder, const std::string& package_folder) {
+  known().folders[0] = torch_folder;
+  known().folders[1] = package_folder;
+}
+
+uint32_t user_source_now() {
+#if PY_VERSION_HEX >= 0x030D0000
+  if (!Py_IsInitialized() || Py_IsFinalizing()) return 0;
+#else
+  if (!Py_IsInitialized() || _Py_IsFinalizing()) return 0;
+#endif
+  const PyGILState_STATE gil = PyGILState_Ensure();
+  const uint32_t id = users_line(PyEval_GetFrame());
+  PyGILState_Release(gil);
+  return id;
+}
+
+}  // namespace layoutprof

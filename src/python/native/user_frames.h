@@ -1,0 +1,18 @@
+// The user's source line of an op, read from the Python stack of the thread that runs it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace layoutprof {
+
+// Frames whose file lies under one of these folders are not the user's (torch's package,
+// layoutprof's own); the nearest other frame is. Call once, with the GIL held.
+void set_library_folders(const std::string& torch_folder, const std::string& package_folder);
+
+// ModuleSites' source probe: takes the GIL (the op's Python binding has released it), finds the
+// nearest user frame of the calling thread, and interns its "file:line" and text once. 0 where
+// the thread runs no Python, or Python is finalizing.
+uint32_t user_source_now();
+
+}  // namespace layoutprof
