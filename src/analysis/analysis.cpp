@@ -607,9 +607,10 @@ Report analyze(Trace trace) {
   r.run.calls_recorded = static_cast<int>(trace.calls.size());
   if (trace.calls.empty()) return r;
 
-  // The failing call is the one to show; otherwise the first recorded call.
+  // The failing call is the one to show; otherwise (and where the run failed between calls, as
+  // an in-process script can) the first recorded call.
   Call& first = trace.calls.front();
-  Call& shown = r.run.status == RunStatus::failed ? trace.calls.back() : first;
+  Call& shown = r.run.status == RunStatus::failed && !trace.calls.back().figures_only ? trace.calls.back() : first;
   if (shown.figures_only) throw std::invalid_argument("the call to show has no op events");
   const bool shown_like_first = &shown == &first || same_op_sequence(first, shown);
   // The shown call's events move into the report (a copy would double the memory of the

@@ -29,16 +29,15 @@ EagerSession::EagerSession(EagerOptions options) : state_(std::make_unique<State
   RunInfo& run = s.trace.run;
   run.model = s.options.name;
   run.model_format = "eager";
-  run.model_mode = ModelMode{s.options.training ? "train" : "eval", "user", ""};
+  run.model_mode = ModelMode{"eval", "user", ""};  // describe_model() says which, once known
   run.torch_version = s.options.torch_version;
   run.layoutprof_version = LAYOUTPROF_VERSION;
   run.threads = s.options.threads;
   run.warmup = s.options.warmup;
-  run.backward = s.options.training;
   run.max_ops = s.options.max_ops > 0 ? s.options.max_ops : default_max_ops();
   run.not_measured.push_back("performance counters: not opened by a recording in process");
   s.recorder.set_max_ops(run.max_ops);
-  s.recorder.set_training(s.options.training);
+  s.recorder.set_training(s.options.autograd);
   s.recorder.set_site_source(&module_sites());
   // Each call takes its ops' module paths as they run: the module hooks are the source.
   s.recorder.set_capture_sites(true);
@@ -74,6 +73,12 @@ void EagerSession::end_call(const std::string& error) {
   s.trace.calls.push_back(std::move(call));
 }
 
+void EagerSession::fail(const std::string& error) {
+  RunInfo& run = state_->trace.run;
+  run.status = RunStatus::failed;
+  run.error = error + " (after the recorded calls)";
+}
+
 void EagerSession::drop_call() {
   State& s = *state_;
   if (!s.in_call) throw std::logic_error("EagerSession: drop_call() outside a call");
@@ -100,7 +105,6 @@ Report EagerSession::finish() {
   if (!s.trace.calls.empty()) s.trace.calls.front().unpark();
   ProfileConfig config;
   config.counters = false;
-  config.backward = s.options.training;
   RecordedCalls recorded;
   recorded.iters = static_cast<int>(s.trace.calls.size());
   s.trace.run.iters = recorded.iters;

@@ -16,7 +16,9 @@ struct EagerOptions {
   std::string name = "eager";  // run.model: what the report calls the recorded code
   std::string torch_version;   // the torch the user's process runs (torch.__version__)
   int threads = 0;             // its intra-op threads (torch.get_num_threads())
-  bool training = false;       // the calls are training steps (the model's train() mode)
+  // Autograd is on: the recorder also takes the backward functions' links to forward ops.
+  // (Backward passes are not yet told apart from forward ones: run.backward stays false.)
+  bool autograd = false;
   int warmup = 0;              // calls run before the first recorded one (for the report)
   int64_t max_ops = 0;         // op events recorded per call and thread; 0: default_max_ops()
 };
@@ -33,6 +35,8 @@ class EagerSession {
   // The call is over; `error` is what it raised ("" when it returned). A call that raised is
   // the run's last: the run's status is failed, and the report shows that call.
   void end_call(const std::string& error = "");
+  // The user's code raised outside the recorded calls: the run failed all the same.
+  void fail(const std::string& error);
   // Ends the call and forgets it: a step begun that ran nothing (after the last p.step()).
   void drop_call();
   bool in_call() const;

@@ -194,6 +194,51 @@ def check_steps():
     print(f"steps: {run['calls_recorded']} recorded after 1 warm-up step; calls=1 records 1")
 
 
+SCRIPT = """
+import sys, torch
+class Block(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Linear(16, 16)
+    def forward(self, x):
+        y = self.proj(x).transpose(1, 2)
+        return y.reshape(y.shape[0], -1)
+model = Block().eval()
+with torch.no_grad():
+    for width in [16, 16, 16, int(sys.argv[2])]:
+        model(torch.randn(2, 8, width))
+print("script output", sys.argv[1:])
+sys.exit(int(sys.argv[1]))
+"""
+
+
+def run_script(d, *args):
+    script = os.path.join(d, "train.py")
+    with open(script, "w") as f:
+        f.write(SCRIPT)
+    report = os.path.join(d, "r.json")
+    out = subprocess.run([sys.executable, "-m", "layoutprof", "--json", report, "--calls", "2", script, *args],
+                         capture_output=True, text=True)
+    return out, (json.load(open(report))["run"] if os.path.exists(report) else None)
+
+
+def check_script():
+    """python -m layoutprof script.py args: the script's output and exit code pass through; the
+    model's calls after the warm-up one are recorded; a script that raises shows its traceback
+    and its report says failed."""
+    with tempfile.TemporaryDirectory() as d:
+        out, run = run_script(d, "3", "16")
+        if out.returncode != 3 or "script output ['3', '16']" not in out.stdout:
+            fail(f"python -m layoutprof: exit {out.returncode}, stdout {out.stdout!r}")
+        if run is None or (run["status"], run["calls_recorded"], run["warmup"]) != ("ok", 2, 1):
+            fail(f"python -m layoutprof: report {run and (run['status'], run['calls_recorded'], run['warmup'])}")
+        out, run = run_script(d, "0", "3")  # the fourth call raises
+        if out.returncode != 1 or "Traceback" not in out.stderr or run is None or run["status"] != "failed":
+            fail(f"python -m layoutprof, a script that raises: exit {out.returncode}, "
+                 f"status {run and run['status']}, stderr {out.stderr[-200:]!r}")
+        print(f"script: exit codes and output pass through; a raising script's report: {run and run['status']}")
+
+
 def check_failed_block():
     model = Block().eval()
     with tempfile.TemporaryDirectory() as d:
@@ -235,6 +280,7 @@ def main():
     check_failed_block()
     check_steps()
     check_training_step()
+    check_script()
     check_resnet_against_pt2(sys.argv[1])
     check_samples(load_samples())
     print(f"in_process: {len(failures)} failed")

@@ -15,11 +15,20 @@ class ModuleHooks:
         self.root_calls = 0  # forward() calls of the model so far
         self._ids = {}
         self._handles = []
+        self._model_depth = 0  # the model's forward() calls under way (it may call itself)
+        self._begins = self._ends = None
+
+    def on_model_call(self, begins, ends):
+        """Calls begins() as the model's outermost forward() starts, ends() as it returns."""
+        self._begins, self._ends = begins, ends
 
     def install(self):
         hooks = torch.nn.modules.module
-        self._handles = [hooks.register_module_forward_pre_hook(self._enter),
-                         hooks.register_module_forward_hook(self._leave)]
+        try:  # torch 2.x: called when a forward() raises, too, so the module stack stays right
+            leave = hooks.register_module_forward_hook(self._leave, always_call=True)
+        except TypeError:
+            leave = hooks.register_module_forward_hook(self._leave)
+        self._handles = [hooks.register_module_forward_pre_hook(self._enter), leave]
 
     def remove(self):
         for handle in self._handles:
@@ -33,10 +42,17 @@ class ModuleHooks:
             module_id = self._learn(module)
         if module is self.root:
             self.root_calls += 1
+            self._model_depth += 1
+            if self._model_depth == 1 and self._begins is not None:
+                self._begins()
         _native.enter_module(module_id)
 
-    def _leave(self, _module, _args, _output):
+    def _leave(self, module, _args, _output):
         _native.leave_module()
+        if module is self.root:
+            self._model_depth -= 1
+            if self._model_depth == 0 and self._ends is not None:
+                self._ends()
 
     def _learn(self, module):
         if self.root is None:

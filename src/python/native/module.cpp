@@ -18,12 +18,12 @@ using namespace layoutprof;
 namespace {
 
 std::shared_ptr<EagerSession> new_session(const std::string& name, const std::string& torch_version, int threads,
-                                          bool training, int warmup, int64_t max_ops) {
+                                          bool autograd, int warmup, int64_t max_ops) {
   EagerOptions o;
   o.name = name;
   o.torch_version = torch_version;
   o.threads = threads;
-  o.training = training;
+  o.autograd = autograd;
   o.warmup = warmup;
   o.max_ops = max_ops;
   return std::make_shared<EagerSession>(o);
@@ -63,10 +63,11 @@ PYBIND11_MODULE(_native, m) {
 
   py::class_<EagerSession, std::shared_ptr<EagerSession>>(m, "Session")
       .def(py::init(&new_session), py::arg("name"), py::arg("torch_version"), py::arg("threads"),
-           py::arg("training"), py::arg("warmup"), py::arg("max_ops") = 0)
+           py::arg("autograd"), py::arg("warmup"), py::arg("max_ops") = 0)
       .def("begin_call", &EagerSession::begin_call)
       .def("end_call", &EagerSession::end_call, py::arg("error") = "")
       .def("drop_call", &EagerSession::drop_call)
+      .def("fail", &EagerSession::fail, py::arg("error"))
       .def("describe_model", &EagerSession::describe_model, py::arg("name"), py::arg("mode"))
       .def_property_readonly("in_call", &EagerSession::in_call)
       .def_property_readonly("calls", &EagerSession::calls)

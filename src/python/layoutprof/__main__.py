@@ -1,0 +1,47 @@
+"""python -m layoutprof [options] script.py [args...]: profiles a script unchanged.
+
+The script runs as `python script.py args...` would (its output and exit code pass through);
+the model's forward() calls are counted (the first module the script calls is the model), the
+first --warmup run unrecorded, the next --calls recorded; when the script ends (returns, exits,
+raises or is interrupted) the reports are written: the text report on stderr, and the files
+asked for. A script that raises shows its traceback as usual; its report says status failed.
+"""
+import argparse
+import os
+import runpy
+import sys
+
+from .profile import profile
+
+
+def parse(argv):
+    parser = argparse.ArgumentParser(prog="python -m layoutprof", description=__doc__.split("\n")[0])
+    parser.add_argument("--json", metavar="FILE", help="write the JSON report to FILE")
+    parser.add_argument("--html", metavar="FILE", help="write the HTML page to FILE")
+    parser.add_argument("--warmup", type=int, default=1, metavar="N", help="model calls run before recording (1)")
+    parser.add_argument("--calls", type=int, default=1, metavar="N", help="model calls recorded (1)")
+    parser.add_argument("--quiet", action="store_true", help="no text report on stderr")
+    parser.add_argument("script", help="the Python script to run")
+    parser.add_argument("args", nargs=argparse.REMAINDER, help="the script's arguments")
+    return parser.parse_args(argv)
+
+
+def main(argv=None):
+    o = parse(sys.argv[1:] if argv is None else argv)
+    if not os.path.isfile(o.script):
+        print(f"layoutprof: no script {o.script!r}", file=sys.stderr)
+        return 2
+    sys.argv = [o.script] + o.args
+    sys.path[0] = os.path.dirname(os.path.abspath(o.script))
+    p = profile(json=o.json, html=o.html, warmup=o.warmup, calls=o.calls, by="call")
+    try:
+        with p:
+            runpy.run_path(o.script, run_name="__main__")
+    finally:
+        if not o.quiet and p.report is not None:
+            sys.stderr.write(p.text())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
