@@ -54,6 +54,21 @@ failure_lines() {
 }
 
 summary=() failed=0 newer_samples="" total=0 nfailed=0 skipped=0
+
+# script_suite NAME PREFIX LOG COMMAND...: a suite run by a script whose last line is
+# "PREFIX: N passed, M failed"; its counts join the totals, its summary line and failures the summary.
+script_suite() {
+  local name=$1 prefix=$2 log=$3 result last n_pass n_fail
+  shift 3
+  if "$@" | tee "$log"; then result=passed; else result=FAILED; failed=1; fi
+  last=$(tail -n 1 "$log")
+  n_pass=$(sed -n "s/^$prefix: \([0-9]*\) passed.*/\1/p" <<<"$last")
+  n_fail=$(sed -n 's/.*passed, \([0-9]*\) failed.*/\1/p' <<<"$last")
+  total=$((total + ${n_pass:-0} + ${n_fail:-0})); nfailed=$((nfailed + ${n_fail:-0}))
+  [ -n "$n_pass" ] || failed=1
+  summary+=("$name: $result: $last; $((SECONDS - start)) s")
+  readarray -t -O "${#summary[@]}" summary < <(grep "^$prefix: FAILED" "$log" | sed 's/^/  /')
+}
 for suite in "${suites[@]}"; do
   start=$SECONDS
   if [[ "$suite" == fuzz ]]; then
@@ -67,25 +82,12 @@ for suite in "${suites[@]}"; do
     echo "=== Packagers' builds: plain CMake, GCC 12 and clang 14, cmake --install ===" >&2
     # Two of packaging.sh's four variants, one per compiler and LibTorch (the other two by hand:
     # scripts/packaging.sh gcc-wheel clang), to keep the whole run well under an hour.
-    if scripts/packaging.sh gcc-release clang-wheel | tee build-packaging.log; then result=passed; else result=FAILED; failed=1; fi
-    last=$(tail -n 1 build-packaging.log)
-    n_pass=$(sed -n 's/^packaging: \([0-9]*\) passed.*/\1/p' <<<"$last")
-    n_fail=$(sed -n 's/.*passed, \([0-9]*\) failed.*/\1/p' <<<"$last")
-    total=$((total + ${n_pass:-0} + ${n_fail:-0})); nfailed=$((nfailed + ${n_fail:-0}))
-    [ -n "$n_pass" ] || failed=1
-    summary+=("packaging: $result: $last; $((SECONDS - start)) s")
+    script_suite packaging packaging build-packaging.log scripts/packaging.sh gcc-release clang-wheel
     continue
   fi
   if [[ "$suite" == pip-package ]]; then
     echo "=== The Python package: pip install into a fresh venv, in-process recording ===" >&2
-    if env TORCH_PYTHON=wheel scripts/package-check.sh | tee build-package.log; then result=passed; else result=FAILED; failed=1; fi
-    last=$(tail -n 1 build-package.log)
-    n_pass=$(sed -n 's/^package: \([0-9]*\) passed.*/\1/p' <<<"$last")
-    n_fail=$(sed -n 's/.*passed, \([0-9]*\) failed.*/\1/p' <<<"$last")
-    total=$((total + ${n_pass:-0} + ${n_fail:-0})); nfailed=$((nfailed + ${n_fail:-0}))
-    [ -n "$n_pass" ] || failed=1
-    summary+=("pip-package: $result: $last; $((SECONDS - start)) s")
-    readarray -t -O "${#summary[@]}" summary < <(grep '^package: FAILED' build-package.log | sed 's/^/  /')
+    script_suite pip-package package build-package.log env TORCH_PYTHON=wheel scripts/package-check.sh
     continue
   fi
   if [[ "$suite" == tsan ]]; then

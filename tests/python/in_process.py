@@ -21,6 +21,7 @@ import tempfile
 import torch
 
 import layoutprof
+from block_model import Block
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -79,16 +80,6 @@ def check_samples(ms):
     print(f"samples: {checked} eager modules profiled in process, copies compared with torch.profiler")
     if checked < 20:
         fail(f"only {checked} samples could be checked")
-
-
-class Block(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.proj = torch.nn.Linear(16, 16)
-
-    def forward(self, x):
-        y = self.proj(x).transpose(1, 2)
-        return y.reshape(y.shape[0], -1)
 
 
 def check_report_files():
@@ -194,15 +185,10 @@ def check_steps():
     print(f"steps: {run['calls_recorded']} recorded after 1 warm-up step; calls=1 records 1")
 
 
-SCRIPT = """
+SCRIPT = f"""
 import sys, torch
-class Block(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.proj = torch.nn.Linear(16, 16)
-    def forward(self, x):
-        y = self.proj(x).transpose(1, 2)
-        return y.reshape(y.shape[0], -1)
+sys.path.insert(0, {HERE!r})
+from block_model import Block
 model = Block().eval()
 with torch.no_grad():
     for width in [16, 16, 16, int(sys.argv[2])]:
