@@ -99,6 +99,9 @@ uint32_t user_source_now() {
 #else
   if (!Py_IsInitialized() || _Py_IsFinalizing()) return 0;
 #endif
+  // A thread that never ran Python (an intra-op worker of an op the user's thread runs, maybe
+  // with the GIL held): no user frame there, and no GIL to wait for.
+  if (PyGILState_GetThisThreadState() == nullptr) return 0;
   const PyGILState_STATE gil = PyGILState_Ensure();
   const uint32_t id = users_line(PyEval_GetFrame());
   PyGILState_Release(gil);

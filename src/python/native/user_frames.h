@@ -11,8 +11,9 @@ namespace layoutprof {
 void set_library_folders(const std::string& torch_folder, const std::string& package_folder);
 
 // ModuleSites' source probe: takes the GIL (the op's Python binding has released it), finds the
-// nearest user frame of the calling thread, and interns its "file:line" and text once. 0 where
-// the thread runs no Python, or Python is finalizing.
+// nearest user frame of the calling thread, and interns its "file:line" and text once. 0 on a
+// thread that has never run Python (it does not wait for the GIL there), or while Python is
+// finalizing.
 uint32_t user_source_now();
 
 }  // namespace layoutprof
