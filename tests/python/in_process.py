@@ -198,12 +198,12 @@ sys.exit(int(sys.argv[1]))
 """
 
 
-def run_script(d, *args):
+def run_script(d, *args, calls="2"):
     script = os.path.join(d, "train.py")
     with open(script, "w") as f:
         f.write(SCRIPT)
     report = os.path.join(d, "r.json")
-    out = subprocess.run([sys.executable, "-m", "layoutprof", "--json", report, "--calls", "2", script, *args],
+    out = subprocess.run([sys.executable, "-m", "layoutprof", "--json", report, "--calls", calls, script, *args],
                          capture_output=True, text=True)
     return out, (json.load(open(report))["run"] if os.path.exists(report) else None)
 
@@ -222,6 +222,10 @@ def check_script():
         if out.returncode != 1 or "Traceback" not in out.stderr or run is None or run["status"] != "failed":
             fail(f"python -m layoutprof, a script that raises: exit {out.returncode}, "
                  f"status {run and run['status']}, stderr {out.stderr[-200:]!r}")
+        out, run = run_script(d, "0", "3", calls="3")  # the raising call is a recorded one
+        if run is None or (run["status"], run["calls_recorded"]) != ("failed", 3) or \
+                not run["error"].startswith("RuntimeError: mat1 and mat2") or "after the recorded calls" in run["error"]:
+            fail(f"python -m layoutprof, a recorded call raises: {run and (run['status'], run['calls_recorded'], run['error'])}")
         print(f"script: exit codes and output pass through; a raising script's report: {run and run['status']}")
 
 

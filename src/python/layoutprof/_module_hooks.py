@@ -4,6 +4,8 @@ The first module called while the hooks are on is the model: its named_modules()
 submodule its path ("layer4.0.conv2"; "" for the model itself). A module outside that tree
 (a loss module called after the forward) is named by its class.
 """
+import sys
+
 import torch
 
 from . import _native
@@ -19,7 +21,8 @@ class ModuleHooks:
         self._begins = self._ends = None
 
     def on_model_call(self, begins, ends):
-        """Calls begins() as the model's outermost forward() starts, ends() as it returns."""
+        """Calls begins() as the model's outermost forward() starts, and ends(error) as it
+        returns (error "") or raises (error: the exception, in one line)."""
         self._begins, self._ends = begins, ends
 
     def install(self):
@@ -47,12 +50,12 @@ class ModuleHooks:
                 self._begins()
         _native.enter_module(module_id)
 
-    def _leave(self, module, _args, _output):
+    def _leave(self, module, _args, output):
         _native.leave_module()
         if module is self.root:
             self._model_depth -= 1
             if self._model_depth == 0 and self._ends is not None:
-                self._ends()
+                self._ends(_raised(output))
 
     def _learn(self, module):
         if self.root is None:
@@ -62,3 +65,10 @@ class ModuleHooks:
         if id(module) not in self._ids:
             self._ids[id(module)] = _native.module_id(type(module).__name__)
         return self._ids[id(module)]
+
+
+def _raised(output):
+    """A forward hook with always_call runs in torch's `except` when forward() raised, with no
+    output: the exception in flight, in one line; "" when forward() returned."""
+    error = sys.exc_info()[1] if output is None else None
+    return f"{type(error).__name__}: {error}".splitlines()[0] if error is not None else ""

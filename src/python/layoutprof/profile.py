@@ -44,6 +44,7 @@ class profile:
         self._hooks = ModuleHooks()
         self._index = 0  # the step, or the model's call, under way
         self._native_report = None
+        self._failed = False  # a recorded call raised: no call is recorded after it
         self.report = None
 
     def __enter__(self):
@@ -70,7 +71,7 @@ class profile:
         self._hooks.remove()
         if self._session.in_call:
             self._end_last(exc)
-        elif _failure(exc):
+        elif _failure(exc) and not self._failed:
             self._session.fail(_failure(exc))
         root = self._hooks.root
         if root is not None:
@@ -98,13 +99,14 @@ class profile:
     def _model_call_begins(self):
         self._begin_if_recorded()
 
-    def _model_call_ends(self):
+    def _model_call_ends(self, error):
         if self._session.in_call:
-            self._session.end_call()
+            self._session.end_call(error)
+            self._failed = bool(error)
         self._index += 1
 
     def _begin_if_recorded(self):
         recorded = self._index - self._warmup
-        if recorded >= 0 and (self._calls is None or recorded < self._calls):
+        if not self._failed and recorded >= 0 and (self._calls is None or recorded < self._calls):
             self._root_calls_at_begin = self._hooks.root_calls
             self._session.begin_call()
