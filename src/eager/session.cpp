@@ -9,7 +9,9 @@
 #include "record/recorder.h"
 #include "report/reporter.h"
 #include "runner/run_notes.h"
+#include "runner/model.h"
 #include "runner/runner.h"
+#include "runner/training.h"
 #include "support/atomic_file.h"
 #include "support/errors.h"
 
@@ -19,8 +21,15 @@ struct EagerSession::State {
   EagerOptions options;
   Recorder recorder;
   Trace trace;
+  std::vector<NamedTensor> parameters;  // watch_parameters()
+  std::unique_ptr<GradWatch> grads;     // the first recorded call's, with autograd on
   bool in_call = false;
   bool finished = false;
+
+  // With autograd on, the first recorded call watches the parameters' gradients arrive.
+  void watch_grads() {
+    if (options.autograd && !parameters.empty()) grads = std::make_unique<GradWatch>(parameters, recorder);
+  }
 };
 
 EagerSession::EagerSession(EagerOptions options) : state_(std::make_unique<State>()) {
@@ -38,12 +47,14 @@ EagerSession::EagerSession(EagerOptions options) : state_(std::make_unique<State
   run.not_measured.push_back("performance counters: not opened by a recording in process");
   s.recorder.set_max_ops(run.max_ops);
   s.recorder.set_training(s.options.autograd);
+  s.recorder.set_backward_at_engine(s.options.autograd);
   s.recorder.set_site_source(&module_sites());
   // Each call takes its ops' module paths as they run: the module hooks are the source.
   s.recorder.set_capture_sites(true);
 }
 
 EagerSession::~EagerSession() {
+  state_->grads.reset();
   if (state_->in_call) state_->recorder.stop();
 }
 
@@ -53,8 +64,10 @@ void EagerSession::begin_call() {
   if (s.in_call) throw std::logic_error("EagerSession: begin_call() inside a call");
   if (s.trace.calls.size() == 1) s.trace.calls.front().park();  // the shown call waits on disk
   module_sites().reset_thread();  // the calling thread starts the call outside every module
-  s.recorder.start(s.trace.calls.empty() ? Recorder::Mode::timed : Recorder::Mode::figures);
+  const bool first = s.trace.calls.empty();
+  s.recorder.start(first ? Recorder::Mode::timed : Recorder::Mode::figures);
   s.in_call = true;
+  if (first) s.watch_grads();
 }
 
 void EagerSession::end_call(const std::string& error) {
@@ -64,6 +77,8 @@ void EagerSession::end_call(const std::string& error) {
   const bool first = s.trace.calls.empty();
   const int64_t wall = s.recorder.elapsed_ns();
   Call call = first || !error.empty() ? s.recorder.stop() : s.recorder.stop_figures(s.trace.calls.front());
+  if (s.grads) call.parameters = s.grads->take();
+  s.grads.reset();
   call.spill();
   call.wall_ns = wall;
   if (!error.empty()) {
@@ -83,6 +98,7 @@ void EagerSession::drop_call() {
   State& s = *state_;
   if (!s.in_call) throw std::logic_error("EagerSession: drop_call() outside a call");
   s.in_call = false;
+  s.grads.reset();
   s.recorder.stop();
 }
 
@@ -91,6 +107,14 @@ void EagerSession::describe_model(const std::string& name, const std::string& mo
   if (!name.empty()) run.model = name;
   if (mode == "train" || mode == "eval") run.model_mode.value = mode;
 }
+
+void EagerSession::watch_parameters(const std::vector<NamedTensor>& parameters) {
+  State& s = *state_;
+  s.parameters = parameters;
+  if (s.in_call && s.trace.calls.empty()) s.watch_grads();  // learnt during the first call
+}
+
+void EagerSession::note_measured(const std::string& line) { state_->trace.run.measured.push_back(line); }
 
 bool EagerSession::in_call() const { return state_->in_call; }
 
@@ -109,6 +133,10 @@ Report EagerSession::finish() {
   recorded.iters = static_cast<int>(s.trace.calls.size());
   s.trace.run.iters = recorded.iters;
   note_recorded_calls(config, recorded, s.trace);
+  // A training step when the shown call ran a backward pass: the user's own loss and step.
+  RunInfo& run = s.trace.run;
+  run.backward = !s.trace.calls.empty() && s.trace.calls.front().backward_from >= 0;
+  run.loss = run.backward ? "user" : "";
   return analyze(std::move(s.trace));
 }
 

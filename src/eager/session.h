@@ -7,17 +7,20 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "report_model/report.h"
 
 namespace layoutprof {
 
+struct NamedTensor;  // runner/model.h
+
 struct EagerOptions {
   std::string name = "eager";  // run.model: what the report calls the recorded code
   std::string torch_version;   // the torch the user's process runs (torch.__version__)
   int threads = 0;             // its intra-op threads (torch.get_num_threads())
-  // Autograd is on: the recorder also takes the backward functions' links to forward ops.
-  // (Backward passes are not yet told apart from forward ones: run.backward stays false.)
+  // Autograd is on: the recorder also takes the backward functions and their links to
+  // forward ops; a call's backward pass begins with the engine's first backward function.
   bool autograd = false;
   int warmup = 0;              // calls run before the first recorded one (for the report)
   int64_t max_ops = 0;         // op events recorded per call and thread; 0: default_max_ops()
@@ -43,6 +46,11 @@ class EagerSession {
   // What the report calls the recorded code (the outermost module's class) and the mode its
   // code set ("train" or "eval"), once known.
   void describe_model(const std::string& name, const std::string& mode);
+  // The model's parameters, under the names its user gives them: with autograd on, the first
+  // recorded call watches each gradient arrive (the parameters' verdicts).
+  void watch_parameters(const std::vector<NamedTensor>& parameters);
+  // Something the user's process showed that the report states as measured (one line).
+  void note_measured(const std::string& line);
   int calls() const;
   // What was recorded, analysed (a call still open is ended first). Once only.
   Report finish();

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <limits>
 #include <stdexcept>
+#include <string_view>
 #include <unordered_map>
 
 #include "record/call_samples.h"
@@ -168,6 +169,14 @@ void release_converted(const ThreadBuffer& b, size_t converted, size_t& released
   released = converted;
 }
 
+// The first op of the backward pass: the first to start after mark_backward(), or with
+// set_backward_at_engine, the engine's first backward function.
+bool begins_backward(const RecordingState& rec, const RawEvent& raw) {
+  if (rec.backward_tick >= 0) return raw.start >= rec.backward_tick;
+  static constexpr std::string_view kEngine = "autograd::engine::evaluate_function";
+  return rec.backward_at_engine && std::string_view(raw.name->text).substr(0, kEngine.size()) == kEngine;
+}
+
 }  // namespace
 
 Call converted_call(const RecordingState& rec, StoppedCall& s) {
@@ -190,8 +199,7 @@ Call converted_call(const RecordingState& rec, StoppedCall& s) {
     const ThreadBuffer& b = *c.buffers[at.buffer];
     const RawEvent& raw = b.events[at.local];
     const OpEvent& e = convert.add(i, at, b, raw);
-    if (rec.backward_tick >= 0 && call.backward_from < 0 && raw.start >= rec.backward_tick)
-      call.backward_from = static_cast<int64_t>(i);
+    if (call.backward_from < 0 && begins_backward(rec, raw)) call.backward_from = static_cast<int64_t>(i);
     if (c.records.sampling) spans[i] = sample_span(e, b, raw);
     // One buffer, the main thread's (nothing appends to it any more), is converted in its own
     // order: what is behind us goes back to the kernel.

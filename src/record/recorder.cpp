@@ -85,6 +85,11 @@ std::string Recorder::op_clock() { return op_clock_text(); }
 
 void Recorder::mark_backward() { state_->backward_tick = ticks(); }
 
+void Recorder::set_backward_at_engine(bool at_engine) {
+  std::lock_guard<std::mutex> lock(threads_mutex());
+  state_->backward_at_engine = at_engine;
+}
+
 int64_t Recorder::elapsed_ns() const { return now_ns() - state_->start_ns; }
 
 std::vector<OpSite> Recorder::stop_sites() {

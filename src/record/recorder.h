@@ -79,6 +79,9 @@ class Recorder {
   void set_training(bool training);
   // The backward pass begins now: the ops that start from here are its (Call::backward_from).
   void mark_backward();
+  // For code that does not say where its backward pass begins (a training step the user's
+  // own code runs): it begins with the first backward function the autograd engine runs.
+  void set_backward_at_engine(bool at_engine);
   // What op events are timed with: "steady clock", or the time-stamp counter scaled to it.
   static std::string op_clock();
   // Nanoseconds since start(), on the clock of the op events.

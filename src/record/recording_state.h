@@ -29,6 +29,7 @@ struct RecordingState {
   // Set between calls (the Recorder's setters), read by the callbacks.
   size_t max_events = std::numeric_limits<size_t>::max();  // per thread and call (--max-ops)
   bool training = false;  // Recorder::set_training: backward functions and sequence numbers too
+  bool backward_at_engine = false;  // Recorder::set_backward_at_engine
   // Recorder::set_capture_sites: a timed call takes each top-level op's module and source line
   // itself, on whatever thread (models that fork: their op order varies between calls).
   bool capture_sites = false;

@@ -208,7 +208,7 @@ bool record_call(const Calls& calls, Collectors& on, const std::vector<OpSite>& 
   calls.recorder.start(first ? Recorder::Mode::timed : Recorder::Mode::figures, on.all());
   const auto t0 = std::chrono::steady_clock::now();
   std::optional<GradWatch> grads;  // the first training step watches each gradient arrive
-  if (calls.config.backward && first) grads.emplace(calls.model, calls.recorder);
+  if (calls.config.backward && first) grads.emplace(calls.model.named_parameters(), calls.recorder);
   const bool ok = step_recorded(calls, trace.run);
   const int64_t wall = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
   Call call = first || !ok ? calls.recorder.stop() : calls.recorder.stop_figures(trace.calls.front());

@@ -65,8 +65,8 @@ void ModelStep::operator()(std::vector<c10::IValue>& inputs, const std::function
     if (p.grad().defined()) p.mutable_grad() = at::Tensor();
 }
 
-GradWatch::GradWatch(const Model& model, const Recorder& recorder) {
-  for (const NamedTensor& named : model.named_parameters()) {
+GradWatch::GradWatch(const std::vector<NamedTensor>& parameters, const Recorder& recorder) {
+  for (const NamedTensor& named : parameters) {
     at::Tensor p = named.tensor;
     auto grad = std::make_shared<ParamGrad>();
     grad->name = named.name;

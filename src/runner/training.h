@@ -15,6 +15,7 @@ namespace layoutprof {
 
 class Model;
 class Recorder;
+struct NamedTensor;
 
 // Backward from what forward() returned: a seeded random-normal upstream gradient for each
 // differentiable output (contiguous, as a loss would give), or from the outputs' sum
@@ -45,7 +46,8 @@ class ModelStep {
 // recorder's. The hooks go with the object.
 class GradWatch {
  public:
-  GradWatch(const Model& model, const Recorder& recorder);
+  // `parameters` as Model::named_parameters() (or a module's named_parameters()) gives them.
+  GradWatch(const std::vector<NamedTensor>& parameters, const Recorder& recorder);
   ~GradWatch();
   GradWatch(const GradWatch&) = delete;
   GradWatch& operator=(const GradWatch&) = delete;

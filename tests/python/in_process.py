@@ -82,6 +82,41 @@ def check_samples(ms):
         fail(f"only {checked} samples could be checked")
 
 
+def check_gradient_verdicts(ms):
+    """A training step the user's code runs (forward, its own backward from a contiguous
+    random gradient, as --backward's default, gradients set to none): every parameter's
+    verdict as the sample's manifest entry gives it, its gradient's backward op found and
+    charged to its forward op."""
+    checked = 0
+    for sample in ms.SAMPLES:
+        if not sample.grads or sample.pt2_only or sample.min_torch > int(torch.__version__.split(".")[0]):
+            continue
+        torch.set_num_threads(1)  # the manifest's verdicts are at one intra-op thread
+        module = ms.built_module(sample).train()
+        torch.manual_seed(0)
+        inputs = [ms.make_input(s) for s in sample.inputs]
+        with layoutprof.profile(warmup=1) as p:
+            for step in range(2):
+                out = module(*inputs)
+                out.backward(torch.randn(out.shape))
+                for q in module.parameters():
+                    q.grad = None
+                if step == 0:
+                    p.step()
+        run = p.report["run"]
+        got = {q["name"]: q["grad_verdict"] for q in p.report["parameters"]}
+        # Each gradient's producer is a backward op charged to the forward op it differentiates.
+        unlinked = [q["name"] for q in p.report["parameters"] if q["grad_verdict"] not in ("no_grad", "frozen")
+                    and (q["grad_producer"] is None or q["grad_forward_op"] is None)]
+        if (run["backward"], run["loss"]) != (True, "user") or got != sample.grads or unlinked:
+            fail(f"{sample.name} trained in process: backward {run['backward']}, loss {run['loss']!r}, "
+                 f"verdicts {got}, want {sample.grads}; gradients with no backward or forward op {unlinked}")
+        checked += 1
+    print(f"gradient verdicts: {checked} training samples as their manifest entries")
+    if checked < 3:
+        fail(f"only {checked} training samples could be checked")
+
+
 def check_report_files():
     model = Block().eval()
     x = torch.randn(2, 8, 16)
@@ -272,7 +307,9 @@ def main():
     check_training_step()
     check_script()
     check_resnet_against_pt2(sys.argv[1])
-    check_samples(load_samples())
+    samples = load_samples()
+    check_gradient_verdicts(samples)
+    check_samples(samples)
     print(f"in_process: {len(failures)} failed")
     return 1 if failures else 0
 

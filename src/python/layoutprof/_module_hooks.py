@@ -1,8 +1,10 @@
 """Module paths of eager ops: global forward hooks tell the recorder which module runs.
 
 The first module called while the hooks are on is the model: its named_modules() give every
-submodule its path ("layer4.0.conv2"; "" for the model itself). A module outside that tree
-(a loss module called after the forward) is named by its class.
+submodule its path ("layer4.0.conv2"; "" for the model itself). A model wrapped in
+DistributedDataParallel or DataParallel is named as the user's own module names itself, without
+the wrapper's "module." prefix. A module outside that tree (a loss module called after the
+forward) is named by its class.
 """
 import sys
 
@@ -19,11 +21,16 @@ class ModuleHooks:
         self._handles = []
         self._model_depth = 0  # the model's forward() calls under way (it may call itself)
         self._begins = self._ends = None
+        self._learnt = None
 
     def on_model_call(self, begins, ends):
-        """Calls begins() as the model's outermost forward() starts, and ends(error) as it
-        returns (error "") or raises (error: the exception, in one line)."""
+        """Calls begins() as the model's outermost forward() starts, and ends(error, output) as
+        it returns (error "") or raises (error: the exception, in one line; output None)."""
         self._begins, self._ends = begins, ends
+
+    def on_model_learnt(self, learnt):
+        """Calls learnt(model) once the model is known: the user's module, unwrapped."""
+        self._learnt = learnt
 
     def install(self):
         hooks = torch.nn.modules.module
@@ -55,13 +62,17 @@ class ModuleHooks:
         if module is self.root:
             self._model_depth -= 1
             if self._model_depth == 0 and self._ends is not None:
-                self._ends(_raised(output))
+                self._ends(_raised(output), output)
 
     def _learn(self, module):
         if self.root is None:
             self.root = module
-            for name, sub in module.named_modules():
+            model = unwrapped(module)
+            self._ids[id(module)] = _native.module_id("")
+            for name, sub in model.named_modules():
                 self._ids.setdefault(id(sub), _native.module_id(name))
+            if self._learnt is not None:
+                self._learnt(model)
         if id(module) not in self._ids:
             self._ids[id(module)] = _native.module_id(type(module).__name__)
         return self._ids[id(module)]
@@ -72,3 +83,9 @@ def _raised(output):
     output: the exception in flight, in one line; "" when forward() returned."""
     error = sys.exc_info()[1] if output is None else None
     return f"{type(error).__name__}: {error}".splitlines()[0] if error is not None else ""
+
+
+def unwrapped(module):
+    """The user's module inside DistributedDataParallel or DataParallel; others as they are."""
+    wrappers = (torch.nn.parallel.DistributedDataParallel, torch.nn.DataParallel)
+    return module.module if isinstance(module, wrappers) else module

@@ -4,14 +4,25 @@ Which calls are recorded: by steps (the default), the block is one recorded call
 code marks steps with p.step(), as torch.profiler's schedule does; by="call" counts the
 outermost module's forward() calls instead (what `python -m layoutprof script.py` uses, since
 it cannot change the script). Either way the first `warmup` steps or calls run unrecorded,
-then `calls` are recorded (all of them when calls is None).
+then `calls` are recorded (all of them when calls is None). A model call whose output needs
+gradients is a training step: its recorded call goes on through the loss and the backward
+pass, until the backward pass is done (or the model is called again, or the block ends).
+
+With autograd on, the backward pass of a recorded call begins with the engine's first backward
+function: its ops are charged to their forward ops, and the first recorded call gives every
+parameter's gradient verdict. In a torchrun job of several processes, each rank writes its own
+reports ("r.json" becomes "r.rank0.json"), and DDP's grad-strides warning is recorded from the
+block's start. A process forked from the block (a DataLoader worker) records nothing.
 """
 import json as _json
+import os
+import threading
 
 import torch
 
 from . import _native
-from ._module_hooks import ModuleHooks
+from ._ddp import DdpWarnings, rank
+from ._module_hooks import ModuleHooks, unwrapped
 
 
 def _failure(exc):
@@ -45,6 +56,9 @@ class profile:
         self._index = 0  # the step, or the model's call, under way
         self._native_report = None
         self._failed = False  # a recorded call raised: no call is recorded after it
+        self._awaited = None  # the recorded call whose backward pass ends it (by="call")
+        self._ddp = DdpWarnings()
+        self._pid = None  # the process that records
         self.report = None
 
     def __enter__(self):
@@ -53,6 +67,9 @@ class profile:
                                         warmup=self._warmup, max_ops=self._max_ops)
         if self._by == "call":
             self._hooks.on_model_call(self._model_call_begins, self._model_call_ends)
+        self._hooks.on_model_learnt(self._model_learnt)
+        self._pid = os.getpid()
+        self._ddp.install()
         self._hooks.install()
         if self._by == "step":
             self._begin_if_recorded()
@@ -69,17 +86,23 @@ class profile:
 
     def __exit__(self, exc_type, exc, _tb):
         self._hooks.remove()
+        self._ddp.remove()
+        if os.getpid() != self._pid:
+            return False  # a forked process (a DataLoader worker): its parent reports
         if self._session.in_call:
             self._end_last(exc)
         elif _failure(exc) and not self._failed:
             self._session.fail(_failure(exc))
         root = self._hooks.root
         if root is not None:
-            self._session.describe_model(self._name or type(root).__name__, "train" if root.training else "eval")
+            model = unwrapped(root)
+            self._session.describe_model(self._name or type(model).__name__, "train" if model.training else "eval")
+        for line in self._ddp.lines(isinstance(root, torch.nn.parallel.DistributedDataParallel)):
+            self._session.note_measured(line)
         self._native_report = self._session.finish()
         for fmt, path in self._outputs:
             if path is not None:
-                self._native_report.write(fmt, path)
+                self._native_report.write(fmt, rank_path(path))
         self.report = _json.loads(self._native_report.text("json"))
         return False  # what the block raised goes on
 
@@ -96,17 +119,81 @@ class profile:
         else:
             self._session.end_call(_failure(exc))
 
+    def _model_learnt(self, model):
+        if self._session.in_call or not self._session.calls:
+            self._session.watch_parameters(list(model.named_parameters()))
+
     def _model_call_begins(self):
+        if os.getpid() != self._pid:
+            return
+        if self._session.in_call:  # the last call's backward pass never came
+            self._end_call("")
+        self._ddp.step = self._index
         self._begin_if_recorded()
 
-    def _model_call_ends(self, error):
-        if self._session.in_call:
-            self._session.end_call(error)
-            self._failed = bool(error)
+    def _model_call_ends(self, error, output):
+        if os.getpid() != self._pid:
+            return
+        if self._session.in_call and (error or not self._await_backward(output)):
+            self._end_call(error)
         self._index += 1
 
+    def _end_call(self, error):
+        self._awaited = None
+        self._session.end_call(error)
+        self._failed = bool(error)
+
+    def _await_backward(self, output):
+        """A training step's call goes on until its backward pass is done: hooks on the
+        output's gradients queue the call's end with the autograd engine. False when no
+        output needs a gradient."""
+        tensors = [t for t in _tensors(output) if t.requires_grad] if torch.is_grad_enabled() else []
+        if not tensors:
+            return False
+        call, thread = object(), threading.get_ident()
+        self._awaited = call
+
+        def done():
+            # On the thread that began the call (a GPU's backward runs on the engine's own
+            # threads: there, the next model call or the block's end ends it).
+            if self._awaited is call and threading.get_ident() == thread and self._session.in_call:
+                self._end_call("")
+
+        queued = []
+
+        def output_grad(_grad):
+            if not queued:
+                queued.append(True)
+                torch.autograd.Variable._execution_engine.queue_callback(done)
+
+        for t in tensors:
+            t.register_hook(output_grad)
+        return True
+
     def _begin_if_recorded(self):
+        if os.getpid() != self._pid:
+            return
         recorded = self._index - self._warmup
         if not self._failed and recorded >= 0 and (self._calls is None or recorded < self._calls):
             self._root_calls_at_begin = self._hooks.root_calls
             self._session.begin_call()
+
+
+def rank_path(path):
+    """Each rank's own file in a torchrun job of several processes: r.json -> r.rank0.json."""
+    r = rank()
+    if r is None or path == "-":
+        return path
+    stem, ext = os.path.splitext(path)
+    return f"{stem}.rank{r}{ext}"
+
+
+def _tensors(value):
+    """The tensors in a forward()'s output: itself, or those in its tuples, lists and dicts."""
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, (list, tuple)):
+        return [t for v in value for t in _tensors(v)]
+    return []

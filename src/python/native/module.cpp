@@ -3,12 +3,14 @@
 // hooks tell ModuleSites which module is running; user_frames reads each op's source line.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
+#include <torch/csrc/utils/pybind.h>  // at::Tensor from and to Python
 
 #include <memory>
 #include <string>
 
 #include "eager/module_sites.h"
 #include "eager/session.h"
+#include "runner/model.h"
 #include "support/errors.h"
 #include "user_frames.h"
 
@@ -32,6 +34,13 @@ std::shared_ptr<EagerSession> new_session(const std::string& name, const std::st
 std::shared_ptr<Report> finish(EagerSession& session) {
   py::gil_scoped_release unlocked;  // the analysis takes no Python object
   return std::make_shared<Report>(session.finish());
+}
+
+// The model's parameters as named_parameters() gives them: (name, tensor) pairs.
+void watch_parameters(EagerSession& session, const std::vector<std::pair<std::string, at::Tensor>>& named) {
+  std::vector<NamedTensor> parameters;
+  for (const auto& [name, tensor] : named) parameters.push_back({name, tensor});
+  session.watch_parameters(parameters);
 }
 
 void write_report(const Report& report, const std::string& format, const std::string& path) {
@@ -69,6 +78,8 @@ PYBIND11_MODULE(_native, m) {
       .def("drop_call", &EagerSession::drop_call)
       .def("fail", &EagerSession::fail, py::arg("error"))
       .def("describe_model", &EagerSession::describe_model, py::arg("name"), py::arg("mode"))
+      .def("watch_parameters", &watch_parameters, py::arg("named"))
+      .def("note_measured", &EagerSession::note_measured, py::arg("line"))
       .def_property_readonly("in_call", &EagerSession::in_call)
       .def_property_readonly("calls", &EagerSession::calls)
       .def("finish", &finish);

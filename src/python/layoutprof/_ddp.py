@@ -1,0 +1,70 @@
+"""DDP's grad-strides warning, as the user's process shows it.
+
+DistributedDataParallel warns once per process when a gradient's strides differ from its
+bucket view's (the parameter's, when DDP was built): "Grad strides do not match bucket view
+strides ... grad.sizes() = [...], strides() = [...] bucket_view.sizes() = [...], strides() =
+[...]". torch turns that C++ warning into a Python UserWarning; DdpWarnings listens from the
+session's start (DDP often warns in the first step, a warm-up one) and keeps what it names.
+"""
+import os
+import re
+import warnings
+
+_MARK = "Grad strides do not match bucket view strides"
+_SIZES = re.compile(r"(grad|bucket_view)\.sizes\(\) = \[([^\]]*)\], strides\(\) = \[([^\]]*)\]")
+
+
+def parse(message):
+    """The warning's grad and bucket view: {"grad_sizes": [...], "grad_strides": [...],
+    "bucket_view_sizes": [...], "bucket_view_strides": [...]}; None for another warning."""
+    text = str(message)
+    if _MARK not in text:
+        return None
+    found = {}
+    for which, sizes, strides in _SIZES.findall(text):
+        found[f"{which}_sizes"] = [int(v) for v in sizes.split(",") if v.strip()]
+        found[f"{which}_strides"] = [int(v) for v in strides.split(",") if v.strip()]
+    return found
+
+
+def rank():
+    """This process's rank in a torchrun job of more than one process; None otherwise."""
+    try:
+        return int(os.environ["RANK"]) if int(os.environ.get("WORLD_SIZE", "1")) > 1 else None
+    except ValueError:
+        return None
+
+
+class DdpWarnings:
+    """Keeps DDP's grad-strides warnings while installed; the warnings are shown as before."""
+
+    def __init__(self):
+        self.seen = []  # parse()'s dicts, with "step": the model call (0-based) it came in
+        self.step = 0
+        self._shown = None
+
+    def install(self):
+        self._shown = warnings.showwarning
+
+        def show(message, category, filename, lineno, file=None, line=None):
+            found = parse(message)
+            if found is not None:
+                self.seen.append(dict(found, step=self.step))
+            return self._shown(message, category, filename, lineno, file, line)
+
+        warnings.showwarning = show
+
+    def remove(self):
+        if self._shown is not None:
+            warnings.showwarning = self._shown
+            self._shown = None
+
+    def lines(self, ddp_used):
+        """What the report states as measured: each warning, or that DDP gave none."""
+        where = f"rank {rank()}" if rank() is not None else "this process"
+        out = [f"DDP's grad-strides warning ({where}, model call {w['step'] + 1}): grad sizes "
+               f"{w.get('grad_sizes')} strides {w.get('grad_strides')}, bucket view strides "
+               f"{w.get('bucket_view_strides')}" for w in self.seen]
+        if not out and ddp_used:
+            out.append(f"DDP's grad-strides warning ({where}): none while recording")
+        return out
