@@ -7,6 +7,7 @@
 #include "analysis/analysis.h"
 #include "eager/module_sites.h"
 #include "record/recorder.h"
+#include "report/ddp_seen.h"
 #include "report/reporter.h"
 #include "runner/run_notes.h"
 #include "runner/model.h"
@@ -23,6 +24,7 @@ struct EagerSession::State {
   Trace trace;
   std::vector<NamedTensor> parameters;  // watch_parameters()
   std::unique_ptr<GradWatch> grads;     // the first recorded call's, with autograd on
+  std::vector<std::string> ddp_seen;     // note_ddp_warning()
   bool in_call = false;
   bool finished = false;
 
@@ -114,7 +116,9 @@ void EagerSession::watch_parameters(const std::vector<NamedTensor>& parameters) 
   if (s.in_call && s.trace.calls.empty()) s.watch_grads();  // learnt during the first call
 }
 
-void EagerSession::note_measured(const std::string& line) { state_->trace.run.measured.push_back(line); }
+void EagerSession::note_ddp_warning(const std::string& detail) {
+  state_->ddp_seen.push_back(std::string(kDdpSeen) + " " + detail);
+}
 
 bool EagerSession::in_call() const { return state_->in_call; }
 
@@ -127,16 +131,17 @@ Report EagerSession::finish() {
   s.finished = true;
   s.recorder.release_spare();
   if (!s.trace.calls.empty()) s.trace.calls.front().unpark();
-  ProfileConfig config;
-  config.counters = false;
-  RecordedCalls recorded;
-  recorded.iters = static_cast<int>(s.trace.calls.size());
-  s.trace.run.iters = recorded.iters;
-  note_recorded_calls(config, recorded, s.trace);
   // A training step when the shown call ran a backward pass: the user's own loss and step.
   RunInfo& run = s.trace.run;
   run.backward = !s.trace.calls.empty() && s.trace.calls.front().backward_from >= 0;
   run.loss = run.backward ? "user" : "";
+  ProfileConfig config;
+  config.backward = run.backward;
+  RecordedCalls recorded;
+  recorded.iters = static_cast<int>(s.trace.calls.size());
+  run.iters = recorded.iters;
+  note_recorded_calls(config, recorded, s.trace);
+  run.measured.insert(run.measured.end(), s.ddp_seen.begin(), s.ddp_seen.end());
   return analyze(std::move(s.trace));
 }
 

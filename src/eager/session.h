@@ -49,8 +49,9 @@ class EagerSession {
   // The model's parameters, under the names its user gives them: with autograd on, the first
   // recorded call watches each gradient arrive (the parameters' verdicts).
   void watch_parameters(const std::vector<NamedTensor>& parameters);
-  // Something the user's process showed that the report states as measured (one line).
-  void note_measured(const std::string& line);
+  // DDP warned that a gradient's strides do not match its bucket view's: `detail` says where
+  // and about which gradient; the report shows it as measured, beside the gradient verdicts.
+  void note_ddp_warning(const std::string& detail);
   int calls() const;
   // What was recorded, analysed (a call still open is ended first). Once only.
   Report finish();

@@ -1,4 +1,5 @@
 #include "report/text_report.h"
+
 #include "core/sampled_figure.h"
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include "analysis/analysis.h"
 #include "analysis/grads.h"
 #include "report/comparison_text.h"
+#include "report/ddp_seen.h"
 #include "report/format_comparison_report.h"
 #include "report/reporter.h"
 #include "analysis/verdict.h"
@@ -456,6 +458,8 @@ void write_grad_layouts(std::ostream& out, const Report& r) {
     const std::string why = grad_suggestion(p);
     if (!why.empty()) out << "       → " << why << "\n";
   }
+  for (const std::string& seen : r.run.measured)
+    if (is_ddp_seen(seen)) out << "  measured, beside them: " << seen << "\n";
 }
 
 }  // namespace

@@ -5,6 +5,9 @@
   independent reference: torch's own profiler, classified by make_samples.classify);
 - its report is the command's JSON schema with run.model_format "eager", and names modules as
   named_modules() does;
+- a training step the user's code runs gives every parameter's gradient verdict as the
+  manifest does; a 2-process DDP job under torchrun writes one report per rank, with DDP's own
+  warning beside layoutprof's prediction;
 - a block that raises still writes its report, status failed, and the exception goes on;
 - a torch other than the one layoutprof was built against fails the import in one line.
 
@@ -14,6 +17,7 @@ import collections
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -264,6 +268,72 @@ def check_script():
         print(f"script: exit codes and output pass through; a raising script's report: {run and run['status']}")
 
 
+def ddp_run(d, script):
+    """`torchrun --nproc-per-node 2 -m layoutprof --json r.json script` on gloo: its output and
+    each rank's report."""
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
+           "-m", "layoutprof", "--quiet", "--json", os.path.join(d, "r.json"), os.path.join(ROOT, "samples", "train", script)]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    reports = {name: json.load(open(os.path.join(d, name))) for name in sorted(os.listdir(d))}
+    return out, reports
+
+
+def ddp_warned(report):
+    """DDP's grad-strides warning as the report records it: (grad sizes, grad strides, bucket
+    view strides) per warning."""
+    found = []
+    for line in report["run"]["measured"]:
+        m = re.match(r"DDP's grad-strides warning \(rank \d, model call \d+\): grad sizes (\[.*?\]) strides "
+                     r"(\[.*?\]), bucket view strides (\[.*?\])$", line)
+        if m:
+            found.append(tuple(json.loads(v) for v in m.groups()))
+    return found
+
+
+def check_ddp():
+    """A real 2-process DDP job on gloo, under torchrun: one report per rank, DDP's own warning
+    recorded beside layoutprof's verdicts, and the gradient DDP warned about among the ones
+    layoutprof predicted it would (for the clean script: neither)."""
+    for script, warns in (("ddp_warns.py", True), ("ddp_clean.py", False)):
+        with tempfile.TemporaryDirectory() as d:
+            out, reports = ddp_run(d, script)
+            if out.returncode != 0 or sorted(reports) != ["r.rank0.json", "r.rank1.json"]:
+                fail(f"torchrun -m layoutprof {script}: exit {out.returncode}, reports {sorted(reports)}: {out.stderr[-300:]!r}")
+                continue
+            for name, report in reports.items():
+                params = report["parameters"]
+                predicted = [(q["sizes"], q["grad_strides"], q["strides"]) for q in params if q["grad_verdict"] == "size1_only"]
+                warned = ddp_warned(report)
+                prefixed = [q["name"] for q in params if q["name"].startswith("module.")]
+                if not report["run"]["backward"] or prefixed or not params:
+                    fail(f"{script} {name}: backward {report['run']['backward']}, parameters {[q['name'] for q in params]}")
+                if warns and (not warned or not all(w in predicted for w in warned)):
+                    fail(f"{script} {name}: DDP warned about {warned}, layoutprof predicted {predicted}")
+                if not warns and (warned or predicted):
+                    fail(f"{script} {name}: DDP warned about {warned}, layoutprof predicted {predicted}: want neither")
+            print(f"ddp {script}: 2 ranks, DDP warned {ddp_warned(reports['r.rank0.json'])} (rank 0), predicted "
+                  f"{[q['name'] for q in reports['r.rank0.json']['parameters'] if q['grad_verdict'] == 'size1_only']}")
+
+
+def check_workers_and_threads():
+    """DataLoader workers neither record nor report; a thread's ops stay out of the model's rows."""
+    with tempfile.TemporaryDirectory() as d:
+        out = subprocess.run([sys.executable, "-m", "layoutprof", "--quiet", "--json", os.path.join(d, "r.json"),
+                              os.path.join(HERE, "workers_threads.py")], capture_output=True, text=True, cwd=d)
+        files = sorted(os.listdir(d))
+        if out.returncode != 0 or files != ["r.json"]:
+            fail(f"workers and threads: exit {out.returncode}, files {files}: {out.stderr[-300:]!r}")
+            return
+        report = json.load(open(os.path.join(d, "r.json")))
+        copies = {row["module"]: {k: v for k, v in row["copies"].items() if v} for row in report["modules"]}
+        if report["summary"]["copies"].get("implicit_layout") or \
+                copies.get("(outside the model)", {}).get("explicit_layout") != 20 or \
+                any(c.get("explicit_layout") for m, c in copies.items() if m != "(outside the model)"):
+            fail(f"workers and threads: copies by module {copies}: want the thread's 20 explicit copies "
+                 f"outside the model, none of the workers'")
+        print(f"workers and threads: one report, copies by module {copies}")
+
+
 def check_failed_block():
     model = Block().eval()
     with tempfile.TemporaryDirectory() as d:
@@ -306,6 +376,8 @@ def main():
     check_steps()
     check_training_step()
     check_script()
+    check_ddp()
+    check_workers_and_threads()
     check_resnet_against_pt2(sys.argv[1])
     samples = load_samples()
     check_gradient_verdicts(samples)

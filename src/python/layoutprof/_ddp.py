@@ -59,12 +59,12 @@ class DdpWarnings:
             warnings.showwarning = self._shown
             self._shown = None
 
-    def lines(self, ddp_used):
-        """What the report states as measured: each warning, or that DDP gave none."""
+    def details(self, ddp_used):
+        """What the report states as measured after "DDP's grad-strides warning": each
+        warning, or that DDP gave none."""
         where = f"rank {rank()}" if rank() is not None else "this process"
-        out = [f"DDP's grad-strides warning ({where}, model call {w['step'] + 1}): grad sizes "
-               f"{w.get('grad_sizes')} strides {w.get('grad_strides')}, bucket view strides "
-               f"{w.get('bucket_view_strides')}" for w in self.seen]
+        out = [f"({where}, model call {w['step'] + 1}): grad sizes {w.get('grad_sizes')} strides "
+               f"{w.get('grad_strides')}, bucket view strides {w.get('bucket_view_strides')}" for w in self.seen]
         if not out and ddp_used:
-            out.append(f"DDP's grad-strides warning ({where}): none while recording")
+            out.append(f"({where}): none, listened from the start of the profiled block")
         return out

@@ -97,8 +97,8 @@ class profile:
         if root is not None:
             model = unwrapped(root)
             self._session.describe_model(self._name or type(model).__name__, "train" if model.training else "eval")
-        for line in self._ddp.lines(isinstance(root, torch.nn.parallel.DistributedDataParallel)):
-            self._session.note_measured(line)
+        for detail in self._ddp.details(isinstance(root, torch.nn.parallel.DistributedDataParallel)):
+            self._session.note_ddp_warning(detail)
         self._native_report = self._session.finish()
         for fmt, path in self._outputs:
             if path is not None:
