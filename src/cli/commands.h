@@ -84,8 +84,21 @@ struct CompareFormatsOptions {
   std::string html_path;  // the variants side by side, one page
 };
 
+// run -- python script.py: the script recorded in process by the layoutprof package.
+struct PythonRunOptions {
+  std::string json_path;
+  std::string html_path;
+  int warmup = 1;
+  int calls = 1;
+  bool quiet = false;
+  std::vector<std::string> command;  // python [options] script.py [args...]
+};
+
 void setup_run(CLI::App& app, RunOptions& options);
 int run_run(const RunOptions& options);
+
+CLI::App* setup_python_run(CLI::App& app, PythonRunOptions& options);
+int run_python_script(const PythonRunOptions& options);  // returns only on an error
 
 CLI::App* setup_render(CLI::App& app, RenderOptions& options);
 int run_render(const RenderOptions& options);

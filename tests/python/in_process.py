@@ -237,13 +237,19 @@ sys.exit(int(sys.argv[1]))
 """
 
 
-def run_script(d, *args, calls="2"):
+def run_script(d, *args, calls="2", command=False):
+    """python -m layoutprof (or, with command, `layoutprof run -- python`) on SCRIPT."""
     script = os.path.join(d, "train.py")
     with open(script, "w") as f:
         f.write(SCRIPT)
     report = os.path.join(d, "r.json")
-    out = subprocess.run([sys.executable, "-m", "layoutprof", "--json", report, "--calls", calls, script, *args],
-                         capture_output=True, text=True)
+    if os.path.exists(report):
+        os.remove(report)
+    options = ["--json", report, "--calls", calls]
+    cli = os.path.join(os.path.dirname(sys.executable), "layoutprof")
+    line = [cli, "run", *options, "--", sys.executable, script] if command else \
+        [sys.executable, "-m", "layoutprof", *options, script]
+    out = subprocess.run(line + list(args), capture_output=True, text=True)
     return out, (json.load(open(report))["run"] if os.path.exists(report) else None)
 
 
@@ -257,6 +263,10 @@ def check_script():
             fail(f"python -m layoutprof: exit {out.returncode}, stdout {out.stdout!r}")
         if run is None or (run["status"], run["calls_recorded"], run["warmup"]) != ("ok", 2, 1):
             fail(f"python -m layoutprof: report {run and (run['status'], run['calls_recorded'], run['warmup'])}")
+        out, run = run_script(d, "3", "16", command=True)
+        if out.returncode != 3 or "script output ['3', '16']" not in out.stdout or run is None or \
+                (run["status"], run["calls_recorded"]) != ("ok", 2):
+            fail(f"layoutprof run -- python: exit {out.returncode}, stdout {out.stdout!r}, report {run}")
         out, run = run_script(d, "0", "3")  # the fourth call raises
         if out.returncode != 1 or "Traceback" not in out.stderr or run is None or run["status"] != "failed":
             fail(f"python -m layoutprof, a script that raises: exit {out.returncode}, "
