@@ -1,13 +1,16 @@
 """In-process recording's cost per call, side by side in one run (run it in a venv where the
 layoutprof package is installed: README, "In your Python").
 
-Per model, rounds interleave three ways of making the same calls:
+Per model, rounds interleave five ways of making the same calls:
   plain       model(x), nothing on;
+  hooks       model(x) with layoutprof's global module hooks on and no recording: their cost alone;
+  no lines    as layoutprof, with profile(lines=False): module paths, no source line read per op;
   layoutprof  the steps of a layoutprof.profile() session: model(x), then p.step(), which ends
               the recorded call (the recorder stops, converts and keeps its events); the module
               hooks and the line probe run as in any use;
   profiler    each call inside torch.profiler.profile(record_shapes=True, with_stack=True),
               its exit (which builds the profiler's events) included.
+The line probe's cost is layoutprof's less no lines'; the hooks' is hooks' less plain.
 Prints each way's median per call and its ratio to plain; the session's analysis and report,
 once per session, are printed apart (they do not grow with the calls).
 
@@ -21,6 +24,20 @@ import torch
 import torchvision
 
 import layoutprof
+from layoutprof._module_hooks import ModuleHooks
+
+
+class SmallOps(torch.nn.Module):
+    """Many small ops (600 a call on 8x8 tiles): where a per-op cost shows most."""
+
+    def __init__(self):
+        super().__init__()
+        self.scale = torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        for _ in range(100):
+            x = torch.relu(self.scale(x) * 0.5 + 0.1).transpose(1, 2).contiguous()
+        return x
 
 
 def models():
@@ -28,6 +45,7 @@ def models():
     yield "resnet18 8x3x224x224 channels_last", torchvision.models.resnet18().eval(), x
     block = torch.nn.TransformerEncoderLayer(d_model=256, nhead=8, dim_feedforward=1024, batch_first=True).eval()
     yield "transformer block 16x128x256", block, torch.randn(16, 128, 256)
+    yield "many small ops 4x8x8 (100 linear+relu+transpose)", SmallOps().eval(), torch.randn(4, 8, 8)
 
 
 def plain(model, x, calls):
@@ -39,9 +57,22 @@ def plain(model, x, calls):
     return times, 0.0
 
 
-def recorded(model, x, calls):
+def hooked(model, x, calls):
+    hooks = ModuleHooks()
+    hooks.install()
+    try:
+        return plain(model, x, calls)
+    finally:
+        hooks.remove()
+
+
+def recorded_without_lines(model, x, calls):
+    return recorded(model, x, calls, lines=False)
+
+
+def recorded(model, x, calls, lines=True):
     times = []
-    p = layoutprof.profile()
+    p = layoutprof.profile(lines=lines)
     with p:
         for _ in range(calls):
             t = time.perf_counter()
@@ -67,7 +98,8 @@ def main():
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--calls", type=int, default=5)
     o = parser.parse_args()
-    ways = {"plain": plain, "layoutprof": recorded, "profiler": profiled}
+    ways = {"plain": plain, "hooks": hooked, "no lines": recorded_without_lines, "layoutprof": recorded,
+            "profiler": profiled}
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, layoutprof {layoutprof.__version__}; "
           f"{o.rounds} rounds of {o.calls} calls each way, interleaved")
     with torch.no_grad():

@@ -147,6 +147,10 @@ def check_report_files():
         if "return y.reshape(y.shape[0], -1)" not in texts:
             fail(f"the user's lines: {texts}, want the reshape's line of Block.forward")
         print(f"report files: json and html written, modules {sorted(m for m in modules if m)}, lines {texts}")
+    with torch.no_grad(), layoutprof.profile(lines=False) as p:
+        model(x)
+    if any(source for source, _ in p.report["ops"]["sources"]) or "proj" not in {r["module"] for r in p.report["modules"]}:
+        fail(f"profile(lines=False): sources {p.report['ops']['sources']}, want module paths and no line")
 
 
 def check_training_step():

@@ -41,16 +41,19 @@ class profile:
     warmup: steps (or calls, by="call") run before the first recorded one; calls: how many are
     recorded (None: all). by: "step" (p.step() marks them) or "call" (the model's forward calls).
     name: what the report calls the recorded code (default: the model's class).
+    lines: read each op's source line from the Python stack (False: module paths only, cheaper).
     After the block, p.report is the JSON report as a dict, p.text() the text report.
     """
 
-    def __init__(self, json=None, html=None, text=None, warmup=0, calls=None, by="step", name=None, max_ops=0):
+    def __init__(self, json=None, html=None, text=None, warmup=0, calls=None, by="step", name=None, max_ops=0,
+                 lines=True):
         if warmup < 0 or (calls is not None and calls < 1):
             raise ValueError("layoutprof.profile: warmup must be >= 0 and calls >= 1")
         if by not in ("step", "call"):
             raise ValueError(f"layoutprof.profile: by={by!r}: 'step' or 'call'")
         self._outputs = [("json", json), ("html", html), ("text", text)]
         self._warmup, self._calls, self._by, self._name, self._max_ops = warmup, calls, by, name, max_ops
+        self._lines = lines
         self._session = None
         self._hooks = ModuleHooks()
         self._index = 0  # the step, or the model's call, under way
@@ -69,6 +72,7 @@ class profile:
             self._hooks.on_model_call(self._model_call_begins, self._model_call_ends)
         self._hooks.on_model_learnt(self._model_learnt)
         self._pid = os.getpid()
+        _native.read_user_lines(self._lines)
         self._ddp.install()
         self._hooks.install()
         if self._by == "step":
@@ -87,6 +91,7 @@ class profile:
     def __exit__(self, exc_type, exc, _tb):
         self._hooks.remove()
         self._ddp.remove()
+        _native.read_user_lines(True)
         if os.getpid() != self._pid:
             return False  # a forked process (a DataLoader worker): its parent reports
         if self._session.in_call:

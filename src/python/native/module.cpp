@@ -92,4 +92,6 @@ PYBIND11_MODULE(_native, m) {
     set_library_folders(torch_folder, package_folder);
     module_sites().set_source_probe(&user_source_now);
   });
+  // profile(lines=False): module paths only, no line read per op.
+  m.def("read_user_lines", [](bool read) { module_sites().set_source_probe(read ? &user_source_now : nullptr); });
 }
