@@ -96,6 +96,17 @@ void EagerSession::fail(const std::string& error) {
   run.error = error + " (after the recorded calls)";
 }
 
+void EagerSession::interrupt(const std::string& signal) {
+  State& s = *state_;
+  if (s.in_call) {
+    if (s.trace.calls.empty()) end_call("");
+    else drop_call();
+  }
+  RunInfo& run = s.trace.run;
+  run.status = RunStatus::interrupted;
+  run.error = signal + " after " + std::to_string(s.trace.calls.size()) + " recorded calls";
+}
+
 void EagerSession::drop_call() {
   State& s = *state_;
   if (!s.in_call) throw std::logic_error("EagerSession: drop_call() outside a call");

@@ -40,6 +40,10 @@ class EagerSession {
   void end_call(const std::string& error = "");
   // The user's code raised outside the recorded calls: the run failed all the same.
   void fail(const std::string& error);
+  // The user's process was interrupted (`signal`: "SIGINT", "SIGTERM"): a call still open is
+  // cut short and forgotten when a whole one was recorded (kept, as far as it ran, when none
+  // was); the run's status is interrupted.
+  void interrupt(const std::string& signal);
   // Ends the call and forgets it: a step begun that ran nothing (after the last p.step()).
   void drop_call();
   bool in_call() const;

@@ -18,6 +18,7 @@ import importlib.util
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -348,6 +349,40 @@ def check_workers_and_threads():
         print(f"workers and threads: one report, copies by module {copies}")
 
 
+ENDLESS = """
+import sys, time, torch
+model = torch.nn.Linear(8, 8).eval()
+with torch.no_grad():
+    for i in range(10 ** 6):
+        model(torch.randn(2, 8).t().contiguous().t())
+        if i == 3:
+            print("recorded", flush=True)
+        time.sleep(0.01)
+"""
+
+
+def check_interrupted():
+    """A script stopped by SIGINT or SIGTERM: its reports written, status interrupted, and the
+    signal's own ending (KeyboardInterrupt's traceback; killed by SIGTERM)."""
+    with tempfile.TemporaryDirectory() as d:
+        script = os.path.join(d, "endless.py")
+        with open(script, "w") as f:
+            f.write(ENDLESS)
+        for sig, name in ((signal.SIGINT, "SIGINT"), (signal.SIGTERM, "SIGTERM")):
+            report = os.path.join(d, f"{name}.json")
+            proc = subprocess.Popen([sys.executable, "-m", "layoutprof", "--quiet", "--calls", "2", "--json", report, script],
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            proc.stdout.readline()  # "recorded": the warm-up call and the 2 recorded ones are done
+            proc.send_signal(sig)
+            _, err = proc.communicate(timeout=120)
+            run = json.load(open(report))["run"] if os.path.exists(report) else None
+            ended = proc.returncode == -signal.SIGTERM if sig == signal.SIGTERM else "KeyboardInterrupt" in err
+            if run is None or (run["status"], run["calls_recorded"]) != ("interrupted", 2) or \
+                    not run["error"].startswith(name) or not ended:
+                fail(f"{name}: exit {proc.returncode}, report {run and (run['status'], run['calls_recorded'], run['error'])}")
+        print(f"interrupted: reports written, status interrupted ({run and run['error']})")
+
+
 def check_failed_block():
     model = Block().eval()
     with tempfile.TemporaryDirectory() as d:
@@ -392,6 +427,7 @@ def main():
     check_script()
     check_ddp()
     check_workers_and_threads()
+    check_interrupted()
     check_resnet_against_pt2(sys.argv[1])
     samples = load_samples()
     check_gradient_verdicts(samples)

@@ -3,15 +3,17 @@
 The script runs as `python script.py args...` would (its output and exit code pass through);
 the model's forward() calls are counted (the first module the script calls is the model), the
 first --warmup run unrecorded, the next --calls recorded; when the script ends (returns, exits,
-raises or is interrupted) the reports are written: the text report on stderr, and the files
-asked for. A script that raises shows its traceback as usual; its report says status failed.
+raises or is interrupted: SIGINT, or SIGTERM, after which it ends as SIGTERM ends it) the reports
+are written: the text report on stderr, and the files asked for; an interrupted run's status
+says interrupted. A script that raises shows its traceback as usual; its report says status failed.
 """
 import argparse
 import os
 import runpy
+import signal
 import sys
 
-from .profile import profile
+from .profile import Terminated, profile
 
 
 def parse(argv):
@@ -34,13 +36,24 @@ def main(argv=None):
     sys.argv = [o.script] + o.args
     sys.path[0] = os.path.dirname(os.path.abspath(o.script))
     p = profile(json=o.json, html=o.html, warmup=o.warmup, calls=o.calls, by="call")
+    signal.signal(signal.SIGTERM, _terminate)  # the script may set its own
+    terminated = False
     try:
         with p:
             runpy.run_path(o.script, run_name="__main__")
+    except Terminated:
+        terminated = True
     finally:
         if not o.quiet and p.report is not None:
             sys.stderr.write(p.text())
+    if terminated:  # the reports are written: end as SIGTERM would have ended the script
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
     return 0
+
+
+def _terminate(_signum, _frame):
+    raise Terminated()
 
 
 if __name__ == "__main__":

@@ -25,6 +25,17 @@ from ._ddp import DdpWarnings, rank
 from ._module_hooks import ModuleHooks, unwrapped
 
 
+class Terminated(BaseException):
+    """SIGTERM, as python -m layoutprof raises it so that the reports are written."""
+
+
+def _interrupted(exc):
+    """The signal that ended the block: "SIGINT" (KeyboardInterrupt), "SIGTERM", or None."""
+    if isinstance(exc, KeyboardInterrupt):
+        return "SIGINT"
+    return "SIGTERM" if isinstance(exc, Terminated) else None
+
+
 def _failure(exc):
     """What a block's exception says in the report, in one line ("" for none, or sys.exit():
     a script's exit code is its own)."""
@@ -94,7 +105,9 @@ class profile:
         _native.read_user_lines(True)
         if os.getpid() != self._pid:
             return False  # a forked process (a DataLoader worker): its parent reports
-        if self._session.in_call:
+        if _interrupted(exc):
+            self._session.interrupt(_interrupted(exc))
+        elif self._session.in_call:
             self._end_last(exc)
         elif _failure(exc) and not self._failed:
             self._session.fail(_failure(exc))

@@ -77,6 +77,7 @@ PYBIND11_MODULE(_native, m) {
       .def("end_call", &EagerSession::end_call, py::arg("error") = "")
       .def("drop_call", &EagerSession::drop_call)
       .def("fail", &EagerSession::fail, py::arg("error"))
+      .def("interrupt", &EagerSession::interrupt, py::arg("signal"))
       .def("describe_model", &EagerSession::describe_model, py::arg("name"), py::arg("mode"))
       .def("watch_parameters", &watch_parameters, py::arg("named"))
       .def("note_ddp_warning", &EagerSession::note_ddp_warning, py::arg("detail"))
