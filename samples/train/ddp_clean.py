@@ -4,6 +4,7 @@ Every gradient comes in its parameter's own layout, so AccumulateGrad copies non
 bucket views match every gradient's strides.
 
 Run (CPU, gloo, loopback): torchrun --standalone --nproc-per-node 2 samples/train/ddp_clean.py
+(or python samples/train/ddp_clean.py: a job of one process).
 Options: --steps N (default 3), --batch N (default 4).
 """
 import os

@@ -11,9 +11,11 @@ its weight's gradient in the input's layout, channels_last:
 
 Run (CPU, gloo, loopback): torchrun --standalone --nproc-per-node 2 samples/train/ddp_warns.py
 With layoutprof: torchrun --standalone --nproc-per-node 2 -m layoutprof --json r.json samples/train/ddp_warns.py
+Without torchrun (python samples/train/ddp_warns.py) it is a job of one process.
 Options: --steps N (default 3), --batch N (default 4).
 """
 import argparse
+import os
 
 import torch
 import torch.distributed as dist
@@ -48,6 +50,8 @@ def train(channels_last):
     parser.add_argument("--batch", type=int, default=4)
     args = parser.parse_args()
 
+    if "RANK" not in os.environ:  # not started by torchrun: a job of one process
+        os.environ.update(RANK="0", WORLD_SIZE="1", MASTER_ADDR="127.0.0.1", MASTER_PORT="29512")
     dist.init_process_group("gloo")  # RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT from torchrun
     rank = dist.get_rank()
     torch.manual_seed(rank)
