@@ -103,8 +103,8 @@ class profile:
         self._hooks.remove()
         self._ddp.remove()
         _native.read_user_lines(True)
-        if os.getpid() != self._pid:
-            return False  # a forked process (a DataLoader worker): its parent reports
+        if self._forked():
+            return False  # its parent reports
         if _interrupted(exc):
             self._session.interrupt(_interrupted(exc))
         elif self._session.in_call:
@@ -137,12 +137,16 @@ class profile:
         else:
             self._session.end_call(_failure(exc))
 
+    def _forked(self):
+        """This is a process forked from the recording one (a DataLoader worker): it records nothing."""
+        return os.getpid() != self._pid
+
     def _model_learnt(self, model):
         if self._session.in_call or not self._session.calls:
             self._session.watch_parameters(list(model.named_parameters()))
 
     def _model_call_begins(self):
-        if os.getpid() != self._pid:
+        if self._forked():
             return
         if self._session.in_call:  # the last call's backward pass never came
             self._end_call("")
@@ -150,7 +154,7 @@ class profile:
         self._begin_if_recorded()
 
     def _model_call_ends(self, error, output):
-        if os.getpid() != self._pid:
+        if self._forked():
             return
         if self._session.in_call and (error or not self._await_backward(output)):
             self._end_call(error)
@@ -189,7 +193,7 @@ class profile:
         return True
 
     def _begin_if_recorded(self):
-        if os.getpid() != self._pid:
+        if self._forked():
             return
         recorded = self._index - self._warmup
         if not self._failed and recorded >= 0 and (self._calls is None or recorded < self._calls):
