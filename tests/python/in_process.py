@@ -283,6 +283,49 @@ def check_script():
         print(f"script: exit codes and output pass through; a raising script's report: {run and run['status']}")
 
 
+STEPS_SCRIPT = f"""
+import sys, torch
+import layoutprof
+sys.path.insert(0, {HERE!r})
+from block_model import Block
+model = Block().train()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+for step in range(4):
+    for micro in range(2):  # two micro-batches a step: the model is called twice
+        model(torch.randn(2, 8, 16)).square().mean().backward()
+    optimizer.step()
+    optimizer.zero_grad()
+    layoutprof.step()
+print("steps done")
+"""
+
+
+def check_marked_steps():
+    """A script that marks its steps with layoutprof.step(), two model calls a step, under
+    python -m layoutprof --warmup 1 --calls 2: two recorded calls, each a whole step (both
+    forwards, the backward passes, the optimizer's step); the model call that began recording
+    in the first step, before its mark, is not among them. Unprofiled, the marks do nothing."""
+    with tempfile.TemporaryDirectory() as d:
+        script, report = os.path.join(d, "steps.py"), os.path.join(d, "r.json")
+        with open(script, "w") as f:
+            f.write(STEPS_SCRIPT)
+        out = subprocess.run([sys.executable, "-m", "layoutprof", "--quiet", "--json", report, "--calls", "2", script],
+                             capture_output=True, text=True)
+        plain = subprocess.run([sys.executable, script], capture_output=True, text=True)
+        if out.returncode != 0 or plain.returncode != 0 or not os.path.exists(report):
+            fail(f"marked steps: exit {out.returncode} ({out.stderr[-300:]!r}), unprofiled exit {plain.returncode}")
+            return
+        r = json.load(open(report))
+    ops = r["ops"]
+    linears = sum(1 for row in ops["rows"] if ops["names"][row[1]] == "aten::linear")
+    texts = {text for _, text in ops["sources"]}
+    run = r["run"]
+    if (run["calls_recorded"], run["warmup"], run["backward"], linears) != (2, 1, True, 2) or "optimizer.step()" not in texts:
+        fail(f"marked steps: {run['calls_recorded']} calls after {run['warmup']} warm-up, backward {run['backward']}, "
+             f"{linears} aten::linear in the shown call (want 2: both micro-batches), lines {sorted(texts)}")
+    print(f"marked steps: {run['calls_recorded']} whole steps recorded, {linears} forwards and the optimizer's step in each")
+
+
 def ddp_run(d, script):
     """`torchrun --nproc-per-node 2 -m layoutprof --json r.json script` on gloo: its output and
     each rank's report."""
@@ -298,7 +341,7 @@ def ddp_warned(report):
     view strides) per warning."""
     found = []
     for line in report["run"]["measured"]:
-        m = re.match(r"DDP's grad-strides warning \(rank \d, model call \d+\): grad sizes (\[.*?\]) strides "
+        m = re.match(r"DDP's grad-strides warning \(rank \d, (?:model call|step) \d+\): grad sizes (\[.*?\]) strides "
                      r"(\[.*?\]), bucket view strides (\[.*?\])$", line)
         if m:
             found.append(tuple(json.loads(v) for v in m.groups()))
@@ -425,6 +468,7 @@ def main():
     check_steps()
     check_training_step()
     check_script()
+    check_marked_steps()
     check_ddp()
     check_workers_and_threads()
     check_interrupted()

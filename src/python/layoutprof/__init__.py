@@ -5,6 +5,9 @@
         model(x)
     print(p.report["copies"])
 
+A training loop marks its steps with layoutprof.step() (a no-op when nothing is profiled); then
+the warm-up and recorded calls are whole steps: data, forward, loss, backward and optimizer.
+
 The same recorder, analysis and reports as the `layoutprof` command (installed beside this
 package), with `run.model_format` "eager".
 """
@@ -18,9 +21,9 @@ import torch as _torch  # noqa: E402
 
 from . import _native  # noqa: E402
 from ._native import version as __version__  # noqa: E402
-from .profile import profile  # noqa: E402
+from .profile import profile, step  # noqa: E402
 
 # An op's source line is the user's: the nearest frame outside torch's package and this one.
 _native.watch_user_lines(_os.path.dirname(_torch.__file__) + _os.sep, _os.path.dirname(__file__) + _os.sep)
 
-__all__ = ["profile", "__version__"]
+__all__ = ["profile", "step", "__version__"]

@@ -2,10 +2,12 @@
 
 The script runs as `python script.py args...` would (its output and exit code pass through);
 the model's forward() calls are counted (the first module the script calls is the model), the
-first --warmup run unrecorded, the next --calls recorded; when the script ends (returns, exits,
-raises or is interrupted: SIGINT, or SIGTERM, after which it ends as SIGTERM ends it) the reports
-are written: the text report on stderr, and the files asked for; an interrupted run's status
-says interrupted. A script that raises shows its traceback as usual; its report says status failed.
+first --warmup run unrecorded, the next --calls recorded. A script that marks its steps with
+layoutprof.step() (at each training step's end) has its steps counted instead, from the first
+mark on: the recorded calls are then whole steps (data, forward, loss, backward, optimizer).
+When the script ends (returns, exits, raises or is interrupted: SIGINT, or SIGTERM, after which
+it ends as SIGTERM ends it) the reports are written: the text report on stderr, and the files
+asked for; an interrupted run's status says interrupted. A script that raises shows its traceback as usual; its report says status failed.
 """
 import argparse
 import os
@@ -20,8 +22,8 @@ def parse(argv):
     parser = argparse.ArgumentParser(prog="python -m layoutprof", description=__doc__.split("\n")[0])
     parser.add_argument("--json", metavar="FILE", help="write the JSON report to FILE")
     parser.add_argument("--html", metavar="FILE", help="write the HTML page to FILE")
-    parser.add_argument("--warmup", type=int, default=1, metavar="N", help="model calls run before recording (1)")
-    parser.add_argument("--calls", type=int, default=1, metavar="N", help="model calls recorded (1)")
+    parser.add_argument("--warmup", type=int, default=1, metavar="N", help="model calls (or marked steps) run before recording (1)")
+    parser.add_argument("--calls", type=int, default=1, metavar="N", help="model calls (or marked steps) recorded (1)")
     parser.add_argument("--quiet", action="store_true", help="no text report on stderr")
     parser.add_argument("script", help="the Python script to run")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="the script's arguments")

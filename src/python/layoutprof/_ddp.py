@@ -39,8 +39,9 @@ class DdpWarnings:
     """Keeps DDP's grad-strides warnings while installed; the warnings are shown as before."""
 
     def __init__(self):
-        self.seen = []  # parse()'s dicts, with "step": the model call (0-based) it came in
+        self.seen = []  # parse()'s dicts, with "step": the model call or step (0-based) it came in
         self.step = 0
+        self.unit = "model call"  # what step counts: "model call" or "step"
         self._shown = None
 
     def install(self):
@@ -49,7 +50,7 @@ class DdpWarnings:
         def show(message, category, filename, lineno, file=None, line=None):
             found = parse(message)
             if found is not None:
-                self.seen.append(dict(found, step=self.step))
+                self.seen.append(dict(found, step=self.step, unit=self.unit))
             return self._shown(message, category, filename, lineno, file, line)
 
         warnings.showwarning = show
@@ -63,7 +64,7 @@ class DdpWarnings:
         """What the report states as measured after "DDP's grad-strides warning": each
         warning, or that DDP gave none."""
         where = f"rank {rank()}" if rank() is not None else "this process"
-        out = [f"({where}, model call {w['step'] + 1}): grad sizes {w.get('grad_sizes')} strides "
+        out = [f"({where}, {w['unit']} {w['step'] + 1}): grad sizes {w.get('grad_sizes')} strides "
                f"{w.get('grad_strides')}, bucket view strides {w.get('bucket_view_strides')}" for w in self.seen]
         if not out and ddp_used:
             out.append(f"({where}): none, listened from the start of the profiled block")

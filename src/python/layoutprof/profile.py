@@ -1,9 +1,10 @@
 """layoutprof.profile(): records the ops an eager model runs inside a `with` block.
 
 Which calls are recorded: by steps (the default), the block is one recorded call unless the
-code marks steps with p.step(), as torch.profiler's schedule does; by="call" counts the
-outermost module's forward() calls instead (what `python -m layoutprof script.py` uses, since
-it cannot change the script). Either way the first `warmup` steps or calls run unrecorded,
+code marks steps with p.step() (or layoutprof.step()), as torch.profiler's schedule does;
+by="call" counts the outermost module's forward() calls instead (what `python -m layoutprof
+script.py` uses, since it cannot change the script) until the code marks a step: from that
+first mark on, steps are counted, everything before it being step 0. Either way the first `warmup` steps or calls run unrecorded,
 then `calls` are recorded (all of them when calls is None). A model call whose output needs
 gradients is a training step: its recorded call goes on through the loss and the backward
 pass, until the backward pass is done (or the model is called again, or the block ends).
@@ -23,6 +24,18 @@ import torch
 from . import _native
 from ._ddp import DdpWarnings, rank
 from ._module_hooks import ModuleHooks, unwrapped
+
+
+_under_way = []  # the profiles whose blocks are under way in this process, the innermost last
+
+
+def step():
+    """Marks the end of a step of the profile under way (the innermost `with layoutprof.profile()`
+    block, or the script's run under `python -m layoutprof`); a run that counted the model's calls
+    counts the marked steps from here on. Does nothing when no profile is under way, so a script
+    can keep its marks when it runs unprofiled."""
+    if _under_way:
+        _under_way[-1].step()
 
 
 class Terminated(BaseException):
@@ -50,7 +63,8 @@ class profile:
 
     json, html, text: files to write the report to when the block ends ("-": stdout).
     warmup: steps (or calls, by="call") run before the first recorded one; calls: how many are
-    recorded (None: all). by: "step" (p.step() marks them) or "call" (the model's forward calls).
+    recorded (None: all). by: "step" (p.step() marks them) or "call" (the model's forward calls,
+    until the code marks a step: then its steps).
     name: what the report calls the recorded code (default: the model's class).
     lines: read each op's source line from the Python stack (False: module paths only, cheaper).
     After the block, p.report is the JSON report as a dict, p.text() the text report.
@@ -73,33 +87,40 @@ class profile:
         self._awaited = None  # the recorded call whose backward pass ends it (by="call")
         self._ddp = DdpWarnings()
         self._pid = None  # the process that records
+        self._parameters = None  # the model's named parameters, once it is known
         self.report = None
 
     def __enter__(self):
-        self._session = _native.Session(name=self._name or "eager", torch_version=torch.__version__,
-                                        threads=torch.get_num_threads(), autograd=torch.is_grad_enabled(),
-                                        warmup=self._warmup, max_ops=self._max_ops)
+        self._session = self._new_session()
         if self._by == "call":
             self._hooks.on_model_call(self._model_call_begins, self._model_call_ends)
         self._hooks.on_model_learnt(self._model_learnt)
         self._pid = os.getpid()
         _native.read_user_lines(self._lines)
         self._ddp.install()
+        self._ddp.unit = "model call" if self._by == "call" else "step"
         self._hooks.install()
+        _under_way.append(self)
         if self._by == "step":
             self._begin_if_recorded()
         return self
 
     def step(self):
-        """Ends the current step and begins the next."""
-        if self._by != "step":
-            raise RuntimeError("layoutprof.profile(by='call') counts the model's calls: p.step() has no use there")
+        """Ends the current step and begins the next. In a by="call" profile, the first mark
+        turns it to counting steps: everything before it is step 0."""
+        if self._forked():
+            return
+        if self._by == "call":
+            self._count_steps()
         if self._session.in_call:
             self._session.end_call()
         self._index += 1
+        self._ddp.step = self._index
         self._begin_if_recorded()
 
     def __exit__(self, exc_type, exc, _tb):
+        if self in _under_way:
+            _under_way.remove(self)
         self._hooks.remove()
         self._ddp.remove()
         _native.read_user_lines(True)
@@ -137,13 +158,34 @@ class profile:
         else:
             self._session.end_call(_failure(exc))
 
+    def _new_session(self):
+        return _native.Session(name=self._name or "eager", torch_version=torch.__version__,
+                               threads=torch.get_num_threads(), autograd=torch.is_grad_enabled(),
+                               warmup=self._warmup, max_ops=self._max_ops)
+
+    def _count_steps(self):
+        """The code marked its first step: steps are counted from here on, not the model's calls.
+        Calls recorded by then (step 0 called the model more than `warmup` times) are forgotten
+        with the session that holds them: a report's calls are all steps."""
+        self._by = "step"
+        self._hooks.on_model_call(None, None)
+        self._ddp.unit = "step"
+        self._awaited = None
+        self._failed = False
+        if self._session.in_call or self._session.calls:
+            self._session = self._new_session()
+            if self._parameters is not None:
+                self._session.watch_parameters(self._parameters)
+        self._index = 0
+
     def _forked(self):
         """This is a process forked from the recording one (a DataLoader worker): it records nothing."""
         return os.getpid() != self._pid
 
     def _model_learnt(self, model):
+        self._parameters = list(model.named_parameters())
         if self._session.in_call or not self._session.calls:
-            self._session.watch_parameters(list(model.named_parameters()))
+            self._session.watch_parameters(self._parameters)
 
     def _model_call_begins(self):
         if self._forked():
