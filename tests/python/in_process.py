@@ -154,6 +154,46 @@ def check_report_files():
         fail(f"profile(lines=False): sources {p.report['ops']['sources']}, want module paths and no line")
 
 
+class Rescale(torch.nn.Module):
+    """A transform called on the data before the model, as torchvision's Normalize is: a module
+    without parameters or buffers."""
+
+    def forward(self, x):
+        return x * 2.0 - 1.0
+
+
+def check_model_choice():
+    """Counting model calls, the model is the first module called that holds parameters: a
+    transform called before it is not the model (its ops are outside the model, under its class)."""
+    rescale, model = Rescale(), Block().eval()
+    with torch.no_grad(), layoutprof.profile(by="call", warmup=1, calls=1) as p:
+        for _ in range(3):
+            model(rescale(torch.randn(2, 8, 16)))
+    run, modules = p.report["run"], {row["module"] for row in p.report["modules"]}
+    if (run["model"], run["calls_recorded"], p.report["summary"]["copies"]["implicit_layout"]) != ("Block", 1, 1) or \
+            "proj" not in modules:
+        fail(f"model choice: model {run['model']!r}, {run['calls_recorded']} calls, modules {sorted(modules)}; "
+             "want Block (the transform before it is not the model), 1 call, 1 implicit copy")
+    print(f"model choice: {run['model']} recorded, the transform before it not taken for the model")
+
+
+def check_one_profile_at_a_time():
+    """A profile inside another (a script that profiles itself under python -m layoutprof) is
+    refused in one line; the outer one records on."""
+    model = Block().eval()
+    with torch.no_grad(), layoutprof.profile() as outer:
+        try:
+            with layoutprof.profile():
+                pass
+            error = None
+        except RuntimeError as e:
+            error = str(e)
+        model(torch.randn(2, 8, 16))
+    if error is None or "one records at a time" not in error or outer.report["summary"]["copies"]["implicit_layout"] != 1:
+        fail(f"a profile inside another: error {error!r}, outer copies {outer.report['summary']['copies']}")
+    print(f"a profile inside another: refused ({error})")
+
+
 def check_training_step():
     """The loss, backward and optimizer step of the user's own loop: their ops in a row of
     their own, each charged to its line."""
@@ -466,6 +506,8 @@ def main():
     check_report_files()
     check_failed_block()
     check_steps()
+    check_model_choice()
+    check_one_profile_at_a_time()
     check_training_step()
     check_script()
     check_marked_steps()

@@ -1,8 +1,9 @@
 """python -m layoutprof [options] script.py [args...]: profiles a script unchanged.
 
 The script runs as `python script.py args...` would (its output and exit code pass through);
-the model's forward() calls are counted (the first module the script calls is the model), the
-first --warmup run unrecorded, the next --calls recorded. A script that marks its steps with
+the model's forward() calls are counted (the model: the first module the script calls that
+holds parameters or buffers, not a transform such as Normalize), the first --warmup run
+unrecorded, the next --calls recorded. A script that marks its steps with
 layoutprof.step() (at each training step's end) has its steps counted instead, from the first
 mark on: the recorded calls are then whole steps (data, forward, loss, backward, optimizer).
 When the script ends (returns, exits, raises or is interrupted: SIGINT, or SIGTERM, after which

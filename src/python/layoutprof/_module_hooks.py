@@ -1,11 +1,14 @@
 """Module paths of eager ops: global forward hooks tell the recorder which module runs.
 
-The first module called while the hooks are on is the model: its named_modules() give every
-submodule its path ("layer4.0.conv2"; "" for the model itself). A model wrapped in
-DistributedDataParallel or DataParallel is named as the user's own module names itself, without
-the wrapper's "module." prefix. A module outside that tree (a loss module called after the
-forward) is named by its class.
+The first module called while the hooks are on that holds parameters or buffers is the model
+(so a transform such as torchvision's Normalize, a module without either, called on the data
+before the model, is not): its named_modules() give every submodule its path ("layer4.0.conv2";
+"" for the model itself). A model wrapped in DistributedDataParallel, DataParallel or
+torch.compile is named as the user's own module names itself, without the wrapper's "module."
+or "_orig_mod." prefix. A module outside that tree (a transform, a loss module) is named by its
+class.
 """
+import itertools
 import sys
 
 import torch
@@ -65,12 +68,12 @@ class ModuleHooks:
                 self._ends(_raised(output), output)
 
     def _learn(self, module):
-        if self.root is None:
+        if self.root is None and _holds_state(module):
             self.root = module
             model = unwrapped(module)
             self._ids[id(module)] = _native.module_id("")
-            for name, sub in model.named_modules():
-                self._ids.setdefault(id(sub), _native.module_id(name))
+            for name, sub in model.named_modules():  # named by their path, even if seen before
+                self._ids[id(sub)] = _native.module_id(name)
             if self._learnt is not None:
                 self._learnt(model)
         if id(module) not in self._ids:
@@ -85,7 +88,19 @@ def _raised(output):
     return f"{type(error).__name__}: {error}".splitlines()[0] if error is not None else ""
 
 
+def _holds_state(module):
+    """The module has parameters or buffers (its own or its submodules')."""
+    return next(itertools.chain(module.parameters(), module.buffers()), None) is not None
+
+
 def unwrapped(module):
-    """The user's module inside DistributedDataParallel or DataParallel; others as they are."""
+    """The user's module inside DistributedDataParallel, DataParallel or torch.compile's
+    wrapper (even nested: DDP around a compiled model); others as they are."""
     wrappers = (torch.nn.parallel.DistributedDataParallel, torch.nn.DataParallel)
-    return module.module if isinstance(module, wrappers) else module
+    while True:
+        if isinstance(module, wrappers):
+            module = module.module
+        elif type(module).__name__ == "OptimizedModule" and isinstance(getattr(module, "_orig_mod", None), torch.nn.Module):
+            module = module._orig_mod
+        else:
+            return module

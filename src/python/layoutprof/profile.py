@@ -91,6 +91,11 @@ class profile:
         self.report = None
 
     def __enter__(self):
+        if self._session is not None:
+            raise RuntimeError("layoutprof.profile: this profile was entered before; make a new one")
+        if any(not p._forked() for p in _under_way):
+            raise RuntimeError("layoutprof.profile: another profile is under way in this process (an outer block, "
+                               "or python -m layoutprof): one records at a time")
         self._session = self._new_session()
         if self._by == "call":
             self._hooks.on_model_call(self._model_call_begins, self._model_call_ends)
