@@ -10,10 +10,13 @@
 # The venv is made anew each time under LAYOUTPROF_CACHE; its torch is the wheel's venv's, seen
 # through a .pth file rather than installed again (5.5 GB), so that it is the very torch the
 # other suites test. The native part builds in build-python/ (ccache'd like the others).
+# Then a second fresh venv, whose torch pip installs (the CPU wheel 2.13.0), gets the same
+# install commands and the first commands a user runs (import, --version, python -m layoutprof).
 # Last line: "package: N passed, M failed".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export TORCH_PYTHON=${TORCH_PYTHON:-wheel}
+INSTALLED_TORCH=2.13.0  # the torch that pip installs into the second venv (below)
 source scripts/torch-env.sh
 
 # What layoutprof's C++ needs from Debian (the README's apt-get line), and what this check runs.
@@ -52,5 +55,24 @@ check "layoutprof MODEL.pt2 (venv's bin/)" bash -c \
   "'$venv/bin/layoutprof' '$sample' --no-counters --json /tmp/package-check.json >/dev/null &&
    python3 -c 'import json,sys; r=json.load(open(\"/tmp/package-check.json\")); sys.exit(r[\"summary\"][\"copies\"][\"implicit_layout\"] != 1)'"
 check "in-process recording (tests/python/in_process.py)" "$venv/bin/python" "$OLDPWD/tests/python/in_process.py" "$OLDPWD/$build/samples"
+cd "$OLDPWD"
+
+# The same install where pip really installed the venv's torch: another release, a CPU-only
+# build (the CPU wheel lying on disk, 2.13.0; no torchvision beside it), then the three commands
+# a user runs first. Its venv and build folder keep their paths from run to run (ccache).
+installed=$LAYOUTPROF_CACHE/venv-install-torch-$INSTALLED_TORCH
+rm -rf "$installed"
+"$(dirname "$(readlink -f "$TORCH_PY")")/python3" -m venv "$installed"
+echo "=== $installed: pip install torch==$INSTALLED_TORCH scikit-build-core; pip install --no-build-isolation src/python ===" >&2
+"$installed/bin/pip" install -q --disable-pip-version-check "torch==$INSTALLED_TORCH" scikit-build-core 2>&1 | grep -v "is ignored" >&2 || true
+"$installed/bin/pip" install -q --disable-pip-version-check --no-build-isolation src/python \
+  -Cbuild-dir="$PWD/build-python-torch-$INSTALLED_TORCH" -Ccmake.define.LAYOUTPROF_WERROR=ON >&2
+cd /tmp
+check "torch $INSTALLED_TORCH pip-installed: import layoutprof" "$installed/bin/python" -c \
+  'import layoutprof, torch; print("layoutprof", layoutprof.__version__, "torch", torch.__version__)'
+check "torch $INSTALLED_TORCH pip-installed: layoutprof --version" "$installed/bin/layoutprof" --version
+check "torch $INSTALLED_TORCH pip-installed: python -m layoutprof script.py" bash -c \
+  "'$installed/bin/python' -m layoutprof --quiet --json /tmp/package-script.json '$OLDPWD/tests/python/block_script.py' &&
+   python3 '$OLDPWD/tests/python/block_script.py' --check /tmp/package-script.json"
 echo "package: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
