@@ -11,13 +11,26 @@ Per model, rounds interleave five ways of making the same calls:
   profiler    each call inside torch.profiler.profile(record_shapes=True, with_stack=True),
               its exit (which builds the profiler's events) included.
 The line probe's cost is layoutprof's less no lines'; the hooks' is hooks' less plain.
-Prints each way's median per call and its ratio to plain; the session's analysis and report,
-once per session, are printed apart (they do not grow with the calls).
+Prints each way's median per call, its ratio to plain and the spread of that ratio over the
+rounds (lowest-highest of each round's median against that round's plain median); the
+session's analysis and report, once per session, are printed apart (they do not grow with the
+calls).
 
-    python scripts/bench_in_process.py [--rounds 5] [--calls 5]
+With --cli BUILD (a build of the command against the same torch, its samples made), the two
+models the command's own bench times (resnet18 8x3x224x224 and small_transformer 1x16x256, the
+same modules, scripted as BUILD/samples/*.pt) are first timed by BUILD/layoutprof-bench in the
+same run: its recorded-call ratio is printed beside, with the goal: in process no more than
+the command's ratio + 0.05, and below torch.profiler.
+
+    python scripts/bench_in_process.py [--rounds 5] [--calls 5] [--cli BUILD]
 """
 import argparse
+import importlib.util
+import json
+import os
 import statistics
+import subprocess
+import sys
 import time
 
 import torch
@@ -40,12 +53,34 @@ class SmallOps(torch.nn.Module):
         return x
 
 
+def small_transformer():
+    """The command's bench's transformer: samples/make_samples.py's SmallTransformer (4 blocks)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "samples", "make_samples.py")
+    spec = importlib.util.spec_from_file_location("make_samples", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["make_samples"] = module
+    spec.loader.exec_module(module)
+    return module.SmallTransformer().eval()
+
+
 def models():
-    x = torch.randn(8, 3, 224, 224).to(memory_format=torch.channels_last)
-    yield "resnet18 8x3x224x224 channels_last", torchvision.models.resnet18().eval(), x
+    """(name, model, input, the command's sample of the same module and its --input, or None)."""
+    yield "resnet18 8x3x224x224", torchvision.models.resnet18().eval(), torch.randn(8, 3, 224, 224), \
+        ("resnet18.pt", "8x3x224x224")
+    yield "small_transformer 1x16x256 (4 blocks)", small_transformer(), torch.randn(1, 16, 256), \
+        ("small_transformer.pt", "1x16x256")
     block = torch.nn.TransformerEncoderLayer(d_model=256, nhead=8, dim_feedforward=1024, batch_first=True).eval()
-    yield "transformer block 16x128x256", block, torch.randn(16, 128, 256)
-    yield "many small ops 4x8x8 (100 linear+relu+transpose)", SmallOps().eval(), torch.randn(4, 8, 8)
+    yield "nn.TransformerEncoderLayer 16x128x256", block, torch.randn(16, 128, 256), None
+    yield "many small ops 4x8x8 (100 linear+relu+transpose)", SmallOps().eval(), torch.randn(4, 8, 8), None
+
+
+def cli_ratio(build, sample, reps):
+    """layoutprof-bench's recorded-call ratio (everything a recorded call costs, over a plain
+    forward) on BUILD/samples/SAMPLE."""
+    model, shape = sample
+    out = subprocess.run([os.path.join(build, "layoutprof-bench"), os.path.join(build, "samples", model),
+                          "--input", shape, "--reps", str(reps)], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)["call_ratio"]
 
 
 def plain(model, x, calls):
@@ -97,28 +132,42 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--calls", type=int, default=5)
+    parser.add_argument("--cli", metavar="BUILD", help="also time the command's recorded calls (BUILD/layoutprof-bench)")
     o = parser.parse_args()
     ways = {"plain": plain, "hooks": hooked, "no lines": recorded_without_lines, "layoutprof": recorded,
             "profiler": profiled}
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, layoutprof {layoutprof.__version__}; "
           f"{o.rounds} rounds of {o.calls} calls each way, interleaved")
     with torch.no_grad():
-        for name, model, x in models():
+        for name, model, x, sample in models():
+            cli = cli_ratio(o.cli, sample, o.rounds * o.calls) if o.cli and sample else None
             for _ in range(3):
                 model(x)  # warm-up
-            per_call = {w: [] for w in ways}
-            finish = []
-            for _ in range(o.rounds):
-                for way, run in ways.items():
-                    times, tail = run(model, x, o.calls)
-                    per_call[way] += times
-                    if way == "layoutprof":
-                        finish.append(tail)
-            base = statistics.median(per_call["plain"])
-            cells = [f"{w} {statistics.median(t) * 1e3:.2f} ms ({statistics.median(t) / base:.3f}x)"
-                     for w, t in per_call.items()]
-            print(f"{name}: " + ", ".join(cells) +
-                  f"; layoutprof's analysis and report per session {statistics.median(finish) * 1e3:.1f} ms")
+            per_round = [{way: run(model, x, o.calls) for way, run in ways.items()} for _ in range(o.rounds)]
+            print(f"{name}: " + ", ".join(way_cell(w, per_round) for w in ways) +
+                  f"; layoutprof's analysis and report per session "
+                  f"{statistics.median(r['layoutprof'][1] for r in per_round) * 1e3:.1f} ms")
+            if cli is not None:
+                print(goal_line(cli, per_round))
+
+
+def way_cell(way, per_round):
+    """'way 1.23 ms (1.045x, rounds 1.01-1.08x)': the median over every call, its ratio to the
+    plain median, and the lowest and highest of the rounds' own ratios."""
+    median = statistics.median(t for r in per_round for t in r[way][0])
+    base = statistics.median(t for r in per_round for t in r["plain"][0])
+    rounds = [statistics.median(r[way][0]) / statistics.median(r["plain"][0]) for r in per_round]
+    return f"{way} {median * 1e3:.2f} ms ({median / base:.3f}x, rounds {min(rounds):.2f}-{max(rounds):.2f}x)"
+
+
+def goal_line(cli, per_round):
+    def ratio(way):
+        return statistics.median(t for r in per_round for t in r[way][0]) / \
+            statistics.median(t for r in per_round for t in r["plain"][0])
+    inproc, prof = ratio("layoutprof"), ratio("profiler")
+    met = inproc <= cli + 0.05 and inproc < prof
+    return (f"  goal: in process {inproc:.3f}x <= the command's {cli:.3f}x + 0.05 and < torch.profiler "
+            f"{prof:.3f}x: {'met' if met else 'NOT met'} (measured, this run)")
 
 
 if __name__ == "__main__":

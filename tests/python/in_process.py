@@ -177,6 +177,26 @@ def check_model_choice():
     print(f"model choice: {run['model']} recorded, the transform before it not taken for the model")
 
 
+def check_compiled():
+    """A model under torch.compile (dynamo traces the module calls; the "eager" backend, so that
+    nothing is compiled to C++): recorded without disturbing the trace, named as the user's
+    module, its copy counted."""
+    model = torch.compile(Block().eval(), backend="eager")
+    try:
+        with torch.no_grad(), layoutprof.profile(by="call", warmup=1, calls=1) as p:
+            for _ in range(3):
+                model(torch.randn(2, 8, 16))
+    except Exception as e:  # noqa: BLE001: what dynamo raises, in one line
+        fail(f"torch.compile: the calls raised {type(e).__name__}: {str(e).splitlines()[0][:200]}")
+        return
+    run = p.report["run"]
+    if (run["status"], run["model"], run["calls_recorded"], p.report["summary"]["copies"]["implicit_layout"]) != \
+            ("ok", "Block", 1, 1):
+        fail(f"torch.compile: {run['status']} {run.get('error')}, model {run['model']!r}, {run['calls_recorded']} calls, "
+             f"copies {p.report['summary']['copies']}")
+    print(f"torch.compile: {run['model']} recorded, {p.report['summary']['copies']['implicit_layout']} implicit copy")
+
+
 def check_one_profile_at_a_time():
     """A profile inside another (a script that profiles itself under python -m layoutprof) is
     refused in one line; the outer one records on."""
@@ -508,6 +528,7 @@ def main():
     check_steps()
     check_model_choice()
     check_one_profile_at_a_time()
+    check_compiled()
     check_training_step()
     check_script()
     check_marked_steps()

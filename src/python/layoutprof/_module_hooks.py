@@ -1,6 +1,11 @@
-"""Module paths of eager ops: global forward hooks tell the recorder which module runs.
+"""Module paths of eager ops: every module call tells the recorder which module runs.
 
-The first module called while the hooks are on that holds parameters or buffers is the model
+While installed, ModuleHooks stands in for torch.nn.Module.__call__ (restored on removal): a
+module call enters the module's path, runs torch's own __call__ (hooks and all) and leaves it,
+raised or not. This costs a fraction of what global forward hooks cost, which move every module
+call off torch's fast path. Inside code torch.compile traces, it only passes the call on.
+
+The first module called while installed that holds parameters or buffers is the model
 (so a transform such as torchvision's Normalize, a module without either, called on the data
 before the model, is not): its named_modules() give every submodule its path ("layer4.0.conv2";
 "" for the model itself). A model wrapped in DistributedDataParallel, DataParallel or
@@ -9,7 +14,6 @@ or "_orig_mod." prefix. A module outside that tree (a transform, a loss module) 
 class.
 """
 import itertools
-import sys
 
 import torch
 
@@ -21,7 +25,7 @@ class ModuleHooks:
         self.root = None
         self.root_calls = 0  # forward() calls of the model so far
         self._ids = {}
-        self._handles = []
+        self._call = None  # torch's Module.__call__, while ours stands in
         self._model_depth = 0  # the model's forward() calls under way (it may call itself)
         self._begins = self._ends = None
         self._learnt = None
@@ -36,36 +40,49 @@ class ModuleHooks:
         self._learnt = learnt
 
     def install(self):
-        hooks = torch.nn.modules.module
-        try:  # torch 2.x: called when a forward() raises, too, so the module stack stays right
-            leave = hooks.register_module_forward_hook(self._leave, always_call=True)
-        except TypeError:
-            leave = hooks.register_module_forward_hook(self._leave)
-        self._handles = [hooks.register_module_forward_pre_hook(self._enter), leave]
+        torch_call = self._call = torch.nn.Module.__call__
+        ids, enter, leave, compiling = self._ids, _native.enter_module, _native.leave_module, _compiling()
+
+        def call(module, *args, **kwargs):
+            if compiling():
+                return torch_call(module, *args, **kwargs)
+            module_id = ids.get(id(module))
+            if module_id is None:
+                module_id = self._learn(module)
+            if module is self.root:
+                return self._model_call(torch_call, module_id, args, kwargs)
+            enter(module_id)
+            try:
+                return torch_call(module, *args, **kwargs)
+            finally:
+                leave()
+
+        torch.nn.Module.__call__ = call
 
     def remove(self):
-        for handle in self._handles:
-            handle.remove()
-        self._handles = []
+        if self._call is not None:
+            torch.nn.Module.__call__ = self._call
+            self._call = None
 
-    def _enter(self, module, _args):
-        key = id(module)
-        module_id = self._ids.get(key)
-        if module_id is None:
-            module_id = self._learn(module)
-        if module is self.root:
-            self.root_calls += 1
-            self._model_depth += 1
-            if self._model_depth == 1 and self._begins is not None:
-                self._begins()
+    def _model_call(self, torch_call, module_id, args, kwargs):
+        self.root_calls += 1
+        self._model_depth += 1
+        if self._model_depth == 1 and self._begins is not None:
+            self._begins()
         _native.enter_module(module_id)
+        try:
+            output = torch_call(self.root, *args, **kwargs)
+        except BaseException as e:
+            self._model_returns(f"{type(e).__name__}: {e}".splitlines()[0], None)
+            raise
+        self._model_returns("", output)
+        return output
 
-    def _leave(self, module, _args, output):
+    def _model_returns(self, error, output):
         _native.leave_module()
-        if module is self.root:
-            self._model_depth -= 1
-            if self._model_depth == 0 and self._ends is not None:
-                self._ends(_raised(output), output)
+        self._model_depth -= 1
+        if self._model_depth == 0 and self._ends is not None:
+            self._ends(error, output)
 
     def _learn(self, module):
         if self.root is None and _holds_state(module):
@@ -81,11 +98,17 @@ class ModuleHooks:
         return self._ids[id(module)]
 
 
-def _raised(output):
-    """A forward hook with always_call runs in torch's `except` when forward() raised, with no
-    output: the exception in flight, in one line; "" when forward() returned."""
-    error = sys.exc_info()[1] if output is None else None
-    return f"{type(error).__name__}: {error}".splitlines()[0] if error is not None else ""
+def _compiling():
+    """torch.compiler.is_compiling (torch 2.3 and later; before, torch._dynamo's), or a
+    function that says False."""
+    compiler = getattr(torch, "compiler", None)
+    if compiler is not None and hasattr(compiler, "is_compiling"):
+        return compiler.is_compiling
+    try:
+        from torch._dynamo import is_compiling
+        return is_compiling
+    except ImportError:
+        return lambda: False
 
 
 def _holds_state(module):
