@@ -1,5 +1,5 @@
 // Where an op of the user's eager model comes from: the module whose forward() is running on
-// the op's thread, as the front end's global module hooks say (enter as a forward starts, leave
+// the op's thread, as the front end's module hooks say (enter as a module call starts, leave
 // as it returns), and the user's source line, which the front end's probe reads from the
 // interpreter's stack as the op starts. The recorder's OpSiteSource for in-process recording.
 // Torch-free and Python-free.
@@ -42,7 +42,7 @@ class ModuleSites : public OpSiteSource {
   SourceProbe probe_ = nullptr;
 };
 
-// The process's one source: module hooks are global, as the recorder is.
+// The process's one source: module hooks see every module, as the recorder sees every op.
 ModuleSites& module_sites();
 
 }  // namespace layoutprof

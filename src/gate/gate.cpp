@@ -63,6 +63,8 @@ void check_comparable(const Report& base, const Report& now) {
     if (r->run.status == RunStatus::interrupted)
       throw UsageError("the " + std::string(which) + " is of an interrupted run (" + bounded(r->run.error) +
                        "): the gate compares whole runs; run it again");
+    if (r->run.calls_recorded == 0 && r->run.status == RunStatus::ok)
+      throw UsageError("the " + std::string(which) + " recorded no call: nothing to gate on (did the model run?)");
     if (r->run.ops_not_recorded > 0)
       throw UsageError("the " + std::string(which) + " stopped recording at --max-ops " +
                        std::to_string(r->run.max_ops) + " (" + std::to_string(r->run.ops_not_recorded) +

@@ -167,6 +167,11 @@ void write_verdict(std::ostream& out, const Report& r, const Verdict& v) {
   const auto at = [](const PerCopyClass& a, CopyClass c) { return a[static_cast<int>(c)]; };
   const int64_t implicit = at(v.copies, CopyClass::implicit_layout);
   out << "\nVerdict: ";
+  if (r.run.calls_recorded == 0) {  // no copies seen is no evidence of none
+    out << "nothing to judge: no call was recorded (" << plural(r.run.warmup, "warm-up call", "warm-up calls")
+        << " before it)\n";
+    return;
+  }
   if (implicit == 0) {
     out << "no implicit layout copies in a call";
   } else {

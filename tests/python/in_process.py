@@ -386,6 +386,23 @@ def check_marked_steps():
     print(f"marked steps: {run['calls_recorded']} whole steps recorded, {linears} forwards and the optimizer's step in each")
 
 
+def check_nothing_recorded():
+    """A script that calls no model, and one whose only model call is the warm-up one: the text
+    report judges nothing (no "no copies" verdict) and one line says why."""
+    scripts = {"import torch\nprint(torch.ones(3).t().sum())\n": "no module holding parameters was called",
+               "import torch\ntorch.nn.Linear(2, 2)(torch.ones(2))\n": "the code ran 1 model call, none after the 1 warm-up ones"}
+    with tempfile.TemporaryDirectory() as d:
+        for code, why in scripts.items():
+            script = os.path.join(d, "s.py")
+            with open(script, "w") as f:
+                f.write(code)
+            out = subprocess.run([sys.executable, "-m", "layoutprof", script], capture_output=True, text=True)
+            if out.returncode != 0 or f"layoutprof: nothing recorded: {why}" not in out.stderr or \
+                    "Verdict: nothing to judge: no call was recorded" not in out.stderr:
+                fail(f"nothing recorded: exit {out.returncode}, stderr {out.stderr[-400:]!r}, want {why!r}")
+    print("nothing recorded: said so, no verdict on copies")
+
+
 def ddp_run(d, script):
     """`torchrun --nproc-per-node 2 -m layoutprof --json r.json script` on gloo: its output and
     each rank's report."""
@@ -532,6 +549,7 @@ def main():
     check_training_step()
     check_script()
     check_marked_steps()
+    check_nothing_recorded()
     check_ddp()
     check_workers_and_threads()
     check_interrupted()

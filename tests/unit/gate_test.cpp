@@ -289,6 +289,14 @@ TEST(Gate, IncomparableReportsAreRefused) {
     EXPECT_THAT(e.what(), HasSubstr("8x4x3"));
   }
   EXPECT_NO_THROW(check_comparable(model(false), model(true)));  // another model: fine
+  Report none = model(false);
+  none.run.calls_recorded = 0;  // the model never ran: no copies is no evidence
+  try {
+    check_comparable(model(false), none);
+    ADD_FAILURE() << "a report of no recorded call was gated on";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("the new report recorded no call"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Gate, Fractions) {

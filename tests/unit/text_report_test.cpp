@@ -51,6 +51,14 @@ TEST(TextReport, LeadsWithTheVerdictAndTheCausesAndListsWhatWasNotMeasuredOnlyWh
   EXPECT_TRUE(contains(render(r, verbose), "  not measured  GPU time: CPU run (--device cuda to trace it)\n"));
 }
 
+TEST(TextReport, ARunWithNoRecordedCallJudgesNothing) {
+  Trace t = testing::trace_of({});
+  t.run.warmup = 1;
+  const std::string text = render(analyze(t));
+  EXPECT_TRUE(contains(text, "\nVerdict: nothing to judge: no call was recorded (1 warm-up call before it)\n")) << text;
+  EXPECT_FALSE(contains(text, "no implicit layout copies")) << text;
+}
+
 TEST(TextReport, ACompareFormatsVariantSaysWhatWasConverted) {
   Trace t = testing::trace_of({testing::transpose_reshape_call()});
   EXPECT_FALSE(contains(render(analyze(t)), "  converted ")) << "a plain run converts nothing";

@@ -49,6 +49,8 @@ def main(argv=None):
     finally:
         if not o.quiet and p.report is not None:
             sys.stderr.write(p.text())
+        if p.nothing_recorded():
+            print(f"layoutprof: nothing recorded: {p.nothing_recorded()}", file=sys.stderr)
     if terminated:  # the reports are written: end as SIGTERM would have ended the script
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGTERM)

@@ -150,6 +150,16 @@ class profile:
         self.report = _json.loads(self._native_report.text("json"))
         return False  # what the block raised goes on
 
+    def nothing_recorded(self):
+        """Why no call was recorded, in one line ("" when one was)."""
+        if self.report is None or self.report["run"]["calls_recorded"] > 0:
+            return ""
+        if self._by == "call" and self._hooks.root is None:
+            return ("no module holding parameters was called in this process (a model run in processes the "
+                    "code starts, as torch.multiprocessing.spawn does, is not recorded: run it under torchrun -m layoutprof)")
+        unit = "model call" if self._by == "call" else "step"
+        return f"the code ran {self._index} {unit}{'' if self._index == 1 else 's'}, none after the {self._warmup} warm-up ones"
+
     def text(self):
         """The text report (as the command prints it), once the block is over."""
         return self._native_report.text("text") if self._native_report is not None else ""
