@@ -20,9 +20,10 @@ session, are printed apart (they do not grow with the calls).
 
 With --cli BUILD (a build of the command against the same torch, its samples made), the two
 models the command's own bench times (resnet18 8x3x224x224 and small_transformer 1x16x256, the
-same modules, scripted as BUILD/samples/*.pt) are first timed by BUILD/layoutprof-bench in the
-same run: its recorded-call ratio is printed beside, with the goal: in process no more than
-the command's ratio + 0.05, and below torch.profiler.
+same modules, scripted as BUILD/samples/*.pt) and the nn.TransformerEncoderLayer (scripted
+here) are first timed by BUILD/layoutprof-bench in the same run: its recorded-call ratio is
+printed beside, with the goal: in process no more than the command's ratio + 0.05, and below
+torch.profiler.
 
     python scripts/bench_in_process.py [--rounds 5] [--calls 5] [--cli BUILD]
 """
@@ -33,6 +34,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 import torch
@@ -72,7 +74,7 @@ def models():
     yield "small_transformer 1x16x256 (4 blocks)", small_transformer(), torch.randn(1, 16, 256), \
         ("small_transformer.pt", "1x16x256")
     block = torch.nn.TransformerEncoderLayer(d_model=256, nhead=8, dim_feedforward=1024, batch_first=True).eval()
-    yield "nn.TransformerEncoderLayer 16x128x256", block, torch.randn(16, 128, 256), None
+    yield "nn.TransformerEncoderLayer 16x128x256", block, torch.randn(16, 128, 256), (block, "16x128x256")
     yield "many small ops 4x8x8 (100 linear+relu+transpose)", SmallOps().eval(), torch.randn(4, 8, 8), None
 
 
@@ -80,8 +82,14 @@ def cli_ratios(build, sample, reps):
     """layoutprof-bench's ratios on BUILD/samples/SAMPLE: a recorded call after the first
     (everything it costs, over a plain forward), and the first."""
     model, shape = sample
-    out = subprocess.run([os.path.join(build, "layoutprof-bench"), os.path.join(build, "samples", model),
-                          "--input", shape, "--reps", str(reps)], capture_output=True, text=True, check=True)
+    with tempfile.TemporaryDirectory() as d:
+        if isinstance(model, torch.nn.Module):  # no sample of it: scripted here, as the samples are
+            path = os.path.join(d, "model.pt")
+            torch.jit.script(model).save(path)
+        else:
+            path = os.path.join(build, "samples", model)
+        out = subprocess.run([os.path.join(build, "layoutprof-bench"), path, "--input", shape, "--reps", str(reps)],
+                             capture_output=True, text=True, check=True)
     bench = json.loads(out.stdout)
     return bench["call_ratio"], bench["first_call_ratio"]
 
