@@ -8,7 +8,8 @@ layoutprof.step() (at each training step's end) has its steps counted instead, f
 mark on: the recorded calls are then whole steps (data, forward, loss, backward, optimizer).
 When the script ends (returns, exits, raises or is interrupted: SIGINT, or SIGTERM, after which
 it ends as SIGTERM ends it) the reports are written: the text report on stderr, and the files
-asked for; an interrupted run's status says interrupted. A script that raises shows its traceback as usual; its report says status failed.
+asked for; an interrupted run's status says interrupted. A script that raises shows its
+traceback as usual; its report says status failed.
 """
 import argparse
 import os

@@ -4,10 +4,11 @@ Which calls are recorded: by steps (the default), the block is one recorded call
 code marks steps with p.step() (or layoutprof.step()), as torch.profiler's schedule does;
 by="call" counts the outermost module's forward() calls instead (what `python -m layoutprof
 script.py` uses, since it cannot change the script) until the code marks a step: from that
-first mark on, steps are counted, everything before it being step 0. Either way the first `warmup` steps or calls run unrecorded,
-then `calls` are recorded (all of them when calls is None). A model call whose output needs
-gradients is a training step: its recorded call goes on through the loss and the backward
-pass, until the backward pass is done (or the model is called again, or the block ends).
+first mark on, steps are counted, everything before it being step 0. Either way the first
+`warmup` steps or calls run unrecorded, then `calls` are recorded (all of them when calls is
+None). A model call whose output needs gradients is a training step: its recorded call goes on
+through the loss and the backward pass, until the backward pass is done (or the model is called
+again, or the block ends).
 
 With autograd on, the backward pass of a recorded call begins with the engine's first backward
 function: its ops are charged to their forward ops, and the first recorded call gives every
@@ -155,10 +156,12 @@ class profile:
         if self.report is None or self.report["run"]["calls_recorded"] > 0:
             return ""
         if self._by == "call" and self._hooks.root is None:
-            return ("no module holding parameters was called in this process (a model run in processes the "
-                    "code starts, as torch.multiprocessing.spawn does, is not recorded: run it under torchrun -m layoutprof)")
-        unit = "model call" if self._by == "call" else "step"
-        return f"the code ran {self._index} {unit}{'' if self._index == 1 else 's'}, none after the {self._warmup} warm-up ones"
+            return ("no module holding parameters was called in this process (a model run in processes "
+                    "the code starts, as torch.multiprocessing.spawn does, is not recorded: run it under "
+                    "torchrun -m layoutprof)")
+        unit = f"model call{'' if self._index == 1 else 's'}" if self._by == "call" else \
+            f"step{'' if self._index == 1 else 's'}"
+        return f"the code ran {self._index} {unit}, none after the {self._warmup} warm-up ones"
 
     def text(self):
         """The text report (as the command prints it), once the block is over."""
@@ -187,7 +190,9 @@ class profile:
         self._ddp.unit = "step"
         self._awaited = None
         self._failed = False
-        if self._session.in_call or self._session.calls:
+        if self._session.in_call:
+            self._session.drop_call()
+        if self._session.calls:
             self._session = self._new_session()
             if self._parameters is not None:
                 self._session.watch_parameters(self._parameters)
