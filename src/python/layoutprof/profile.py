@@ -4,7 +4,8 @@ Which calls are recorded: by steps (the default), the block is one recorded call
 code marks steps with p.step() (or layoutprof.step()), as torch.profiler's schedule does;
 by="call" counts the outermost module's forward() calls instead (what `python -m layoutprof
 script.py` uses, since it cannot change the script) until the code marks a step: from that
-first mark on, steps are counted, everything before it being step 0. Either way the first
+first mark on, steps are counted, everything before it being step 0 (never recorded: it began
+before the count did, so with warmup=0 the first recorded step is step 1). Either way the first
 `warmup` steps or calls run unrecorded, then `calls` are recorded (all of them when calls is
 None). A model call whose output needs gradients is a training step: its recorded call goes on
 through the loss and the backward pass, until the backward pass is done (or the model is called
