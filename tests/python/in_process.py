@@ -384,6 +384,40 @@ def check_marked_steps():
         fail(f"marked steps: {run['calls_recorded']} calls after {run['warmup']} warm-up, backward {run['backward']}, "
              f"{linears} aten::linear in the shown call (want 2: both micro-batches), lines {sorted(texts)}")
     print(f"marked steps: {run['calls_recorded']} whole steps recorded, {linears} forwards and the optimizer's step in each")
+    check_marked_steps_from_open_call()
+
+
+OPEN_STEPS_SCRIPT = f"""
+import sys, torch
+import layoutprof
+sys.path.insert(0, {HERE!r})
+from block_model import Block
+model = Block()
+for step in range(4):
+    model(torch.randn(2, 8, 16))  # its output needs gradients and never gets them
+    model(torch.randn(2, 8, 16))
+    layoutprof.step()
+"""
+
+
+def check_marked_steps_from_open_call():
+    """--warmup 0: a model call still open at the first mark (its backward pass never came) is
+    dropped, and step 0, begun before the count, is a warm-up step: steps 1 and 2 are recorded."""
+    with tempfile.TemporaryDirectory() as d:
+        script, report = os.path.join(d, "open_steps.py"), os.path.join(d, "r.json")
+        with open(script, "w") as f:
+            f.write(OPEN_STEPS_SCRIPT)
+        out = subprocess.run([sys.executable, "-m", "layoutprof", "--quiet", "--json", report, "--warmup", "0",
+                              "--calls", "2", script], capture_output=True, text=True)
+        r = json.load(open(report)) if os.path.exists(report) else None
+    if out.returncode != 0 or r is None:
+        fail(f"marked steps from an open call: exit {out.returncode} ({out.stderr[-300:]!r})")
+        return
+    ops, run = r["ops"], r["run"]
+    linears = sum(1 for row in ops["rows"] if ops["names"][row[1]] == "aten::linear")
+    if (run["calls_recorded"], run["warmup"], linears) != (2, 1, 2):
+        fail(f"marked steps from an open call: {run['calls_recorded']} calls after {run['warmup']} warm-up, "
+             f"{linears} aten::linear in the shown call; want 2 calls after 1 (step 0), 2 linears")
 
 
 def check_nothing_recorded():

@@ -4,8 +4,8 @@ Which calls are recorded: by steps (the default), the block is one recorded call
 code marks steps with p.step() (or layoutprof.step()), as torch.profiler's schedule does;
 by="call" counts the outermost module's forward() calls instead (what `python -m layoutprof
 script.py` uses, since it cannot change the script) until the code marks a step: from that
-first mark on, steps are counted, everything before it being step 0 (never recorded: it began
-before the count did, so with warmup=0 the first recorded step is step 1). Either way the first
+first mark on, steps are counted, everything before it being step 0 (a warm-up step, never
+recorded: it began before the count did). Either way the first
 `warmup` steps or calls run unrecorded, then `calls` are recorded (all of them when calls is
 None). A model call whose output needs gradients is a training step: its recorded call goes on
 through the loss and the backward pass, until the backward pass is done (or the model is called
@@ -185,18 +185,19 @@ class profile:
     def _count_steps(self):
         """The code marked its first step: steps are counted from here on, not the model's calls.
         Calls recorded by then (step 0 called the model more than `warmup` times) are forgotten
-        with the session that holds them: a report's calls are all steps."""
+        with the session that holds them: a report's calls are all steps. Step 0 began before the
+        count did: it is a warm-up step, never recorded."""
         self._by = "step"
         self._hooks.on_model_call(None, None)
         self._ddp.unit = "step"
         self._awaited = None
         self._failed = False
+        self._warmup = max(self._warmup, 1)
         if self._session.in_call:
             self._session.drop_call()
-        if self._session.calls:
-            self._session = self._new_session()
-            if self._parameters is not None:
-                self._session.watch_parameters(self._parameters)
+        self._session = self._new_session()
+        if self._parameters is not None:
+            self._session.watch_parameters(self._parameters)
         self._index = 0
 
     def _forked(self):
