@@ -24,7 +24,8 @@ def parse(argv):
     parser = argparse.ArgumentParser(prog="python -m layoutprof", description=__doc__.split("\n")[0])
     parser.add_argument("--json", metavar="FILE", help="write the JSON report to FILE")
     parser.add_argument("--html", metavar="FILE", help="write the HTML page to FILE")
-    parser.add_argument("--warmup", type=int, default=1, metavar="N", help="model calls (or marked steps) run before recording (1)")
+    parser.add_argument("--warmup", type=int, default=1, metavar="N",
+                        help="model calls (or marked steps) run before recording (1)")
     parser.add_argument("--calls", type=int, default=1, metavar="N", help="model calls (or marked steps) recorded (1)")
     parser.add_argument("--quiet", action="store_true", help="no text report on stderr")
     parser.add_argument("script", help="the Python script to run")
@@ -50,8 +51,9 @@ def main(argv=None):
     finally:
         if not o.quiet and p.report is not None:
             sys.stderr.write(p.text())
-        if p.nothing_recorded():
-            print(f"layoutprof: nothing recorded: {p.nothing_recorded()}", file=sys.stderr)
+        why = p.nothing_recorded()
+        if why:
+            print(f"layoutprof: nothing recorded: {why}", file=sys.stderr)
     if terminated:  # the reports are written: end as SIGTERM would have ended the script
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGTERM)

@@ -73,7 +73,7 @@ class ModuleHooks:
         try:
             output = torch_call(self.root, *args, **kwargs)
         except BaseException as e:
-            self._model_returns(f"{type(e).__name__}: {e}".splitlines()[0], None)
+            self._model_returns(one_line(e), None)
             raise
         self._model_returns("", output)
         return output
@@ -96,6 +96,11 @@ class ModuleHooks:
         if id(module) not in self._ids:
             self._ids[id(module)] = _native.module_id(type(module).__name__)
         return self._ids[id(module)]
+
+
+def one_line(exc):
+    """An exception as a report states it: "Type: message", its first line only."""
+    return f"{type(exc).__name__}: {exc}".splitlines()[0]
 
 
 def _compiling():

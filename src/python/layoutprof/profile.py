@@ -25,7 +25,7 @@ import torch
 
 from . import _native
 from ._ddp import DdpWarnings, rank
-from ._module_hooks import ModuleHooks, unwrapped
+from ._module_hooks import ModuleHooks, one_line, unwrapped
 
 
 _under_way = []  # the profiles whose blocks are under way in this process, the innermost last
@@ -54,10 +54,7 @@ def _interrupted(exc):
 def _failure(exc):
     """What a block's exception says in the report, in one line ("" for none, or sys.exit():
     a script's exit code is its own)."""
-    if exc is None or isinstance(exc, SystemExit):
-        return ""
-    text = f"{type(exc).__name__}: {exc}"
-    return text.splitlines()[0]
+    return "" if exc is None or isinstance(exc, SystemExit) else one_line(exc)
 
 
 class profile:
