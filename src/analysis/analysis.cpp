@@ -1,7 +1,9 @@
 #include "analysis/analysis.h"
 #include "analysis/grads.h"
 
+#include "analysis/birthplace.h"
 #include "analysis/dtlb_model.h"
+#include "analysis/view_key.h"
 #include "support/flat_index.h"
 #include "support/format.h"
 
@@ -77,17 +79,6 @@ std::vector<int64_t> top_level_ancestors(const OpList& ops) {
 }
 
 namespace {
-
-// A view of memory: two tensors with the same key read the same elements the same way
-// (shapes are interned: one pointer stands for sizes, strides, dtype and device).
-using ViewKey = std::tuple<uint64_t, int64_t, const TensorShape*>;
-ViewKey view_key(const TensorInfo& t) { return {t.storage, t.storage_offset, t.shape}; }
-struct ViewKeyHash {
-  size_t operator()(const ViewKey& k) const {
-    return mix_hash(std::get<0>(k) ^ mix_hash(static_cast<uint64_t>(std::get<1>(k)) ^
-                                              mix_hash(reinterpret_cast<uintptr_t>(std::get<2>(k)))));
-  }
-};
 
 template <typename T>
 T median(std::vector<T>& v) {  // reorders v
@@ -647,6 +638,7 @@ Report analyze(Trace trace) {
     if (is_layout_copy(c.cls) && c.gpu_ns > 0)
       for (int64_t id = c.op; id >= 0; id = r.ops[id].parent) r.ops[id].copy_gpu_ns += c.gpu_ns;
   r.split_points = find_split_points(r, top);
+  r.causes = find_causes(r, top);
   r.modules = aggregate_modules(r, top);
 
   Summary& s = r.summary;

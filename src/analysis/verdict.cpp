@@ -4,6 +4,7 @@
 #include <map>
 #include <tuple>
 
+#include "analysis/mixed_formats.h"
 #include "support/format.h"
 
 namespace layoutprof {
@@ -243,6 +244,18 @@ Verdict verdict_of(const Report& r) {
     v.gpu_ns = r.summary.gpu.gpu_ns;
   }
   v.causes = group_copy_causes(r);
+  for (const LayoutCause& c : r.causes) {
+    if (c.accepted) continue;
+    v.mixed_ops += c.mixed_ops;
+    v.mixed_without_copy += c.mixed_without_copy;
+  }
+  const int64_t forward_end = r.backward_from >= 0 ? r.backward_from : static_cast<int64_t>(r.ops.size());
+  const MemoryFormat model_format = r.top_level_only ? MemoryFormat::none : model_weight_format(r.ops, forward_end);
+  for (const OpEvent& op : r.ops) {
+    if (op.parent >= 0 || op.id >= forward_end || !is_convolution(op)) continue;
+    v.convolutions++;
+    v.mixed_convolutions += !r.top_level_only && mixed_format(op, model_format).mixed;
+  }
   return v;
 }
 

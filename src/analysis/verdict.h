@@ -62,6 +62,10 @@ struct Verdict {
   int64_t copy_gpu_ns = -1;    // measured (CUPTI): layout-copy kernels; -1 when no GPU was traced
   int64_t gpu_ns = 0;
   std::vector<CopyCause> causes;
+  // Mixed-format ops (mixed_formats.h) over the causes not accepted, and the forward
+  // convolutions of the call with those among them whose data and weights differ in format.
+  int64_t mixed_ops = 0, mixed_without_copy = 0;
+  int64_t convolutions = 0, mixed_convolutions = 0;
 };
 Verdict verdict_of(const Report& r);
 // "12.3%" of total, or "" when total is not positive.

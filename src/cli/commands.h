@@ -23,6 +23,7 @@ struct GateCliOptions {
   int64_t max_new_copy_bytes = 0;
   int64_t max_new_split_points = 0;
   int64_t max_new_grad_mismatches = 0;
+  int64_t max_new_birthplaces = 0;
   std::string max_dtlb_increase = "5%";
   std::string gate_time;
   std::string gate_counters;
@@ -56,6 +57,7 @@ struct RunOptions {
   bool timings = false;  // each step's wall time on stderr
   bool backward = false;  // training steps
   std::string loss;       // --backward's upstream gradient: randn | sum
+  std::vector<std::string> accept;  // --accept FILE:LINE
   GateCliOptions gate;
 };
 

@@ -32,6 +32,10 @@ void add_gate_options(CLI::App& app, GateCliOptions& g, bool with_format) {
                  "layout_mismatch; --backward reports)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  app.add_option("--max-new-birthplaces", g.max_new_birthplaces,
+                 "causes born at a place the baseline's causes were not (--accept'ed ones aside)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   app.add_option("--max-dtlb-increase", g.max_dtlb_increase, "growth of modelled DTLB walks allowed")
       ->capture_default_str();
   app.add_option("--gate-time", g.gate_time, "also gate forward() time, e.g. 10% (noisy: off by default)");
@@ -51,6 +55,7 @@ GateOptions gate_options(const GateCliOptions& g) {
   o.max_copy_bytes_increase = parse_fraction("--max-copy-bytes-increase", g.max_copy_bytes_increase);
   o.max_new_split_points = g.max_new_split_points;
   o.max_new_grad_mismatches = g.max_new_grad_mismatches;
+  o.max_new_birthplaces = g.max_new_birthplaces;
   o.max_new_copy_bytes = g.max_new_copy_bytes;
   o.max_dtlb_increase = parse_fraction("--max-dtlb-increase", g.max_dtlb_increase);
   if (!g.gate_time.empty()) o.gate_time = parse_fraction("--gate-time", g.gate_time);

@@ -79,6 +79,9 @@ void setup_run(CLI::App& app, RunOptions& o) {
                "each call is a training step: forward with autograd, backward from a seeded "
                "random-normal gradient per output (or --loss sum), gradients set to none; "
                "records the backward ops and every parameter's gradient layout (what DDP will see)");
+  app.add_option("--accept", o.accept,
+                 "FILE:LINE: a birthplace made on purpose; its layout counts as no cause and is not gated "
+                 "(the report lists it as accepted; repeatable)");
   app.add_option("--loss", o.loss, "--backward's upstream gradient: randn (default) or sum (out.sum())")
       ->check(CLI::IsMember({"randn", "sum"}));
   app.add_flag("--timings", o.timings,
@@ -134,6 +137,10 @@ ProfileConfig profile_config(const RunOptions& o) {
   if (!o.loss.empty() && !o.backward) throw UsageError("--loss needs --backward");
   config.backward = o.backward;
   config.loss = o.loss.empty() ? "randn" : o.loss;
+  for (const std::string& a : o.accept)
+    if (a.rfind(':') == std::string::npos || a.rfind(':') + 1 == a.size())
+      throw UsageError("--accept '" + bounded(a) + "': expected FILE:LINE, as a cause's birthplace names it");
+  config.accepted = o.accept;
   with_flag([&] { return parse_tlb_config(o.tlb); });  // a bad --tlb is a usage error before the model loads
   return config;
 }

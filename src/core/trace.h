@@ -313,6 +313,9 @@ struct RunInfo {
   // Measured, steady clock: the wall time of each plain call after the recorded ones
   // (ProfileConfig::timed_calls: no observer, the same inputs), in call order.
   std::vector<int64_t> plain_call_ns;
+  // --accept FILE:LINE (profile(accept=...)): birthplaces made on purpose, which count as no
+  // cause and are not gated; the report lists them as accepted.
+  std::vector<std::string> accepted;
 
   // The measured counters, in the order of the values in OpEvent::counters and the sums.
   std::vector<const CounterStatus*> measured_counters() const {

@@ -1,4 +1,6 @@
 #include "gate/gate.h"
+
+#include "analysis/cause_text.h"
 #include "core/sampled_figure.h"
 
 #include <algorithm>
@@ -416,6 +418,38 @@ void add_gradient_check(Comparison& c, const Report& base_report, const Report& 
                       std::to_string(was), std::to_string(is), fresh ? std::to_string(fresh) + " new: " + which : ""});
 }
 
+// A cause's birthplace, kept apart from its line number (an edit above it moves it): its kind,
+// layout, file, op and code, or the model input.
+std::string birthplace_key(const LayoutCause& k) {
+  const size_t colon = k.where.rfind(':');
+  const std::string file = colon == std::string::npos ? k.where : k.where.substr(0, colon);
+  return std::string(birth_kind_name(k.kind)) + "|" + k.layout + "|" + file + "|" + k.op_name + "|" + k.module + "|" +
+         k.code + "|" + std::to_string(k.birth_input);
+}
+
+// Causes: a birthplace the baseline did not have is a regression, named with its line.
+void add_birthplace_check(Comparison& c, const Report& base, const Report& now, const GateOptions& o) {
+  if (!base.causes_in_file) {
+    c.notes.push_back("birthplaces: the baseline was written before layoutprof traced them; its copies are "
+                      "compared by the op that paid for them, as before");
+    return;
+  }
+  std::set<std::string> before;
+  int64_t was = 0, is = 0, fresh = 0;
+  for (const LayoutCause& k : base.causes)
+    if (!k.accepted) was += before.insert(birthplace_key(k)).second;
+  std::string which;
+  for (const LayoutCause& k : now.causes) {
+    if (k.accepted) continue;
+    ++is;
+    if (before.count(birthplace_key(k))) continue;
+    ++fresh;
+    if (which.size() < 300) which += (which.empty() ? "" : "; ") + birthplace_text(k) + (k.code.empty() ? "" : ": " + k.code);
+  }
+  c.checks.push_back({"total", "birthplaces", fresh <= o.max_new_birthplaces, std::to_string(was), std::to_string(is),
+                      fresh ? std::to_string(fresh) + " new: " + which : ""});
+}
+
 // Noisy figures: shown, gated only when asked. The forward time.
 void add_forward_time(Comparison& c, const Summary& sb, const Summary& sn, const GateOptions& o) {
   if (o.gate_time) {
@@ -506,6 +540,7 @@ Comparison compare_reports(const Report& base_report, const Report& now_report, 
   add_copy_class_totals(c, sb, sn, total_new_implicit, o);
   add_split_total(c, base, now, match, o);
   if (now_report.run.backward) add_gradient_check(c, base_report, now_report, o);
+  add_birthplace_check(c, base_report, now_report, o);
   c.checks.push_back({"total", "DTLB walks (modelled)", !exceeds(sb.dtlb.walks, sn.dtlb.walks, o.max_dtlb_increase),
                       std::to_string(sb.dtlb.walks), std::to_string(sn.dtlb.walks) + fmt_change(sb.dtlb.walks, sn.dtlb.walks), ""});
   add_forward_time(c, sb, sn, o);

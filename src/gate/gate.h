@@ -21,6 +21,8 @@ struct GateOptions {
   // --backward reports: parameters whose gradient became size1_only or layout_mismatch (by
   // name, against the baseline's verdict for the same parameter).
   int64_t max_new_grad_mismatches = 0;
+  // Causes: birthplaces (analysis/birthplace.h) the baseline did not have, not accepted ones.
+  int64_t max_new_birthplaces = 0;
   double max_dtlb_increase = 0.05;        // fraction of modelled walks
   std::optional<double> gate_time;        // fraction of forward() wall time; off by default
   std::optional<double> gate_counters;    // fraction of each measured counter; off by default

@@ -10,6 +10,9 @@
 
 #include "support/errors.h"
 #include "report/json_report.h"
+#include "analysis/analysis.h"
+#include "analysis/birthplace.h"
+#include "report/cause_json.h"
 #include "report/json_fields.h"
 
 namespace layoutprof {
@@ -230,6 +233,7 @@ RunInfo run_from(const json& j) {
   r.warmup = as<int>(j.at("warmup"));
   r.iters = as<int>(j.at("iters"));
   r.calls_recorded = as<int>(j.at("calls_recorded"));
+  if (j.contains("accepted")) r.accepted = as<std::vector<std::string>>(j.at("accepted"));
   r.calls_identical = j.at("calls_identical").get<bool>();
   // Added with schema 2's writers; earlier reports recorded every op event.
   r.max_ops = j.value("max_ops", int64_t{0});
@@ -467,12 +471,17 @@ Report parts_from_doc(const json& doc, bool v1, Streamed* streamed) {
   else
     for (const json& j : doc.at("split_points")) r.split_points.push_back(split_from(j));
   for (const json& j : doc.at("modules")) r.modules.push_back(module_from(j, names));
+  r.causes_in_file = doc.contains("causes");
+  if (r.causes_in_file)
+    for (const json& j : doc.at("causes")) r.causes.push_back(cause_from(j, sink->size()));
   if (!v1) training_from(doc.at("ops"), *sink, r);
   if (r.backward_from < -1 || r.backward_from > sink->size())
     throw std::out_of_range("ops.backward_from is out of range");
   if (doc.contains("parameters")) parameters_from(doc.at("parameters"), *sink, r);
   if (doc.contains("tensor_samples")) tensor_samples_from(doc.at("tensor_samples"), *sink, names.size(), r);
   check_ids(r, sink->top());
+  // Birthplaces came after schema 2: a report written before them gets them derived here.
+  if (!r.causes_in_file && detail == OpDetail::full) r.causes = find_causes(r, top_level_ancestors(r.ops));
   if (detail == OpDetail::top_level) {
     r.top_level_only = true;
     r.tensors = std::make_shared<TensorStore>();  // schema 1 kept them as it read

@@ -8,6 +8,7 @@
 #include "analysis/grads.h"
 #include "support/flat_index.h"
 #include "report/json_report.h"
+#include "report/cause_json.h"
 #include "report/json_fields.h"
 #include "report/json_out.h"
 
@@ -158,6 +159,7 @@ json run_json(const RunInfo& r) {
                        {"buffers_total", r.conversion.buffers_total},
                        {"inputs", r.conversion.inputs}};
   if (!r.plain_call_ns.empty()) j["plain_call_ns"] = r.plain_call_ns;
+  if (!r.accepted.empty()) j["accepted"] = r.accepted;
   return j;
 }
 
@@ -511,7 +513,7 @@ void write_op_rows(std::ostream& out, const Report& r, OpTablesOut& tables, Tens
   out << "]}";
 }
 
-// Copies, split points, modules, parameters and sampled addresses, after the op list.
+// Copies, split points, causes, modules, parameters and sampled addresses, after the op list.
 void write_findings(std::ostream& out, const Report& r, const std::vector<std::string>& names, TextBuf& row) {
   out << ",\n\"copies\": ";
   write_array(out, r.copies, [&](const CopyRecord& c) {
@@ -525,6 +527,8 @@ void write_findings(std::ostream& out, const Report& r, const std::vector<std::s
     write_split(row, sp, r.ops);
     row.write_to(out);
   });
+  out << ",\n\"causes\": ";
+  write_array(out, r.causes, [&](const LayoutCause& c) { out << dump_compact(cause_json(c)); });
   out << ",\n\"modules\": ";
   write_array(out, r.modules, [&](const ModuleStats& m) { out << dump_compact(module_json(m, names)); });
   out << ",\n\"parameters\": ";

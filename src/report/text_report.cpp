@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "analysis/analysis.h"
+#include "analysis/cause_text.h"
 #include "analysis/grads.h"
 #include "report/comparison_text.h"
 #include "report/ddp_seen.h"
@@ -200,9 +201,51 @@ void write_verdict(std::ostream& out, const Report& r, const Verdict& v) {
   if (others > 0)
     out << "  and " << plural(others, "copy", "copies") << (others == 1 ? " that changes" : " that change") << " no layout (" << classes << "), "
         << mb(other_bytes) << " MB: see Totals\n";
+  if (v.mixed_ops > 0) {
+    out << "  and " << plural(v.mixed_ops, "mixed-format op", "mixed-format ops") << " (activations in one memory "
+        << "format, weights in another): " << (v.mixed_ops - v.mixed_without_copy) << " with a recorded conversion copy, "
+        << v.mixed_without_copy << " without one";
+    if (v.mixed_convolutions > 0)
+      out << "; " << v.mixed_convolutions << " of " << plural(v.convolutions, "convolution", "convolutions")
+          << " run in a format the model's weights are not in";
+    out << "\n";
+  }
   if (v.copy_gpu_ns >= 0 && v.gpu_ns > 0)
     out << "  on the GPU, layout-copy kernels took " << share_text(v.copy_gpu_ns, v.gpu_ns) << " of the kernels' time ("
         << "measured, CUPTI: " << ms(v.copy_gpu_ns) << " of " << ms(v.gpu_ns) << " ms)\n";
+}
+
+// The ops of a cause's chain, in words: its carriers, and the choices among them.
+std::string chain_text(const Report& r, const LayoutCause& c) {
+  std::string text = plural(c.carriers_total, "op carries", "ops carry") + " it on";
+  for (const LayoutChoice& k : c.choices) {
+    if (k.op < 0 || k.op >= static_cast<int64_t>(r.ops.size())) continue;
+    const OpEvent& op = r.ops[k.op];
+    text += "; " + op.name.str() + (op.source.empty() ? "" : " at " + op.source.str()) + " takes it from operand " +
+            std::to_string(k.followed) + " over a " + k.other + " one";
+  }
+  return text + "; " + plural(c.payers_total, "op pays", "ops pay");
+}
+
+// What the reader changes, first: each birthplace, the code on its line, what it costs
+// downstream, the chain, and the fixes there.
+void write_birthplaces(std::ostream& out, const Report& r, int top) {
+  std::vector<const LayoutCause*> causes, accepted;
+  for (const LayoutCause& c : r.causes) (c.accepted ? accepted : causes).push_back(&c);
+  if (causes.empty() && accepted.empty()) return;
+  const size_t shown = std::min(causes.size(), static_cast<size_t>(std::max(top, 0)));
+  out << "\nCauses, by birthplace (where the layout was born; derived from the recorded strides): " << causes.size()
+      << (shown < causes.size() ? ", top " + std::to_string(shown) : std::string()) << "\n";
+  for (size_t i = 0; i < shown; ++i) {
+    const LayoutCause& c = *causes[i];
+    out << "  " << (i + 1) << ". " << birthplace_text(c) << "\n";
+    if (!c.code.empty()) out << "       " << c.code << "\n";
+    out << "     " << cause_cost_text(c) << "\n";
+    out << "     chain: " << chain_text(r, c) << "\n";
+    for (size_t f = 0; f < c.fixes.size(); ++f) out << "     → " << (f == 0 ? "fix: " : "") << c.fixes[f] << "\n";
+  }
+  for (const LayoutCause* c : accepted)
+    out << "  accepted (--accept " << c->where << "): " << birthplace_text(*c) << "; " << cause_cost_text(*c) << "\n";
 }
 
 // One line per cause (count, bytes, time, what, the modules and source lines it covers), then
@@ -498,6 +541,7 @@ void write_text_report(std::ostream& out, const Report& report, const TextOption
   if (report.run.status == RunStatus::failed) write_failure(out, report);
   const Verdict verdict = verdict_of(report);
   write_verdict(out, report, verdict);
+  write_birthplaces(out, report, options.top);
   write_causes(out, verdict.causes, options.top);
   write_heatmap(out, report, options);
   write_split_points(out, report, options.top);

@@ -1,4 +1,4 @@
-// The copy classes' names, as the JSON report spells them.
+// The copy classes' and birthplace kinds' names, as the JSON report spells them.
 #include <stdexcept>
 #include <string>
 
@@ -21,6 +21,21 @@ CopyClass copy_class_from_name(const std::string& name) {
   for (int i = 0; i < kCopyClassCount; ++i)
     if (name == copy_class_name(static_cast<CopyClass>(i))) return static_cast<CopyClass>(i);
   throw std::invalid_argument("unknown copy class '" + name + "'");
+}
+
+const char* birth_kind_name(BirthKind k) {
+  switch (k) {
+    case BirthKind::op: return "op";
+    case BirthKind::model_input: return "model_input";
+    case BirthKind::unrecorded: return "unrecorded";
+  }
+  return "unrecorded";
+}
+
+BirthKind birth_kind_from_name(const std::string& name) {
+  for (BirthKind k : {BirthKind::op, BirthKind::model_input, BirthKind::unrecorded})
+    if (name == birth_kind_name(k)) return k;
+  throw std::invalid_argument("unknown birthplace kind '" + name + "'");
 }
 
 }  // namespace layoutprof

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "report_model/dtlb_estimate.h"
+#include "report_model/layout_cause.h"
 #include "core/trace.h"
 
 namespace layoutprof {
@@ -113,6 +114,12 @@ struct Report {
   std::vector<ParamGrad> parameters;
   // Sampled events with data addresses: where the shown call's samples fell, per op tensor.
   std::vector<TensorSamples> tensor_samples;
+  // Birthplaces of the layouts that copies, mixed-format ops and gradients paid for, most
+  // copied bytes first (analysis/birthplace.h). causes_in_file is false for a report read from
+  // a JSON written before layoutprof traced them: read whole, its causes are derived on reading;
+  // read for the gate (top-level ops only), it has none, and the gate says so.
+  std::vector<LayoutCause> causes;
+  bool causes_in_file = true;
 };
 
 // The writers' guard: a report read for the gate only (top_level_only) cannot be rendered.

@@ -42,6 +42,7 @@ void describe_run(const ProfileConfig& config, RunInfo& run) {
   run.tlb = tlb_config_string(parse_tlb_config(config.tlb));
   run.backward = config.backward;
   if (config.backward) run.loss = config.loss;
+  run.accepted = config.accepted;
 }
 
 std::string joined(const std::vector<std::string>& names) {

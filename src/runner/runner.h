@@ -32,6 +32,7 @@ struct ProfileConfig {
   int64_t max_ops = 0;              // op events recorded per call and thread; 0: default_max_ops()
   bool backward = false;            // each call a training step: forward, then backward
   std::string loss = "randn";       // backward from: randn (seeded upstream gradients) | sum
+  std::vector<std::string> accepted;  // --accept FILE:LINE: birthplaces made on purpose
   // compare-formats' variants: after load, the module's parameters and buffers (all
   // submodules') are laid out in this memory format, as Python's model.to(memory_format=...)
   // does, and so are the inputs (convert_input_spec). "channels_last": 4-D tensors to

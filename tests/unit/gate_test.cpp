@@ -95,8 +95,27 @@ TEST(Gate, ThresholdsLetChangesThrough) {
   lenient.max_copy_bytes_increase = 1e9;
   lenient.max_new_copy_bytes = 1000;
   lenient.max_dtlb_increase = 1e9;
+  lenient.max_new_birthplaces = 1;
   Comparison c = compare_reports(model(false), model(true), lenient);
   EXPECT_FALSE(c.regressed()) << format_comparison(c, DiffFormat::text, false);
+}
+
+TEST(Gate, ANewBirthplaceIsARegressionNamedWithItsLine) {
+  Comparison c = compare_reports(model(false), model(true), GateOptions{});
+  const GateCheck k = find(c, "total", "birthplaces");
+  EXPECT_FALSE(k.passed);
+  EXPECT_EQ(k.before, "0");
+  EXPECT_EQ(k.after, "1");
+  EXPECT_THAT(k.detail, HasSubstr("1 new: permuted(0,2,1) born at aten::transpose in block (model.py:"));
+  // The same birthplace on another line (an edit above it) is not new.
+  Report moved = model(true);
+  for (LayoutCause& cause : moved.causes) cause.where += "0";
+  EXPECT_TRUE(find(compare_reports(model(true), moved, GateOptions{}), "total", "birthplaces").passed);
+  // A baseline written before birthplaces is compared as before, and the comparison says so.
+  Report old = model(false);
+  old.causes_in_file = false;
+  const Comparison before = compare_reports(old, model(true), GateOptions{});
+  EXPECT_THAT(before.notes, Contains(HasSubstr("written before layoutprof traced them")));
 }
 
 TEST(Gate, AnOpInsertedUpstreamDoesNotShiftTheRest) {

@@ -1,0 +1,361 @@
+#include "analysis/birthplace.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "analysis/analysis.h"
+#include "analysis/cause_text.h"
+#include "analysis/mixed_formats.h"
+#include "analysis/view_key.h"
+
+namespace layoutprof {
+
+bool accept_matches(const std::string& accepted, const std::string& where) {
+  if (accepted.empty() || where.empty()) return false;
+  if (where == accepted) return true;
+  return where.size() > accepted.size() && where.compare(where.size() - accepted.size(), accepted.size(), accepted) == 0 &&
+         where[where.size() - accepted.size() - 1] == '/';
+}
+
+namespace {
+
+// A chain is followed at most this many ops back (a loop of a million ops stays bounded).
+constexpr int kMaxHops = 1 << 20;
+
+std::string op_short_name(const OpEvent& op) {
+  const std::string& name = op.name;
+  const size_t colons = name.rfind("::");
+  return colons == std::string::npos ? name : name.substr(colons + 2);
+}
+
+// Ops whose operands can swap places without changing the result (out of place only: an
+// in-place op keeps its first operand's strides whatever the order).
+bool is_commutative(const OpEvent& op) {
+  const std::string name = op_short_name(op);
+  return name == "add" || name == "mul" || name == "maximum" || name == "minimum";
+}
+
+bool is_dense_layout(LayoutClass c) {
+  return c == LayoutClass::contiguous || c == LayoutClass::channels_last || c == LayoutClass::channels_last_3d ||
+         c == LayoutClass::permuted;
+}
+
+// Follows tensors back through the ops that made them, from reader to producer, while each
+// producer passed the layout on; memoised per (producer, layout), so that the payers of one
+// birthplace share the walk.
+class Tracer {
+ public:
+  Tracer(const Report& r, const std::vector<int64_t>& top) : r_(r) {
+    for (const OpEvent& op : r.ops)
+      for (const TensorInfo& t : op.outputs) {
+        if (t.storage == 0 || t.layout().cls == LayoutClass::unknown) continue;
+        std::vector<int64_t>& ids = producers_[view_key(t)];
+        if (ids.empty() || ids.back() != top[op.id]) ids.push_back(top[op.id]);
+      }
+  }
+
+  // The cause of the layout `t` has where the top-level op `reader` reads it.
+  size_t trace(const TensorInfo& t, int64_t reader) {
+    const Str label = t.label();
+    const TensorInfo* current = &t;
+    int64_t before = reader;
+    std::vector<int64_t> path;  // the carriers, newest first
+    std::vector<LayoutChoice> choices;
+    size_t cause = 0;
+    for (int hops = 0;; ++hops) {
+      const int64_t p = producer(*current, before);
+      if (p < 0) {
+        const int input = model_input(*current);
+        cause = input >= 0 ? birth(BirthKind::model_input, input, label, Str())
+                           : birth(BirthKind::unrecorded, -1, label, Str());
+        break;
+      }
+      const auto memo = memo_.find({p, label.id()});
+      if (memo != memo_.end()) {
+        cause = memo->second;
+        break;
+      }
+      int position = -1;
+      const OpEvent& op = r_.ops[p];
+      const TensorInfo* in = hops < kMaxHops ? followed(op, *current, label, &position) : nullptr;
+      if (!in) {
+        cause = born_at(p, label);
+        break;
+      }
+      note_choice(op, *current, label, position, choices);
+      path.push_back(p);
+      current = in;
+      before = p;
+    }
+    for (int64_t p : path) {
+      memo_[{p, label.id()}] = cause;
+      carriers_[cause].insert(p);
+    }
+    for (const LayoutChoice& c : choices) {
+      auto& list = causes_[cause].choices;
+      if (std::none_of(list.begin(), list.end(), [&](const LayoutChoice& o) { return o.op == c.op; })) list.push_back(c);
+    }
+    return cause;
+  }
+
+  // A layout born at top-level op `op` itself (inside it, or by its own output).
+  size_t born_at(int64_t op, Str layout) {
+    const TensorInfo* data = main_input(r_.ops[op]);
+    const size_t cause = birth(BirthKind::op, op, layout, data ? data->label() : Str());
+    memo_[{op, layout.id()}] = cause;
+    return cause;
+  }
+
+  std::vector<LayoutCause>& causes() { return causes_; }
+  const std::set<int64_t>& carriers(size_t cause) const { return carriers_[cause]; }
+
+ private:
+  // The latest top-level op before `before` whose output (or a nested op's) is `t`.
+  int64_t producer(const TensorInfo& t, int64_t before) const {
+    const auto it = producers_.find(view_key(t));
+    if (it == producers_.end()) return -1;
+    const std::vector<int64_t>& ids = it->second;
+    auto at = std::lower_bound(ids.begin(), ids.end(), before);
+    return at == ids.begin() ? -1 : *(at - 1);
+  }
+
+  // The input of `op` that passed `label` on to `out`: same layout and rank, the same sizes
+  // preferred, then the same number of elements; nullptr when none had it (a birth).
+  static const TensorInfo* followed(const OpEvent& op, const TensorInfo& out, Str label, int* position) {
+    const TensorInfo* best = nullptr;
+    int best_rank = 3;
+    for (size_t i = 0; i < op.inputs.size(); ++i) {
+      const TensorInfo& in = op.inputs[i];
+      if (in.label() != label || in.layout().cls == LayoutClass::unknown || in.sizes().size() != out.sizes().size())
+        continue;
+      const int rank = in.sizes() == out.sizes() ? 0 : in.numel() == out.numel() ? 1 : 2;
+      if (rank < best_rank) {
+        best = &in;
+        best_rank = rank;
+        *position = static_cast<int>(i);
+      }
+    }
+    return best;
+  }
+
+  // A carrier that followed one full-size operand's layout over another's.
+  static void note_choice(const OpEvent& op, const TensorInfo& out, Str label, int position,
+                          std::vector<LayoutChoice>& choices) {
+    for (size_t j = 0; j < op.inputs.size(); ++j) {
+      const TensorInfo& other = op.inputs[j];
+      if (static_cast<int>(j) == position || other.sizes() != out.sizes() || other.label() == label ||
+          !is_dense_layout(other.layout().cls))
+        continue;
+      choices.push_back({op.id, position, other.label(), position == 0 && is_commutative(op)});
+      return;
+    }
+  }
+
+  int model_input(const TensorInfo& t) const {
+    const auto& inputs = r_.run.inputs;
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (view_key(inputs[i].tensor) == view_key(t)) return static_cast<int>(i);
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (t.storage != 0 && inputs[i].tensor.storage == t.storage) return static_cast<int>(i);
+    return -1;
+  }
+
+  size_t birth(BirthKind kind, int64_t where, Str layout, Str from) {
+    const auto key = std::make_tuple(static_cast<int>(kind), where, layout.id());
+    const auto found = births_.find(key);
+    if (found != births_.end()) return found->second;
+    LayoutCause c;
+    c.layout = layout;
+    c.kind = kind;
+    if (kind == BirthKind::op) {
+      const OpEvent& op = r_.ops[where];
+      c.birth_op = where;
+      c.op_name = op.name;
+      c.module = op.module;
+      c.from_layout = from;
+      c.where = op.source;
+      c.code = op.source_text;
+    } else if (kind == BirthKind::model_input) {
+      c.birth_input = static_cast<int>(where);
+      c.input_text = "input " + std::to_string(where) + ": " + r_.run.inputs[where].spec.text;
+    }
+    births_.emplace(key, causes_.size());
+    causes_.push_back(std::move(c));
+    carriers_.emplace_back();
+    return causes_.size() - 1;
+  }
+
+  struct MemoHash {
+    size_t operator()(const std::pair<int64_t, const void*>& k) const {
+      return mix_hash(static_cast<uint64_t>(k.first) ^ mix_hash(reinterpret_cast<uintptr_t>(k.second)));
+    }
+  };
+
+  const Report& r_;
+  std::unordered_map<ViewKey, std::vector<int64_t>, ViewKeyHash> producers_;  // ascending top-level ids
+  std::unordered_map<std::pair<int64_t, const void*>, size_t, MemoHash> memo_;
+  std::map<std::tuple<int, int64_t, const void*>, size_t> births_;
+  std::vector<LayoutCause> causes_;
+  std::vector<std::set<int64_t>> carriers_;
+};
+
+// What each cause's payers cost: filled payer by payer, then copied into the causes.
+class Charges {
+ public:
+  Charges(const Report& r, Tracer& tracer) : r_(r), tracer_(tracer) {}
+
+  void pay(size_t cause, int64_t payer) {
+    if (payers_.size() <= cause) payers_.resize(cause + 1);
+    payers_[cause].insert(payer);
+  }
+  LayoutCause& at(size_t cause) { return tracer_.causes()[cause]; }
+
+  void finish() {
+    std::vector<LayoutCause>& causes = tracer_.causes();
+    payers_.resize(causes.size());
+    for (size_t i = 0; i < causes.size(); ++i) {
+      LayoutCause& c = causes[i];
+      const std::set<int64_t>& carriers = tracer_.carriers(i);
+      c.carriers_total = static_cast<int64_t>(carriers.size());
+      for (int64_t id : carriers)
+        if (c.carriers.size() < kMaxChain) c.carriers.push_back(id);
+      c.payers_total = static_cast<int64_t>(payers_[i].size());
+      for (int64_t id : payers_[i]) {
+        if (c.payers.size() < kMaxChain) c.payers.push_back(id);
+        const std::string& module = r_.ops[id].module;
+        if (std::find(c.payer_modules.begin(), c.payer_modules.end(), module) == c.payer_modules.end())
+          c.payer_modules.push_back(module);
+      }
+    }
+  }
+
+ private:
+  const Report& r_;
+  Tracer& tracer_;
+  std::vector<std::set<int64_t>> payers_;
+};
+
+int64_t forward_end(const Report& r) {
+  return r.backward_from >= 0 ? r.backward_from : static_cast<int64_t>(r.ops.size());
+}
+
+// The forward top-level op whose autograd node a backward top-level op runs; -1 when none.
+int64_t forward_top(const Report& r, const std::vector<int64_t>& top, int64_t op) {
+  const int64_t end = static_cast<int64_t>(r.ops.size());
+  for (int64_t id = op; id < end && (id == op || r.ops[id].depth > r.ops[op].depth); ++id) {
+    const int64_t f = r.ops[id].forward_op;
+    if (f >= 0 && f < forward_end(r)) return top[f];
+  }
+  return -1;
+}
+
+// The cause of one layout copy: for a backward op, its forward op's data; for a mixed-format
+// op, its data; otherwise the culprit's input the copy read, or the culprit itself when the
+// copied view was made inside it.
+size_t copy_cause(const Report& r, const std::vector<int64_t>& top, Tracer& tracer, const CopyRecord& c,
+                  MemoryFormat model_format, int64_t* payer) {
+  int64_t reader = c.culprit;
+  if (reader >= forward_end(r)) {
+    const int64_t forward = forward_top(r, top, reader);
+    if (forward >= 0) reader = forward;
+  }
+  *payer = c.culprit;
+  const OpEvent& op = r.ops[reader];
+  const TensorInfo* data = main_input(op);
+  if (reader != c.culprit || (data && mixed_format(op, model_format).mixed))
+    return data ? tracer.trace(*data, reader) : tracer.born_at(reader, c.src.label());
+  const TensorInfo* read = nullptr;
+  for (const TensorInfo& in : op.inputs)
+    if (in.storage == c.src.storage && (!read || in.label() == c.src.label())) read = &in;
+  if (read && read->label() == c.src.label()) return tracer.trace(*read, reader);
+  return tracer.born_at(reader, c.src.label());
+}
+
+void charge_copies(const Report& r, const std::vector<int64_t>& top, Tracer& tracer, Charges& charges,
+                   MemoryFormat model_format) {
+  for (const CopyRecord& c : r.copies) {
+    if (!is_layout_copy(c.cls)) continue;
+    int64_t payer = -1;
+    const size_t cause = copy_cause(r, top, tracer, c, model_format, &payer);
+    LayoutCause& k = charges.at(cause);
+    (c.cls == CopyClass::implicit_layout ? k.copies : k.explicit_copies)++;
+    k.copy_bytes += c.bytes;
+    k.copy_ns += std::max<int64_t>(r.ops[c.op].duration_ns, 0);
+    charges.pay(cause, payer);
+  }
+}
+
+// Forward mixed-format ops, and views that failed on the layout they were given.
+void charge_ops(const Report& r, Tracer& tracer, Charges& charges, MemoryFormat model_format) {
+  std::unordered_map<int64_t, std::unordered_set<uint64_t>> copied;  // per culprit: storages copied under it
+  for (const CopyRecord& c : r.copies)
+    if (is_layout_copy(c.cls)) copied[c.culprit].insert(c.src.storage);
+  const int64_t end = forward_end(r);
+  for (const OpEvent& op : r.ops) {
+    if (op.id >= end) break;
+    if (op.parent >= 0 || op.inputs.empty()) continue;
+    if (op.failed && op_short_name(op).rfind("view", 0) == 0) {
+      charges.pay(tracer.trace(op.inputs.front(), op.id), op.id);
+      continue;
+    }
+    const MixedFormat m = mixed_format(op, model_format);
+    if (!m.mixed) continue;
+    const size_t cause = tracer.trace(op.inputs.front(), op.id);
+    LayoutCause& k = charges.at(cause);
+    k.mixed_ops++;
+    const auto under = copied.find(op.id);
+    if (under == copied.end()) {
+      k.mixed_without_copy++;
+      if (m.foreign >= 0) k.mixed_bytes += op.inputs[m.foreign].bytes();
+    }
+    charges.pay(cause, op.id);
+  }
+}
+
+// A parameter's gradient that comes back in its forward op's data format, not the parameter's.
+void charge_gradients(const Report& r, const std::vector<int64_t>& top, Tracer& tracer, Charges& charges) {
+  for (const ParamGrad& p : r.parameters) {
+    if (p.verdict != GradVerdict::size1_only && p.verdict != GradVerdict::layout_mismatch) continue;
+    if (p.producer < 0 || p.producer >= static_cast<int64_t>(r.ops.size())) continue;
+    const int64_t forward = forward_top(r, top, top[p.producer]);
+    if (forward < 0 || r.ops[forward].inputs.empty()) continue;
+    TensorInfo grad, param;
+    grad.set_shape(p.grad_sizes, p.grad_strides, "f32");
+    param.set_shape(p.sizes, p.strides, "f32");
+    const TensorInfo& data = r.ops[forward].inputs.front();
+    const MemoryFormat g = memory_format_of(grad);
+    if (g == MemoryFormat::none || g != memory_format_of(data) || g == memory_format_of(param)) continue;
+    const size_t cause = tracer.trace(data, forward);
+    charges.at(cause).gradients.push_back(p.name);
+    charges.pay(cause, top[p.producer]);
+  }
+}
+
+}  // namespace
+
+std::vector<LayoutCause> find_causes(const Report& r, const std::vector<int64_t>& top) {
+  if (r.top_level_only) return {};
+  Tracer tracer(r, top);
+  Charges charges(r, tracer);
+  const MemoryFormat model_format = model_weight_format(r.ops, forward_end(r));
+  charge_copies(r, top, tracer, charges, model_format);
+  charge_ops(r, tracer, charges, model_format);
+  charge_gradients(r, top, tracer, charges);
+  charges.finish();
+  std::vector<LayoutCause> causes = std::move(tracer.causes());
+  for (LayoutCause& c : causes) {
+    c.fixes = cause_fixes(c, r, model_format);
+    for (const std::string& a : r.run.accepted) c.accepted = c.accepted || accept_matches(a, c.where);
+  }
+  std::stable_sort(causes.begin(), causes.end(), [](const LayoutCause& a, const LayoutCause& b) {
+    return std::make_tuple(b.copy_bytes, b.copies + b.explicit_copies, b.mixed_ops, b.gradients.size()) <
+           std::make_tuple(a.copy_bytes, a.copies + a.explicit_copies, a.mixed_ops, a.gradients.size());
+  });
+  return causes;
+}
+
+}  // namespace layoutprof

@@ -1,0 +1,140 @@
+#include "analysis/cause_text.h"
+
+#include <algorithm>
+
+#include "analysis/verdict.h"
+#include "core/input_spec.h"
+#include "support/format.h"
+
+namespace layoutprof {
+
+namespace {
+
+bool is_channels_last(const std::string& label) { return label == "channels_last" || label == "channels_last_3d"; }
+
+std::string code_of(const LayoutCause& c) { return c.code.empty() ? "" : " (`" + c.code + "`)"; }
+
+std::string place(const std::string& where) { return where.empty() ? "" : " at " + where; }
+
+// The memory format the model's weights want for data of this layout's rank.
+std::string wanted_format(MemoryFormat model_format, const std::string& layout) {
+  if (model_format != MemoryFormat::nhwc) return "contiguous";
+  return layout == "channels_last_3d" ? "channels_last_3d" : "channels_last";
+}
+
+std::string contiguous_call(const std::string& format) {
+  return format == "contiguous" ? ".contiguous()" : ".contiguous(memory_format=torch." + format + ")";
+}
+
+const OpEvent* failed_view(const LayoutCause& c, const Report& r) {
+  for (int64_t id : c.payers)
+    if (id < static_cast<int64_t>(r.ops.size()) && r.ops[id].failed) return &r.ops[id];
+  return nullptr;
+}
+
+std::string fix_at_op(const LayoutCause& c, const Report& r, MemoryFormat model_format) {
+  const std::string op = c.op_name + place(c.where) + code_of(c);
+  if (const OpEvent* view = failed_view(c, r))
+    return "`.reshape(...)` instead of `.view(...)` at " + view->source.str() + ", or `.contiguous()` on the result of " + op;
+  const bool memory_format = is_channels_last(c.layout) || (c.layout == "contiguous" && model_format == MemoryFormat::nhwc);
+  if (memory_format) {
+    const std::string format = wanted_format(model_format, c.layout);
+    return "`" + contiguous_call(format) + "` on the result of " + op + ": the data goes on " +
+           (format == "contiguous" ? "in NCHW" : "in " + format) + ", the format of the model's weights";
+  }
+  const int64_t copies = c.copies + c.explicit_copies;
+  return "`.contiguous()` on the result of " + op + ": the ops after it read dense data" +
+         (copies > 1 ? " (one copy there instead of " + std::to_string(copies) + " in the ops that read it)" : "");
+}
+
+std::string fix_at_input(const LayoutCause& c, const Report& r, MemoryFormat model_format) {
+  const std::string format = wanted_format(model_format, c.layout);
+  if (r.run.model_format == "eager")
+    return "`" + contiguous_call(format) + "` on model input " + std::to_string(c.birth_input) +
+           " where it is made, before the model call";
+  InputSpec spec = r.run.inputs[c.birth_input].spec;
+  spec.format = format;
+  spec.perm.clear();
+  return "feed input " + std::to_string(c.birth_input) + " in the model's format: --input " + input_spec_text(spec) +
+         " (now " + spec.text + ")";
+}
+
+std::string model_wide_fix(const LayoutCause& c, MemoryFormat model_format) {
+  const bool pays_for_format = c.mixed_ops > 0 || !c.gradients.empty() || c.copies > 0;
+  if (!pays_for_format) return "";
+  if (is_channels_last(c.layout) && model_format != MemoryFormat::nhwc)
+    return "or convert the model to the layout that arrives: model.to(memory_format=torch." + c.layout +
+           "); on the CPU (oneDNN) and under inductor channels_last is often the faster of the two, so measure "
+           "both (layoutprof compare-formats)";
+  if (c.layout == "contiguous" && model_format == MemoryFormat::nhwc)
+    return "or convert the model back to the layout that arrives: model.to(memory_format=torch.contiguous_format); "
+           "channels_last is often the faster on the CPU (oneDNN) and under inductor, so measure both "
+           "(layoutprof compare-formats)";
+  return "";
+}
+
+}  // namespace
+
+std::vector<std::string> cause_fixes(const LayoutCause& c, const Report& r, MemoryFormat model_format) {
+  std::vector<std::string> fixes;
+  switch (c.kind) {
+    case BirthKind::op: fixes.push_back(fix_at_op(c, r, model_format)); break;
+    case BirthKind::model_input:
+      if (c.birth_input >= 0 && c.birth_input < static_cast<int>(r.run.inputs.size()))
+        fixes.push_back(fix_at_input(c, r, model_format));
+      break;
+    case BirthKind::unrecorded:
+      fixes.push_back("`" + contiguous_call(wanted_format(model_format, c.layout)) +
+                      "` where the tensor is made: no recorded op made it, so it is a parameter, a buffer or a "
+                      "tensor made before the recorded call");
+      break;
+  }
+  for (const LayoutChoice& choice : c.choices) {
+    if (!choice.swappable || choice.op < 0 || choice.op >= static_cast<int64_t>(r.ops.size())) continue;
+    const OpEvent& op = r.ops[choice.op];
+    fixes.push_back("swap the operands of " + op.name.str() + place(op.source) +
+                    (op.source_text.empty() ? "" : " (`" + op.source_text.str() + "`)") +
+                    ": its result takes its first operand's layout (TensorIterator), so the " + choice.other +
+                    " operand first keeps " + choice.other);
+  }
+  const std::string wide = model_wide_fix(c, model_format);
+  if (!wide.empty()) fixes.push_back(wide);
+  return fixes;
+}
+
+std::string birthplace_text(const LayoutCause& c) {
+  switch (c.kind) {
+    case BirthKind::op:
+      return c.layout + " born at " + c.op_name + (c.module.empty() ? "" : " in " + c.module) +
+             (c.where.empty() ? "" : " (" + c.where + ")") +
+             (c.from_layout.empty() || c.from_layout == c.layout ? "" : " from " + c.from_layout + " data");
+    case BirthKind::model_input: return c.layout + " arrives with the model's " + c.input_text;
+    case BirthKind::unrecorded:
+      return c.layout + " comes from a tensor no recorded op made (a parameter, a buffer or a tensor made before the call)";
+  }
+  return c.layout;
+}
+
+std::string cause_cost_text(const LayoutCause& c) {
+  std::vector<std::string> modules;
+  for (const std::string& m : c.payer_modules) modules.push_back(m.empty() ? "(top)" : m);
+  std::vector<std::string> parts;
+  const int64_t copies = c.copies + c.explicit_copies;
+  if (copies > 0)
+    parts.push_back(std::to_string(c.copies) + " implicit" +
+                    (c.explicit_copies > 0 ? " and " + std::to_string(c.explicit_copies) + " explicit" : "") +
+                    (copies == 1 ? " copy, " : " copies, ") + mb(c.copy_bytes) + " MB" +
+                    (c.copy_ns > 0 ? ", " + ms(c.copy_ns) + " ms" : ""));
+  if (c.mixed_ops > 0)
+    parts.push_back(std::to_string(c.mixed_ops) + " mixed-format op" + (c.mixed_ops == 1 ? "" : "s") + ", " +
+                    std::to_string(c.mixed_without_copy) + " without a recorded copy" +
+                    (c.mixed_bytes > 0 ? " (" + mb(c.mixed_bytes) + " MB of operands read in the other format, derived)" : ""));
+  if (!c.gradients.empty())
+    parts.push_back(std::to_string(c.gradients.size()) + (c.gradients.size() == 1 ? " gradient" : " gradients") +
+                    " that DDP or AccumulateGrad must convert (" + list_text(c.gradients, 3) + ")");
+  std::string text = "reaches " + list_text(modules, 4);
+  for (size_t i = 0; i < parts.size(); ++i) text += (i == 0 ? ": " : "; ") + parts[i];
+  return text;
+}
+
+}  // namespace layoutprof

@@ -1,0 +1,214 @@
+// Birthplaces (analysis/birthplace.h) on synthetic traces: where a layout was born, the chain
+// it took, who paid, the fixes, and the report's JSON and text forms of them.
+#include "analysis/birthplace.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "analysis/analysis.h"
+#include "analysis/mixed_formats.h"
+#include "core/input_spec.h"
+#include "report/json_report.h"
+#include "report/text_report.h"
+#include "synthetic.h"
+
+namespace layoutprof {
+namespace {
+
+using testing::add_op;
+using testing::tensor;
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+// [2, 8, 4, 4] activations and [8, 8, k, k] weights, in either format.
+TensorInfo nchw(uint64_t storage) { return tensor({2, 8, 4, 4}, {128, 16, 4, 1}, storage); }
+TensorInfo nhwc(uint64_t storage) { return tensor({2, 8, 4, 4}, {128, 1, 32, 8}, storage); }
+TensorInfo weight3x3(uint64_t storage) { return tensor({8, 8, 3, 3}, {72, 9, 3, 1}, storage, 1); }
+TensorInfo weight1x1(uint64_t storage) { return tensor({8, 8, 1, 1}, {8, 1, 1, 1}, storage, 1); }
+
+// A convolution reading `data` with `weight`, writing `out`; with `copy_weight`, the backend
+// converts the weight to channels_last under it (an aten::copy_ the trace shows).
+int64_t conv(Call& call, const std::string& module, TensorInfo data, TensorInfo weight, TensorInfo out,
+             bool copy_weight) {
+  data.arg = 0;
+  const int64_t id = add_op(call, "aten::conv2d", -1, {data, weight}, {out}, module);
+  if (copy_weight) {
+    TensorInfo dst = tensor(weight.sizes(), {72, 1, 24, 8}, 900 + static_cast<uint64_t>(id));
+    TensorInfo src = weight;
+    src.arg = 1;
+    add_op(call, "aten::copy_", id, {dst, src}, {dst});
+  }
+  return id;
+}
+
+// tokens [2, 16, 8] -> transpose (permuted) -> reshape, a view laid out channels_last -> a 3x3
+// convolution (weight copied) -> a 1x1 one (dense in both formats: no copy).
+Call attention_view_call() {
+  Call call;
+  TensorInfo tokens = tensor({2, 16, 8}, {128, 8, 1}, 1);
+  TensorInfo t = tensor({2, 8, 16}, {128, 1, 8}, 1);
+  add_op(call, "aten::transpose", -1, {tokens}, {t}, "attn");
+  add_op(call, "aten::reshape", -1, {t}, {nhwc(1)}, "attn");
+  conv(call, "conv1", nhwc(1), weight3x3(10), nhwc(2), true);
+  conv(call, "conv_shortcut", nhwc(2), weight1x1(11), nhwc(3), false);
+  call.wall_ns = 10000;
+  return call;
+}
+
+TEST(Birthplace, AViewThatHappensToBeChannelsLastIsTheBirthplaceOfTheConvolutionsCopies) {
+  const Report r = analyze(testing::trace_of({attention_view_call()}));
+  ASSERT_EQ(r.causes.size(), 1u);
+  const LayoutCause& c = r.causes[0];
+  EXPECT_EQ(c.kind, BirthKind::op);
+  EXPECT_EQ(c.layout, "channels_last");
+  EXPECT_EQ(r.ops[c.birth_op].name, "aten::reshape");
+  EXPECT_EQ(c.where, "model.py:11");
+  EXPECT_EQ(c.from_layout, "permuted(0,2,1)");
+  EXPECT_EQ(c.copies, 1);
+  EXPECT_EQ(c.copy_bytes, 8 * 8 * 3 * 3 * 4);
+  EXPECT_EQ(c.mixed_ops, 2);
+  EXPECT_EQ(c.mixed_without_copy, 1);
+  EXPECT_EQ(c.mixed_bytes, 8 * 8 * 4);  // the 1x1 weight, read in the other format
+  EXPECT_EQ(c.payers_total, 2);
+  EXPECT_EQ(c.carriers_total, 1);  // conv1 passes channels_last on to conv_shortcut
+  EXPECT_EQ(c.payer_modules, (std::vector<std::string>{"conv1", "conv_shortcut"}));
+  ASSERT_GE(c.fixes.size(), 2u);
+  EXPECT_TRUE(contains(c.fixes[0], "`.contiguous()` on the result of aten::reshape at model.py:11")) << c.fixes[0];
+  EXPECT_TRUE(contains(c.fixes[1], "model.to(memory_format=torch.channels_last)")) << c.fixes[1];
+  for (const std::string& f : c.fixes) EXPECT_FALSE(contains(f, "avoid")) << f;
+}
+
+TEST(Birthplace, AResidualAddThatFollowsItsFirstOperandIsAChoiceWithASwapFix) {
+  Call call;
+  // shortcut (NCHW, storage 1); a permute back makes channels_last data (storage 2's view),
+  // a 1x1 convolution carries it, and branch + shortcut takes the branch's layout.
+  TensorInfo nhwc_as_nhwc_sizes = tensor({2, 4, 4, 8}, {128, 32, 8, 1}, 2);
+  add_op(call, "aten::permute", -1, {nhwc_as_nhwc_sizes}, {nhwc(2)}, "block");
+  conv(call, "block.pw", nhwc(2), weight1x1(10), nhwc(3), false);
+  TensorInfo shortcut = nchw(1);
+  shortcut.arg = 1;
+  add_op(call, "aten::add", -1, {nhwc(3), shortcut}, {nhwc(4)}, "block");
+  conv(call, "down", nhwc(4), weight3x3(11), nhwc(5), true);
+  const Report r = analyze(testing::trace_of({call}));
+  ASSERT_EQ(r.causes.size(), 1u);
+  const LayoutCause& c = r.causes[0];
+  EXPECT_EQ(r.ops[c.birth_op].name, "aten::permute");
+  ASSERT_EQ(c.choices.size(), 1u);
+  EXPECT_EQ(r.ops[c.choices[0].op].name, "aten::add");
+  EXPECT_EQ(c.choices[0].followed, 0);
+  EXPECT_EQ(c.choices[0].other, "contiguous");
+  EXPECT_TRUE(c.choices[0].swappable);
+  EXPECT_EQ(c.carriers_total, 2);  // the 1x1 convolution and the add
+  EXPECT_EQ(c.mixed_ops, 2);
+  EXPECT_EQ(c.mixed_without_copy, 1);
+  const auto swap = std::find_if(c.fixes.begin(), c.fixes.end(), [](const std::string& f) { return contains(f, "swap the operands of aten::add"); });
+  EXPECT_NE(swap, c.fixes.end());
+}
+
+TEST(Birthplace, AnInputPermutedOutsideTheModelNamesTheInputSpecAndItsFix) {
+  Call call;
+  conv(call, "conv1", nhwc(1), weight3x3(10), nhwc(2), true);
+  ModelInput in;
+  in.spec = parse_input_spec("2x8x4x4:perm=0,2,3,1");
+  in.tensor = nhwc(1);
+  const Report r = analyze(testing::trace_of({call}, {in}));
+  ASSERT_EQ(r.causes.size(), 1u);
+  const LayoutCause& c = r.causes[0];
+  EXPECT_EQ(c.kind, BirthKind::model_input);
+  EXPECT_EQ(c.birth_input, 0);
+  EXPECT_EQ(c.input_text, "input 0: 2x8x4x4:perm=0,2,3,1");
+  ASSERT_FALSE(c.fixes.empty());
+  EXPECT_EQ(c.fixes[0], "feed input 0 in the model's format: --input 2x8x4x4 (now 2x8x4x4:perm=0,2,3,1)");
+}
+
+TEST(Birthplace, AChannelsLastModelFedChannelsLastDataHasNoCause) {
+  Call call;
+  TensorInfo w = tensor({8, 8, 3, 3}, {72, 1, 24, 8}, 10, 1);
+  add_op(call, "aten::conv2d", -1, {nhwc(1), w}, {nhwc(2)}, "conv1");
+  add_op(call, "aten::relu", -1, {nhwc(2)}, {nhwc(3)}, "act");
+  const Report r = analyze(testing::trace_of({call}));
+  EXPECT_TRUE(r.causes.empty());
+}
+
+TEST(Birthplace, AConvolutionWhoseWeightIsChannelsLastBirthsItFromTheParameter) {
+  // NCHW data, a channels_last weight: the output goes channels_last (either may suggest the
+  // format); the next convolution's NCHW weight is then copied. The layout came from no op.
+  Call call;
+  TensorInfo w = tensor({8, 8, 3, 3}, {72, 1, 24, 8}, 10, 1);
+  add_op(call, "aten::conv2d", -1, {nchw(1), w}, {nhwc(2)}, "conv1");
+  conv(call, "conv2", nhwc(2), weight3x3(11), nhwc(3), true);
+  const Report r = analyze(testing::trace_of({call}));
+  ASSERT_FALSE(r.causes.empty());
+  EXPECT_EQ(r.causes[0].kind, BirthKind::unrecorded);
+  EXPECT_EQ(r.causes[0].carriers_total, 1);
+}
+
+TEST(Birthplace, AcceptedBirthplacesAreListedButNotCounted) {
+  Trace t = testing::trace_of({attention_view_call()});
+  t.run.accepted = {"model.py:11"};
+  const Report r = analyze(std::move(t));
+  ASSERT_EQ(r.causes.size(), 1u);
+  EXPECT_TRUE(r.causes[0].accepted);
+  std::ostringstream text;
+  write_text_report(text, r, TextOptions{});
+  EXPECT_TRUE(contains(text.str(), "accepted (--accept model.py:11): channels_last born at aten::reshape")) << text.str();
+  EXPECT_FALSE(contains(text.str(), "Causes, by birthplace (where the layout was born; derived from the recorded strides): 1"));
+}
+
+TEST(Birthplace, AcceptMatchesAPathsTail) {
+  EXPECT_TRUE(accept_matches("model.py:11", "/home/u/model.py:11"));
+  EXPECT_TRUE(accept_matches("model.py:11", "model.py:11"));
+  EXPECT_FALSE(accept_matches("model.py:11", "/home/u/mymodel.py:11"));
+  EXPECT_FALSE(accept_matches("model.py:1", "model.py:11"));
+}
+
+TEST(Birthplace, TheTextReportLeadsWithTheBirthplaceLineAndItsFix) {
+  const Report r = analyze(testing::trace_of({attention_view_call()}));
+  std::ostringstream text;
+  write_text_report(text, r, TextOptions{});
+  const std::string s = text.str();
+  const size_t causes = s.find("Causes, by birthplace");
+  ASSERT_NE(causes, std::string::npos) << s;
+  EXPECT_LT(causes, s.find("Heatmap"));
+  EXPECT_TRUE(contains(s, "1. channels_last born at aten::reshape in attn (model.py:11)")) << s;
+  EXPECT_TRUE(contains(s, "→ fix: `.contiguous()` on the result of aten::reshape at model.py:11")) << s;
+  EXPECT_TRUE(contains(s, "2 mixed-format ops (activations in one memory format, weights in another): 1 with a recorded "
+                          "conversion copy, 1 without one; 2 of 2 convolutions")) << s;
+}
+
+TEST(Birthplace, TheJsonReportHoldsTheCausesAndReadsThemBack) {
+  const Report r = analyze(testing::trace_of({attention_view_call()}));
+  const nlohmann::json j = report_to_json(r);
+  ASSERT_EQ(j.at("causes").size(), 1u);
+  EXPECT_EQ(j["causes"][0]["birthplace"]["kind"], "op");
+  EXPECT_EQ(j["causes"][0]["birthplace"]["where"], "model.py:11");
+  const Report back = report_from_json(j);
+  EXPECT_TRUE(back.causes_in_file);
+  EXPECT_EQ(report_to_json(back), j);
+  // A report written before birthplaces: its causes are derived on reading.
+  nlohmann::json old = j;
+  old.erase("causes");
+  const Report derived = report_from_json(old);
+  EXPECT_FALSE(derived.causes_in_file);
+  ASSERT_EQ(derived.causes.size(), 1u);
+  EXPECT_EQ(derived.causes[0].where, "model.py:11");
+}
+
+TEST(Birthplace, ACauseNamingAnOpTheReportLacksIsRefused) {
+  nlohmann::json j = report_to_json(analyze(testing::trace_of({attention_view_call()})));
+  j["causes"][0]["chain"]["payers"][0] = 9999;
+  EXPECT_ANY_THROW(report_from_json(j));
+}
+
+TEST(MixedFormats, AWeightDenseInBothOrdersTakesTheFormatOfItsExactStrides) {
+  EXPECT_EQ(memory_format_of(weight1x1(1)), MemoryFormat::nchw);
+  EXPECT_EQ(memory_format_of(tensor({8, 8, 1, 1}, {8, 1, 8, 8}, 1)), MemoryFormat::nhwc);
+  EXPECT_EQ(memory_format_of(tensor({8, 1, 7, 7}, {49, 49, 7, 1}, 1)), MemoryFormat::nchw);  // depthwise
+  EXPECT_EQ(memory_format_of(tensor({8, 1, 7, 7}, {49, 1, 7, 1}, 1)), MemoryFormat::nhwc);
+  EXPECT_EQ(memory_format_of(nhwc(1)), MemoryFormat::nhwc);
+  EXPECT_EQ(memory_format_of(tensor({2, 8, 4}, {32, 4, 1}, 1)), MemoryFormat::none);
+}
+
+}  // namespace
+}  // namespace layoutprof
