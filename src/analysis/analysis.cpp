@@ -306,7 +306,7 @@ std::string suggest(const SplitPoint& sp, const OpEvent& op, const Report& r, co
   if (sp.copies > 0)
     return "makes the " + sp.after + " tensor that " + std::to_string(sp.copies) +
            " later copies pay for (" + mb(sp.copy_bytes) + " MB" +
-           "): make it contiguous once here, or avoid the " + short_name(op.name);
+           "): make it contiguous once here (`.contiguous()` on the result of this " + short_name(op.name) + ")";
   return "layout changes here with no copy downstream: ops that read it may still run slower "
          "on non-dense data";
 }

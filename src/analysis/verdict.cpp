@@ -169,7 +169,8 @@ void describe(CopyCause& k, size_t rank) {
         return;
       }
       k.what = readers + needs + " dense data: the " + k.from + " tensor that " + k.origin + " makes is copied on every call";
-      k.fix = "make it contiguous once where " + k.origin + " makes it, or avoid the " + origin;
+      k.fix = "make it contiguous once where " + k.origin + " makes it (`.contiguous()` on the result of the " + origin +
+              "), so that the ops after it read dense data";
       return;
     case CauseKind::input_copy:
       k.what = readers + needs + " dense data: model input " + std::to_string(k.origin_input) + ", which arrives " +

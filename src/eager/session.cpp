@@ -121,6 +121,8 @@ void EagerSession::describe_model(const std::string& name, const std::string& mo
   if (mode == "train" || mode == "eval") run.model_mode.value = mode;
 }
 
+void EagerSession::accept(const std::vector<std::string>& places) { state_->trace.run.accepted = places; }
+
 void EagerSession::watch_parameters(const std::vector<NamedTensor>& parameters) {
   State& s = *state_;
   s.parameters = parameters;

@@ -50,6 +50,8 @@ class EagerSession {
   // What the report calls the recorded code (the outermost module's class) and the mode its
   // code set ("train" or "eval"), once known.
   void describe_model(const std::string& name, const std::string& mode);
+  // Birthplaces made on purpose ("file.py:24", as --accept takes them): listed, not counted.
+  void accept(const std::vector<std::string>& places);
   // The model's parameters, under the names its user gives them: with autograd on, the first
   // recorded call watches each gradient arrive (the parameters' verdicts).
   void watch_parameters(const std::vector<NamedTensor>& parameters);

@@ -79,7 +79,7 @@ TEST(CopyCauses, AReshapeAfterATransposeNamesTheTransposeAndWhereItWasCalled) {
   EXPECT_EQ(k.modules, (std::vector<std::string>{"block"}));
   EXPECT_EQ(k.sources, (std::vector<std::string>{"model.py:11"}));
   EXPECT_EQ(k.origin_sources, (std::vector<std::string>{"model.py:10"}));
-  EXPECT_TRUE(contains(k.fix, "avoid the transpose")) << k.fix;
+  EXPECT_TRUE(contains(k.fix, "`.contiguous()` on the result of the transpose")) << k.fix;
 }
 
 TEST(CopyCauses, DataConvertedToTheWeightsFormatAsksForInputInThatFormat) {

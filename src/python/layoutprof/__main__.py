@@ -27,6 +27,8 @@ def parse(argv):
     parser.add_argument("--warmup", type=int, default=1, metavar="N",
                         help="model calls (or marked steps) run before recording (1)")
     parser.add_argument("--calls", type=int, default=1, metavar="N", help="model calls (or marked steps) recorded (1)")
+    parser.add_argument("--accept", action="append", default=[], metavar="FILE:LINE",
+                        help="a birthplace made on purpose: listed, not counted as a cause (repeatable)")
     parser.add_argument("--quiet", action="store_true", help="no text report on stderr")
     parser.add_argument("script", help="the Python script to run")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="the script's arguments")
@@ -40,7 +42,7 @@ def main(argv=None):
         return 2
     sys.argv = [o.script] + o.args
     sys.path[0] = os.path.dirname(os.path.abspath(o.script))
-    p = profile(json=o.json, html=o.html, warmup=o.warmup, calls=o.calls, by="call")
+    p = profile(json=o.json, html=o.html, warmup=o.warmup, calls=o.calls, by="call", accept=o.accept)
     signal.signal(signal.SIGTERM, _terminate)  # the script may set its own
     terminated = False
     try:

@@ -66,11 +66,13 @@ class profile:
     until the code marks a step: then its steps).
     name: what the report calls the recorded code (default: the model's class).
     lines: read each op's source line from the Python stack (False: module paths only, cheaper).
+    accept: birthplaces made on purpose, as "file.py:24" (what --accept takes): listed in the
+    report, not counted as causes, not gated.
     After the block, p.report is the JSON report as a dict, p.text() the text report.
     """
 
     def __init__(self, json=None, html=None, text=None, warmup=0, calls=None, by="step", name=None, max_ops=0,
-                 lines=True):
+                 lines=True, accept=()):
         if warmup < 0 or (calls is not None and calls < 1):
             raise ValueError("layoutprof.profile: warmup must be >= 0 and calls >= 1")
         if by not in ("step", "call"):
@@ -78,6 +80,7 @@ class profile:
         self._outputs = [("json", json), ("html", html), ("text", text)]
         self._warmup, self._calls, self._by, self._name, self._max_ops = warmup, calls, by, name, max_ops
         self._lines = lines
+        self._accept = [str(a) for a in ([accept] if isinstance(accept, str) else accept)]
         self._session = None
         self._hooks = ModuleHooks()
         self._index = 0  # the step, or the model's call, under way
@@ -175,9 +178,11 @@ class profile:
             self._session.end_call(_failure(exc))
 
     def _new_session(self):
-        return _native.Session(name=self._name or "eager", torch_version=torch.__version__,
-                               threads=torch.get_num_threads(), autograd=torch.is_grad_enabled(),
-                               warmup=self._warmup, max_ops=self._max_ops)
+        session = _native.Session(name=self._name or "eager", torch_version=torch.__version__,
+                                  threads=torch.get_num_threads(), autograd=torch.is_grad_enabled(),
+                                  warmup=self._warmup, max_ops=self._max_ops)
+        session.accept(self._accept)
+        return session
 
     def _count_steps(self):
         """The code marked its first step: steps are counted from here on, not the model's calls.

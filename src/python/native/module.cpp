@@ -79,6 +79,7 @@ PYBIND11_MODULE(_native, m) {
       .def("fail", &EagerSession::fail, py::arg("error"))
       .def("interrupt", &EagerSession::interrupt, py::arg("signal"))
       .def("describe_model", &EagerSession::describe_model, py::arg("name"), py::arg("mode"))
+      .def("accept", &EagerSession::accept, py::arg("places"))
       .def("watch_parameters", &watch_parameters, py::arg("named"))
       .def("note_ddp_warning", &EagerSession::note_ddp_warning, py::arg("detail"))
       .def_property_readonly("in_call", &EagerSession::in_call)
