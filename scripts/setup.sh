@@ -48,8 +48,9 @@ cmake --build "$BUILD_DIR" -j "$(nproc)" >&2
 
 # Every sample this torch can script, the large ones included, so that each build's tests run
 # on archives its own torch scripted (the committed ones are 1.13's, the 2.x-only ones 2.x's).
-# Made again whenever make_samples.py changes.
-stamp=$(sha256sum samples/make_samples.py | cut -d' ' -f1)
+# Made again whenever a file they are made from changes: make_samples.py and the modules it
+# imports (samples/sample_*.py: the table's machinery, the check, one module per sample family).
+stamp=$(sha256sum $(printf '%s\n' samples/make_samples.py samples/sample_*.py | LC_ALL=C sort) | sha256sum | cut -d' ' -f1)
 if [ -n "${LAYOUTPROF_SANITIZE:-}" ] && [ -z "${TORCH_PYTHON:-}" ]; then
   # The same torch makes the same samples: build/'s (made first if missing).
   [ "$(cat build/samples/.done 2>/dev/null)" = "$stamp" ] || BUILD_DIR=build LAYOUTPROF_SANITIZE= scripts/setup.sh >/dev/null

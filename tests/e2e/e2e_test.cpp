@@ -308,7 +308,7 @@ TEST(Threads, AForkedBranchKeepsItsModuleAndLineOnItsThread) {
   EXPECT_EQ(branch["module"], "branch");
   EXPECT_NE(branch["thread"], 0) << "the forked branch ran on a pool thread";
   EXPECT_TRUE(branch["parent"].is_null()) << "a task's op is top-level, not nested under a main-thread op";
-  EXPECT_THAT(branch["source"].get<std::string>(), HasSubstr("make_samples.py:"));
+  EXPECT_THAT(branch["source"].get<std::string>(), HasSubstr("sample_scripting.py:"));
   EXPECT_THAT(branch["source_text"].get<std::string>(), HasSubstr("reshape"));
   EXPECT_EQ(culprit["explicit_layout"]["name"], "aten::contiguous");
   EXPECT_EQ(culprit["explicit_layout"]["module"], "");
@@ -531,7 +531,7 @@ TEST(Pt2, OpsOfASubgraphSayWhichHigherOrderOpTheyRanIn) {
     for (const json& c : j["copies"]) {
       if (c["class"] != "implicit_layout" && c["class"] != "explicit_layout") continue;
       const json& culprit = ops[c["culprit"].get<size_t>()];
-      EXPECT_THAT(culprit["source"].get<std::string>(), HasSubstr("make_samples.py:")) << name << ": the user's line";
+      EXPECT_THAT(culprit["source"].get<std::string>(), HasSubstr("sample_export.py:")) << name << ": the user's line";
       const std::string text = culprit["source_text"].get<std::string>();
       EXPECT_THAT(text, Not(HasSubstr("<eval_with_key>"))) << name << ": fx's generated code is no source";
       inside_copies += text.find(inside) != std::string::npos;
@@ -1280,8 +1280,8 @@ TEST(Gate, TheRegressionExampleFailsTheGateAndSaysWhere) {
   Result r = run(sample_args("gate_regressed", {"--baseline", gate_baseline().string(), "--junit", junit.string()}));
   EXPECT_EQ(r.code, 1) << r.err;
   EXPECT_THAT(r.out, HasSubstr("REGRESSED"));
-  EXPECT_THAT(r.out, HasSubstr("implicit_layout copies 0 → 1: aten::reshape at samples/make_samples.py:"));
-  EXPECT_THAT(r.out, HasSubstr("new: aten::transpose at samples/make_samples.py:"));
+  EXPECT_THAT(r.out, HasSubstr("implicit_layout copies 0 → 1: aten::reshape at samples/sample_gates.py:"));
+  EXPECT_THAT(r.out, HasSubstr("new: aten::transpose at samples/sample_gates.py:"));
   std::string cmd = "/usr/bin/python3 -c \"import sys, xml.etree.ElementTree as E; "
                     "r = E.parse(sys.argv[1]).getroot(); "
                     "sys.exit(0 if int(r.get('failures')) > 0 and r.find('testsuite/testcase/failure') is not None else 1)\" " +
@@ -1627,7 +1627,7 @@ TEST(CompareFormats, EachVariantCopiesAsAPlainRunOfItsInputsAndTheChannelsLastOn
   EXPECT_EQ(avoided[0]["module"], "conv1");
   EXPECT_EQ(avoided[1]["module"], "conv2");
   // The user's line (the sample's forward), torch's conv.py as the innermost frame.
-  EXPECT_THAT(avoided[0]["source"].get<std::string>(), HasSubstr("make_samples.py:"));
+  EXPECT_THAT(avoided[0]["source"].get<std::string>(), HasSubstr("sample_convs.py:"));
   EXPECT_THAT(r.out, HasSubstr("channels_last: adds 0 copies (0.000 MB), avoids 2 copies"));
   EXPECT_THAT(r.out, HasSubstr("avoids   1 → 0  implicit_layout"));
   EXPECT_THAT(r.out, HasSubstr("aten::conv2d in conv1 at "));
