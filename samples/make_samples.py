@@ -82,6 +82,7 @@ from sample_table import COPY_CLASSES, DTYPES, Expect, Sample, copies, for_versi
 from sample_check import (WARMUP_CALLS, check, check_pt2, classify, profile_copies,  # noqa: E402
                           python_grad_verdicts, warmed_profile)
 import sample_attention  # noqa: E402
+import sample_causes  # noqa: E402
 import sample_convs  # noqa: E402
 import sample_export  # noqa: E402
 import sample_gates  # noqa: E402
@@ -98,7 +99,7 @@ import sample_views  # noqa: E402
 
 # One module per family of samples (a new family: a sample_NAME.py here, imported above).
 FAMILIES = (sample_views, sample_convs, sample_attention, sample_ops, sample_gates, sample_scripting,
-            sample_training, sample_libraries, sample_export)
+            sample_training, sample_libraries, sample_export, sample_causes)
 
 # The manifest's order of the samples that were in it when the families were split out (it
 # keeps manifest.json's bytes); a sample not listed comes after them, in FAMILIES' order.
@@ -162,6 +163,8 @@ def manifest() -> dict:
         if s.grads is not None:
             entries[-1]["grads"] = [{"torch": prefixes, "verdicts": dict(v), "why": why}
                                     for prefixes, v, why in s.grad_expectations()]
+        if s.causes is not None:
+            entries[-1]["causes"] = list(s.causes)
         if s.exports:
             entries[-1]["pt2"] = pt2_entry(s)
     return {"schema": 2, "samples": entries, "pt2_samples": pt2_only}

@@ -51,6 +51,9 @@ class Sample(NamedTuple):
     dynamic_batch: bool = False  # dimension 0 of every input exported as dynamic
     decompose: bool = False      # the program after ep.run_decompositions()
     train: bool = False          # exported in train mode (every other sample: eval)
+    # Causes (layoutprof's birthplaces): each cause the report must hold (sample_causes.cause),
+    # in every front end the sample runs in; [] says the report holds none.
+    causes: Optional[List[Dict]] = None
 
     def pt2_expected(self, exported_by: str = "2") -> Expect:
         """What the program that torch `exported_by` writes does (this torch's, by default)."""

@@ -80,7 +80,8 @@ SAMPLES = [
                   "depthwise.weight": "match", "depthwise.bias": "match"},
            grads_why="The fix: the same block converted with model.to(memory_format="
                      "torch.channels_last) before scripting, fed channels_last. Every weight is "
-                     "channels_last and so is every gradient: all match, nothing to warn about."),
+                     "channels_last and so is every gradient: all match, nothing to warn about.",
+           causes=[]),
     Sample("grad_zoo", GradZoo, ["4x16"],
            copies(implicit_layout=1, broadcast=1),
            "Forward: repeat copies the [1, 16] table expanded over the batch (broadcast, a "

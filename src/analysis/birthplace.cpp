@@ -9,6 +9,7 @@
 
 #include "analysis/analysis.h"
 #include "analysis/cause_text.h"
+#include "analysis/elementwise_order.h"
 #include "analysis/mixed_formats.h"
 #include "analysis/view_key.h"
 
@@ -42,6 +43,36 @@ bool is_commutative(const OpEvent& op) {
 bool is_dense_layout(LayoutClass c) {
   return c == LayoutClass::contiguous || c == LayoutClass::channels_last || c == LayoutClass::channels_last_3d ||
          c == LayoutClass::permuted;
+}
+
+// A birth at an elementwise op: when TensorIterator's rule gives its recorded output strides,
+// which operand decided them, and (a commutative op of two operands) what a swap would give.
+void explain_elementwise(const OpEvent& op, LayoutCause& c) {
+  if (op.outputs.empty()) return;
+  const TensorInfo& out = op.outputs.front();
+  std::vector<const TensorInfo*> operands;
+  for (const TensorInfo& in : op.inputs)
+    if (in.layout().cls != LayoutClass::unknown && !in.sizes().empty()) operands.push_back(&in);
+  if (operands.size() < 2 || !std::all_of(operands.begin(), operands.end(), [&](const TensorInfo* t) { return broadcasts_to(*t, out.sizes()); }))
+    return;
+  const ElementwiseOrder o = elementwise_output_order(operands, out.sizes());
+  TensorInfo predicted;
+  predicted.set_shape(out.sizes(), o.strides, out.dtype());
+  if (o.fast_path || predicted.label() != out.label()) return;
+  c.decided_by = o.decided_by;
+  if (operands.size() != 2 || !is_commutative(op)) return;
+  TensorInfo swapped;
+  swapped.set_shape(out.sizes(), elementwise_output_order({operands[1], operands[0]}, out.sizes()).strides, out.dtype());
+  if (swapped.label() != out.label()) c.swapped_layout = swapped.label();
+}
+
+// The op whose tensors a top-level op shows: itself, or, for the autograd engine's wrapper
+// around a backward function (it records none), the function's own record inside it.
+const OpEvent& shown_op(const OpList& ops, int64_t id) {
+  const OpEvent& op = ops[id];
+  if (op.inputs.empty() && op.outputs.empty() && id + 1 < static_cast<int64_t>(ops.size()) && ops[id + 1].parent == id)
+    return ops[id + 1];
+  return op;
 }
 
 // Follows tensors back through the ops that made them, from reader to producer, while each
@@ -80,7 +111,7 @@ class Tracer {
         break;
       }
       int position = -1;
-      const OpEvent& op = r_.ops[p];
+      const OpEvent& op = shown_op(r_.ops, p);
       const TensorInfo* in = hops < kMaxHops ? followed(op, *current, label, &position) : nullptr;
       if (!in) {
         cause = born_at(p, label);
@@ -102,11 +133,12 @@ class Tracer {
     return cause;
   }
 
-  // A layout born at top-level op `op` itself (inside it, or by its own output).
-  size_t born_at(int64_t op, Str layout) {
-    const TensorInfo* data = main_input(r_.ops[op]);
+  // A layout born at top-level op `op` itself (inside it, or by its own output); `remember`:
+  // its output is known to have been born there (not a gradient its backward made).
+  size_t born_at(int64_t op, Str layout, bool remember = true) {
+    const TensorInfo* data = main_input(shown_op(r_.ops, op));
     const size_t cause = birth(BirthKind::op, op, layout, data ? data->label() : Str());
-    memo_[{op, layout.id()}] = cause;
+    if (remember) memo_[{op, layout.id()}] = cause;
     return cause;
   }
 
@@ -179,9 +211,14 @@ class Tracer {
       c.from_layout = from;
       c.where = op.source;
       c.code = op.source_text;
+      explain_elementwise(shown_op(r_.ops, where), c);
     } else if (kind == BirthKind::model_input) {
       c.birth_input = static_cast<int>(where);
-      c.input_text = "input " + std::to_string(where) + ": " + r_.run.inputs[where].spec.text;
+      const ModelInput& in = r_.run.inputs[where];
+      std::string strides;
+      for (int64_t s : in.tensor.strides()) strides += (strides.empty() ? "" : ",") + std::to_string(s);
+      c.input_text = "input " + std::to_string(where) + ": " + in.spec.text + " (strides " + strides + ")" +
+                     (in.origin.empty() ? "" : ", " + in.origin);
     }
     births_.emplace(key, causes_.size());
     causes_.push_back(std::move(c));
@@ -253,39 +290,43 @@ int64_t forward_top(const Report& r, const std::vector<int64_t>& top, int64_t op
   return -1;
 }
 
-// The cause of one layout copy: for a backward op, its forward op's data; for a mixed-format
-// op, its data; otherwise the culprit's input the copy read, or the culprit itself when the
-// copied view was made inside it.
+// The cause of one layout copy. A backward op's is its forward op's data's, when that data is
+// mixed-format or laid out as the copy's source; an AccumulateGrad's, its parameter's gradient's.
+// Otherwise the culprit's input the copy read is followed back (through the backward pass too),
+// and a view made inside the culprit is born there.
 size_t copy_cause(const Report& r, const std::vector<int64_t>& top, Tracer& tracer, const CopyRecord& c,
-                  MemoryFormat model_format, int64_t* payer) {
-  int64_t reader = c.culprit;
-  if (reader >= forward_end(r)) {
-    const int64_t forward = forward_top(r, top, reader);
-    if (forward >= 0) reader = forward;
+                  MemoryFormat model_format, const std::unordered_map<uint64_t, size_t>& grad_causes) {
+  const bool backward = c.culprit >= forward_end(r);
+  const int64_t forward = backward ? forward_top(r, top, c.culprit) : -1;
+  if (forward >= 0) {
+    const OpEvent& f = r.ops[forward];
+    const TensorInfo* data = main_input(f);
+    if (data && (mixed_format(f, model_format).mixed || data->label() == c.src.label())) return tracer.trace(*data, forward);
   }
-  *payer = c.culprit;
-  const OpEvent& op = r.ops[reader];
+  if (backward && forward < 0) {
+    const auto grad = grad_causes.find(c.src.storage);
+    if (grad != grad_causes.end()) return grad->second;
+  }
+  const OpEvent& op = shown_op(r.ops, c.culprit);
   const TensorInfo* data = main_input(op);
-  if (reader != c.culprit || (data && mixed_format(op, model_format).mixed))
-    return data ? tracer.trace(*data, reader) : tracer.born_at(reader, c.src.label());
+  if (!backward && data && mixed_format(op, model_format).mixed) return tracer.trace(*data, c.culprit);
   const TensorInfo* read = nullptr;
   for (const TensorInfo& in : op.inputs)
     if (in.storage == c.src.storage && (!read || in.label() == c.src.label())) read = &in;
-  if (read && read->label() == c.src.label()) return tracer.trace(*read, reader);
-  return tracer.born_at(reader, c.src.label());
+  if (read && read->label() == c.src.label()) return tracer.trace(*read, c.culprit);
+  return tracer.born_at(c.culprit, c.src.label());
 }
 
 void charge_copies(const Report& r, const std::vector<int64_t>& top, Tracer& tracer, Charges& charges,
-                   MemoryFormat model_format) {
+                   MemoryFormat model_format, const std::unordered_map<uint64_t, size_t>& grad_causes) {
   for (const CopyRecord& c : r.copies) {
     if (!is_layout_copy(c.cls)) continue;
-    int64_t payer = -1;
-    const size_t cause = copy_cause(r, top, tracer, c, model_format, &payer);
+    const size_t cause = copy_cause(r, top, tracer, c, model_format, grad_causes);
     LayoutCause& k = charges.at(cause);
     (c.cls == CopyClass::implicit_layout ? k.copies : k.explicit_copies)++;
     k.copy_bytes += c.bytes;
     k.copy_ns += std::max<int64_t>(r.ops[c.op].duration_ns, 0);
-    charges.pay(cause, payer);
+    charges.pay(cause, c.culprit);
   }
 }
 
@@ -317,7 +358,10 @@ void charge_ops(const Report& r, Tracer& tracer, Charges& charges, MemoryFormat 
 }
 
 // A parameter's gradient that comes back in its forward op's data format, not the parameter's.
-void charge_gradients(const Report& r, const std::vector<int64_t>& top, Tracer& tracer, Charges& charges) {
+// Returns, per gradient buffer, its cause: AccumulateGrad's copy of it is charged there too.
+std::unordered_map<uint64_t, size_t> charge_gradients(const Report& r, const std::vector<int64_t>& top, Tracer& tracer,
+                                                      Charges& charges) {
+  std::unordered_map<uint64_t, size_t> causes;
   for (const ParamGrad& p : r.parameters) {
     if (p.verdict != GradVerdict::size1_only && p.verdict != GradVerdict::layout_mismatch) continue;
     if (p.producer < 0 || p.producer >= static_cast<int64_t>(r.ops.size())) continue;
@@ -328,11 +372,15 @@ void charge_gradients(const Report& r, const std::vector<int64_t>& top, Tracer& 
     param.set_shape(p.sizes, p.strides, "f32");
     const TensorInfo& data = r.ops[forward].inputs.front();
     const MemoryFormat g = memory_format_of(grad);
-    if (g == MemoryFormat::none || g != memory_format_of(data) || g == memory_format_of(param)) continue;
-    const size_t cause = tracer.trace(data, forward);
+    // A gradient in its data's memory format follows the data's layout back; another layout
+    // (a transposed one from a matmul's backward) was born in the forward op's backward.
+    const bool data_format = g != MemoryFormat::none && g == memory_format_of(data) && g != memory_format_of(param);
+    const size_t cause = data_format ? tracer.trace(data, forward) : tracer.born_at(forward, grad.label(), false);
     charges.at(cause).gradients.push_back(p.name);
     charges.pay(cause, top[p.producer]);
+    if (p.grad_storage != 0) causes.emplace(p.grad_storage, cause);
   }
+  return causes;
 }
 
 }  // namespace
@@ -342,9 +390,9 @@ std::vector<LayoutCause> find_causes(const Report& r, const std::vector<int64_t>
   Tracer tracer(r, top);
   Charges charges(r, tracer);
   const MemoryFormat model_format = model_weight_format(r.ops, forward_end(r));
-  charge_copies(r, top, tracer, charges, model_format);
+  const auto grad_causes = charge_gradients(r, top, tracer, charges);
+  charge_copies(r, top, tracer, charges, model_format, grad_causes);
   charge_ops(r, tracer, charges, model_format);
-  charge_gradients(r, top, tracer, charges);
   charges.finish();
   std::vector<LayoutCause> causes = std::move(tracer.causes());
   for (LayoutCause& c : causes) {

@@ -49,10 +49,11 @@ std::string fix_at_op(const LayoutCause& c, const Report& r, MemoryFormat model_
 
 std::string fix_at_input(const LayoutCause& c, const Report& r, MemoryFormat model_format) {
   const std::string format = wanted_format(model_format, c.layout);
-  if (r.run.model_format == "eager")
-    return "`" + contiguous_call(format) + "` on model input " + std::to_string(c.birth_input) +
-           " where it is made, before the model call";
-  InputSpec spec = r.run.inputs[c.birth_input].spec;
+  const ModelInput& in = r.run.inputs[c.birth_input];
+  if (r.run.model_format == "eager" || !in.origin.empty())
+    return "`" + contiguous_call(format) + "` on " + (in.origin.empty() ? "model input " + std::to_string(c.birth_input) : in.origin.substr(0, in.origin.find(" of "))) +
+           " where it is made, before " + (in.origin.empty() ? "the model call" : in.origin.substr(in.origin.find(" of ") + 4));
+  InputSpec spec = in.spec;
   spec.format = format;
   spec.perm.clear();
   return "feed input " + std::to_string(c.birth_input) + " in the model's format: --input " + input_spec_text(spec) +
@@ -89,6 +90,9 @@ std::vector<std::string> cause_fixes(const LayoutCause& c, const Report& r, Memo
                       "tensor made before the recorded call");
       break;
   }
+  if (c.kind == BirthKind::op && !c.swapped_layout.empty())
+    fixes.push_back("swap the operands of " + c.op_name + place(c.where) + code_of(c) + ": TensorIterator took operand " +
+                    std::to_string(c.decided_by) + "'s strides; the other order gives " + c.swapped_layout);
   for (const LayoutChoice& choice : c.choices) {
     if (!choice.swappable || choice.op < 0 || choice.op >= static_cast<int64_t>(r.ops.size())) continue;
     const OpEvent& op = r.ops[choice.op];
@@ -107,7 +111,8 @@ std::string birthplace_text(const LayoutCause& c) {
     case BirthKind::op:
       return c.layout + " born at " + c.op_name + (c.module.empty() ? "" : " in " + c.module) +
              (c.where.empty() ? "" : " (" + c.where + ")") +
-             (c.from_layout.empty() || c.from_layout == c.layout ? "" : " from " + c.from_layout + " data");
+             (c.from_layout.empty() || c.from_layout == c.layout ? "" : " from " + c.from_layout + " data") +
+             (c.decided_by >= 0 ? ", its layout following operand " + std::to_string(c.decided_by) + "'s strides (TensorIterator)" : "");
     case BirthKind::model_input: return c.layout + " arrives with the model's " + c.input_text;
     case BirthKind::unrecorded:
       return c.layout + " comes from a tensor no recorded op made (a parameter, a buffer or a tensor made before the call)";

@@ -242,10 +242,12 @@ struct Call {
   MappedVector<OpKey> keys_;  // while the events are parked
 };
 
-// A model input as built from its --input spec.
+// A model input as built from its --input spec, or (in process) as the user's code passed it
+// to the model: then `origin` says which argument of which call, on which line.
 struct ModelInput {
   InputSpec spec;
   TensorInfo tensor;
+  std::string origin;  // in process: "argument 0 of the model call at train.py:31 (`out = net(batch)`)"
 };
 
 // What ProfileConfig::convert_to did (compare-formats' variants): the tensors laid out anew

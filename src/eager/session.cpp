@@ -9,6 +9,8 @@
 #include "record/recorder.h"
 #include "report/ddp_seen.h"
 #include "report/reporter.h"
+#include "record/tensor_info.h"
+#include "runner/inputs.h"
 #include "runner/run_notes.h"
 #include "runner/model.h"
 #include "runner/runner.h"
@@ -122,6 +124,29 @@ void EagerSession::describe_model(const std::string& name, const std::string& mo
 }
 
 void EagerSession::accept(const std::vector<std::string>& places) { state_->trace.run.accepted = places; }
+
+void EagerSession::note_input(const NamedTensor& input) {
+  State& s = *state_;
+  const at::Tensor& tensor = input.tensor;
+  constexpr size_t kMaxNotedInputs = 64;
+  std::vector<ModelInput>& inputs = s.trace.run.inputs;
+  if (!s.in_call || !s.trace.calls.empty() || inputs.size() >= kMaxNotedInputs || !tensor.defined() ||
+      tensor.layout() != at::kStrided)
+    return;
+  ModelInput in;
+  in.tensor = describe_tensor(tensor, static_cast<int>(inputs.size()));
+  for (const ModelInput& seen : inputs)
+    if (seen.tensor.storage == in.tensor.storage && seen.tensor.storage_offset == in.tensor.storage_offset &&
+        seen.tensor.shape == in.tensor.shape)
+      return;
+  try {
+    in.spec = stored_input_specs({c10::IValue(tensor)}).front();
+  } catch (const Error&) {
+    return;  // a dtype --input cannot name: no spec to describe it by
+  }
+  in.origin = input.name;
+  inputs.push_back(std::move(in));
+}
 
 void EagerSession::watch_parameters(const std::vector<NamedTensor>& parameters) {
   State& s = *state_;

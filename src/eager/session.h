@@ -52,6 +52,11 @@ class EagerSession {
   void describe_model(const std::string& name, const std::string& mode);
   // Birthplaces made on purpose ("file.py:24", as --accept takes them): listed, not counted.
   void accept(const std::vector<std::string>& places);
+  // A tensor the user's code passed to the model in the shown (first recorded) call: a model
+  // input of the report, so that a layout it arrived with is traced to it. `origin` names the
+  // argument and the call's line (the NamedTensor's name). Other calls', and tensors noted
+  // before, are left out.
+  void note_input(const NamedTensor& input);
   // The model's parameters, under the names its user gives them: with autograd on, the first
   // recorded call watches each gradient arrive (the parameters' verdicts).
   void watch_parameters(const std::vector<NamedTensor>& parameters);

@@ -36,6 +36,8 @@ json cause_json(const LayoutCause& c) {
             {"name", c.op_name},
             {"module", c.module},
             {"from_layout", c.from_layout},
+            {"decided_by", c.decided_by < 0 ? json(nullptr) : json(c.decided_by)},
+            {"swapped_layout", c.swapped_layout},
             {"input", c.birth_input < 0 ? json(nullptr) : json(c.birth_input)},
             {"input_text", c.input_text},
             {"where", c.where},
@@ -72,6 +74,8 @@ LayoutCause cause_from(const json& j, int64_t ops) {
   c.op_name = as<std::string>(b.at("name"));
   c.module = as<std::string>(b.at("module"));
   c.from_layout = as<std::string>(b.at("from_layout"));
+  if (b.contains("decided_by") && !b.at("decided_by").is_null()) c.decided_by = as<int>(b.at("decided_by"));
+  if (b.contains("swapped_layout")) c.swapped_layout = as<std::string>(b.at("swapped_layout"));
   if (!b.at("input").is_null()) c.birth_input = as<int>(b.at("input"));
   c.input_text = as<std::string>(b.at("input_text"));
   c.where = as<std::string>(b.at("where"));

@@ -145,6 +145,7 @@ ModelInput input_from(const json& in) {
   m.spec.format = in.at("format").get<std::string>();
   m.spec.perm = as<std::vector<int>>(in.at("perm"));
   m.tensor = tensor_from(in.at("tensor"));
+  if (in.contains("origin")) m.origin = in.at("origin").get<std::string>();
   return m;
 }
 

@@ -110,13 +110,15 @@ json counter_status_json(const std::vector<CounterStatus>& counters) {
 // The run as a plain run's report has it.
 json plain_run_json(const RunInfo& r) {
   json inputs = json::array();
-  for (const ModelInput& in : r.inputs)
+  for (const ModelInput& in : r.inputs) {
     inputs.push_back({{"spec", in.spec.text},
                       {"sizes", in.spec.sizes},
                       {"dtype", in.spec.dtype},
                       {"format", in.spec.format},
                       {"perm", in.spec.perm},
                       {"tensor", tensor_json(in.tensor)}});
+    if (!in.origin.empty()) inputs.back()["origin"] = in.origin;
+  }
   return json{{"model", r.model},
               {"model_format", r.model_format},
               {"model_mode", {{"value", r.model_mode.value},

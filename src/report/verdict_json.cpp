@@ -1,8 +1,35 @@
 #include "report/verdict_json.h"
 
+#include "analysis/cause_text.h"
 #include "analysis/verdict.h"
 
 namespace layoutprof {
+
+namespace {
+
+// Each birthplace with its chain, for the page: the birth op, the first carriers and payers,
+// each with its op, module and line (the page links a module to its heatmap row).
+nlohmann::json birthplaces_json(const Report& r) {
+  using nlohmann::json;
+  json births = json::array();
+  for (const LayoutCause& c : r.causes) {
+    json chain = json::array();
+    auto step = [&](const char* role, int64_t id) {
+      if (id < 0 || id >= static_cast<int64_t>(r.ops.size())) return;
+      const OpEvent& op = r.ops[id];
+      chain.push_back({{"role", role}, {"name", op.name}, {"module", op.module}, {"source", op.source}});
+    };
+    step("birth", c.birth_op);
+    for (size_t i = 0; i < c.carriers.size() && i < 6; ++i) step("carrier", c.carriers[i]);
+    for (size_t i = 0; i < c.payers.size() && i < 8; ++i) step("payer", c.payers[i]);
+    births.push_back({{"text", birthplace_text(c)}, {"code", c.code}, {"cost", cause_cost_text(c)},
+                      {"fixes", c.fixes}, {"accepted", c.accepted}, {"where", c.where},
+                      {"carriers_total", c.carriers_total}, {"payers_total", c.payers_total}, {"chain", chain}});
+  }
+  return births;
+}
+
+}  // namespace
 
 nlohmann::json verdict_json(const Report& r, size_t max_split) {
   using nlohmann::json;
@@ -21,7 +48,9 @@ nlohmann::json verdict_json(const Report& r, size_t max_split) {
   }
   return {{"implicit_ns", v.implicit_ns}, {"wall_ns", v.wall_ns}, {"share", share_text(v.implicit_ns, v.wall_ns)},
           {"medians", v.medians}, {"copy_gpu_ns", v.copy_gpu_ns}, {"gpu_ns", v.gpu_ns},
-          {"gpu_share", share_text(v.copy_gpu_ns, v.gpu_ns)}, {"causes", causes}, {"split_groups", groups}};
+          {"gpu_share", share_text(v.copy_gpu_ns, v.gpu_ns)}, {"causes", causes}, {"split_groups", groups},
+          {"birthplaces", birthplaces_json(r)}, {"mixed_ops", v.mixed_ops}, {"mixed_without_copy", v.mixed_without_copy},
+          {"convolutions", v.convolutions}, {"mixed_convolutions", v.mixed_convolutions}};
 }
 
 }  // namespace layoutprof

@@ -37,6 +37,11 @@ struct LayoutCause {
   std::string op_name;      // kind op: its name ("aten::reshape") and module ("" the top module)
   std::string module;
   std::string from_layout;  // kind op: the layout of its main input (the data it changed)
+  // kind op, an elementwise op whose output TensorIterator laid out (analysis/elementwise_order.h
+  // predicts the recorded strides): the operand whose strides decided it (-1: not such an op),
+  // and the layout the output would have with its two operands swapped ("" not commutative).
+  int decided_by = -1;
+  std::string swapped_layout;
   int birth_input = -1;     // kind model_input: which one
   std::string input_text;   // kind model_input: its spec, or name, sizes and strides
   std::string where;        // the place the fix goes: "file.py:24" (the op's or the input's line)

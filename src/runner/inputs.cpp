@@ -80,7 +80,7 @@ std::vector<c10::IValue> stored_inputs(const std::vector<c10::IValue>& stored, c
     at::Tensor t = stored[i].toTensor();
     const InputSpec& spec = specs[i];
     if (device.is_cuda()) t = t.to(device);
-    described.push_back({spec, describe_tensor(t, static_cast<int>(described.size()))});
+    described.push_back({spec, describe_tensor(t, static_cast<int>(described.size())), ""});
     inputs.emplace_back(std::move(t));
   }
   return inputs;
@@ -121,7 +121,7 @@ std::vector<c10::IValue> make_inputs(const std::vector<InputSpec>& specs, const 
       if (!backward) throw SettingError(Setting::input, " '" + bounded(spec.text) + "': :grad needs a training step");
       t.requires_grad_(true);  // a leaf: its gradient is computed, not recorded as a parameter's
     }
-    described.push_back({spec, describe_tensor(t, static_cast<int>(described.size()))});
+    described.push_back({spec, describe_tensor(t, static_cast<int>(described.size())), ""});
     inputs.emplace_back(std::move(t));
   }
   return inputs;

@@ -1,5 +1,6 @@
 // Runs the layoutprof binary on the samples and checks what a user would see: copy counts
 // against the manifest, exit codes, one-line errors, reports that validate and render.
+#include <algorithm>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -181,6 +182,47 @@ std::string unmade_reason(const std::string& name) {
   return unmade.contains(name) ? unmade[name].get<std::string>() : "";
 }
 
+// The manifest's causes of a sample (its `causes`: [] says none), each found in the report:
+// its layout, its birthplace (kind, op, the file of its line, the code on it) and the modules
+// that pay. The text report's first screen, before the heatmap, holds the code and the fix.
+void expect_causes(const json& entry, const json& report, const fs::path& report_path, bool pt2) {
+  if (!entry.contains("causes")) return;
+  const json& causes = report.at("causes");
+  if (entry.at("causes").empty()) {
+    EXPECT_TRUE(causes.empty()) << entry.at("name") << ": " << causes.dump();
+    return;
+  }
+  Result text = run({"render", report_path.string()});
+  ASSERT_EQ(text.code, 0) << text.err;
+  const size_t heatmap = text.out.find("\nHeatmap");
+  EXPECT_LT(text.out.find("→ fix: "), heatmap) << text.out;
+  for (const json& want : entry.at("causes")) {
+    const json& at = pt2 && want.contains("pt2") ? want.at("pt2") : want;
+    const std::string file = at.at("file"), code = at.at("code");
+    const json* found = nullptr;
+    for (const json& c : causes) {
+      const json& b = c.at("birthplace");
+      auto payers = c.at("chain").at("payer_modules").get<std::vector<std::string>>();
+      std::sort(payers.begin(), payers.end());
+      if (c.at("layout") == want.at("layout") && b.at("kind") == want.at("kind") && b.at("name") == want.at("op") &&
+          b.at("where").get<std::string>().find(file) != std::string::npos &&
+          b.at("code").get<std::string>().find(code) != std::string::npos && payers == want.at("payers"))
+        found = &c;
+    }
+    ASSERT_NE(found, nullptr) << entry.at("name") << ": no cause like " << want.dump() << " in " << causes.dump(1);
+    if (want.at("all_copies").get<bool>()) {
+      EXPECT_EQ(found->at("copies"), report["summary"]["copies"]["implicit_layout"]);
+    }
+    const std::string swap = want.at("swap");
+    if (!swap.empty()) {
+      EXPECT_THAT(found->at("fixes").dump(), HasSubstr("swap the operands of " + swap)) << found->dump(1);
+    }
+    if (!code.empty()) {
+      EXPECT_LT(text.out.find(code), heatmap) << text.out;
+    }
+  }
+}
+
 // Runs one archive of a sample and checks it against the manifest's expectation for the
 // LibTorch under test: the copies of each class exactly, and the report against the schema.
 void expect_as_manifest_says(const json& entry, const fs::path& model, const std::string& tag) {
@@ -221,6 +263,7 @@ void expect_as_manifest_says(const json& entry, const fs::path& model, const std
   for (auto& [cls, b] : j["summary"]["copy_bytes"].items()) EXPECT_EQ(bytes[cls], b.get<int64_t>()) << cls;
   std::string validate = "/usr/bin/python3 " + quote(VALIDATOR) + " " + quote(SCHEMA) + " " + quote(report.string());
   EXPECT_EQ(std::system(validate.c_str()), 0) << validate;
+  expect_causes(entry, j, report, false);
 }
 
 // Each sample as the torch under test scripted it; the failing one's report included.
@@ -486,6 +529,7 @@ TEST_P(Pt2Samples, CopyCountsMatchTheManifest) {
   EXPECT_TRUE(j["run"]["calls_identical"].get<bool>());
   std::string validate = "/usr/bin/python3 " + quote(VALIDATOR) + " " + quote(SCHEMA) + " " + quote(report.string());
   EXPECT_EQ(std::system(validate.c_str()), 0) << validate;
+  expect_causes(entry, j, report, true);
 }
 
 std::vector<std::string> pt2_sample_names() {

@@ -12,6 +12,7 @@ report written by the same run:
     order of first appearance (backward rows after the forward ones), decoded here from the
     JSON's op list; the page's depth is the automatic one, computed here from the modules;
   - the verdict says the JSON's implicit copies, and the grouped causes count its layout copies;
+  - one block per birthplace of the JSON, its chain linked to the heatmap's rows;
   - the copies table has one row per copy of the JSON, the filter by class keeps that class's;
   - opening a heatmap row that has ops shows as many op rows as the JSON's top-level ops of
     that row, and opening an op with nested ops shows them;
@@ -142,6 +143,16 @@ def report_page(driver, name, sample, tmp):
     counted = sum(int(r.find_elements(By.CSS_SELECTOR, "td")[1].text.split()[0]) for r in causes)
     layout = implicit + doc["summary"]["copies"]["explicit_layout"]
     check(counted == layout, f"{name}: the causes count {counted} copies == the JSON's {layout} layout copies")
+
+    # The birthplaces: one block per cause of the JSON, each with its chain, whose first link
+    # leads to the heatmap row of the birth op's module.
+    births = driver.find_elements(By.CSS_SELECTOR, "#birthplaces .birthplace")
+    check(len(births) == len(doc["causes"]), f"{name}: {len(births)} birthplaces == {len(doc['causes'])} causes in the JSON")
+    for block, cause in zip(births, doc["causes"]):
+        check(cause["text"] in block.text, f"{name}: the birthplace block says {cause['text']!r}")
+        links = block.find_elements(By.CSS_SELECTOR, ".chain a")
+        target = links[0].get_attribute("href").split("#")[-1] if links else ""
+        check(bool(links) and driver.find_elements(By.ID, target), f"{name}: the chain links to a heatmap row ({target!r})")
 
     more = driver.find_element(By.ID, "more-copies")
     if more.is_displayed():  # past 1,000 copies the rest are drawn when asked

@@ -60,6 +60,21 @@ def recorded_copies(module, inputs, grad_mode):
     return {k: v for k, v in p.report["summary"]["copies"].items() if v}, p.report
 
 
+def missing_causes(want_list, report):
+    """The manifest's causes (sample_causes.cause) that the report does not hold: each is found
+    by its layout, birthplace (kind, op, the file of its line, the code on it) and payers."""
+    missing = []
+    for want in want_list:
+        found = [c for c in report["causes"]
+                 if c["layout"] == want["layout"] and c["birthplace"]["kind"] == want["kind"]
+                 and c["birthplace"]["name"] == want["op"] and want["file"] in c["birthplace"]["where"]
+                 and want["code"] in c["birthplace"]["code"]
+                 and sorted(c["chain"]["payer_modules"]) == want["payers"]]
+        if not found:
+            missing.append(want)
+    return missing
+
+
 def check_samples(ms):
     checked = 0
     for sample in ms.SAMPLES:
@@ -81,10 +96,53 @@ def check_samples(ms):
             fail(f"{sample.name}: run.model_format {report['run']['model_format']!r}")
         if got != want:
             fail(f"{sample.name}: layoutprof.profile() counts {got}, torch.profiler {want}")
+        if sample.causes == [] and report["causes"]:
+            fail(f"{sample.name}: causes {report['causes']}, the manifest says none")
+        for cause in missing_causes(sample.causes or [], report):
+            fail(f"{sample.name}: no cause like {cause} in process: {[c['text'] for c in report['causes']]}")
         checked += 1
     print(f"samples: {checked} eager modules profiled in process, copies compared with torch.profiler")
     if checked < 20:
         fail(f"only {checked} samples could be checked")
+
+
+def check_batch_permuted_outside(ms):
+    """HWC images permuted to NCHW outside the model: recorded with the step that permutes them,
+    the cause is that line; recorded as model calls only, it is the model call's argument, with
+    the call's line; a channels_last batch fed to a channels_last model is no cause."""
+    torch.set_num_threads(1)
+    net = ms.SmallImageNet().eval()
+    hwc = torch.randn(2, 32, 32, 3)
+    with torch.no_grad(), layoutprof.profile(warmup=1, calls=1) as p:
+        for _ in range(2):
+            batch = hwc.permute(0, 3, 1, 2)  # the birthplace: HWC images as NCHW
+            net(batch)
+            p.step()
+    born = [c for c in p.report["causes"] if c["birthplace"]["name"] == "aten::permute"]
+    if not born or "batch = hwc.permute(0, 3, 1, 2)" not in born[0]["birthplace"]["code"] or \
+            not born[0]["birthplace"]["where"].endswith("in_process.py:" + str(check_batch_permuted_outside.line)):
+        fail(f"whole steps: the permute's line is not the birthplace: {[c['text'] for c in p.report['causes']]}")
+    with torch.no_grad(), layoutprof.profile(warmup=1, calls=1, by="call") as p:
+        for _ in range(2):
+            out = net(batch)  # noqa: F841 (the model call's line)
+    inputs = [c for c in p.report["causes"] if c["birthplace"]["kind"] == "model_input"]
+    if not inputs or "argument 0 of the model call at" not in inputs[0]["birthplace"]["input_text"] or \
+            "out = net(batch)" not in inputs[0]["birthplace"]["input_text"] or \
+            "(strides 3072,1,96,3)" not in inputs[0]["birthplace"]["input_text"]:
+        fail(f"model calls: the input is not named with its call: {[c['text'] for c in p.report['causes']]}")
+    if not any("where it is made, before the model call at" in f for c in inputs for f in c["fixes"]):
+        fail(f"model calls: no fix where the input is made: {[c['fixes'] for c in inputs]}")
+    cl_net = ms.SmallImageNet().eval().to(memory_format=torch.channels_last)
+    with torch.no_grad(), layoutprof.profile(warmup=1, calls=1, by="call") as p:
+        for _ in range(2):
+            cl_net(batch)
+    if p.report["causes"]:
+        fail(f"a channels_last batch to a channels_last model: causes {[c['text'] for c in p.report['causes']]}")
+    print("causes in process: the permute's line, the model call's argument, none for a channels_last model")
+
+
+# The line of the permute in check_batch_permuted_outside (the first line with its comment).
+check_batch_permuted_outside.line = next(i for i, text in enumerate(open(__file__), 1) if "# the birthplace: HWC" in text)
 
 
 def check_gradient_verdicts(ms):
@@ -591,6 +649,7 @@ def main():
     samples = load_samples()
     check_gradient_verdicts(samples)
     check_samples(samples)
+    check_batch_permuted_outside(samples)
     print(f"in_process: {len(failures)} failed")
     return 1 if failures else 0
 

@@ -117,9 +117,32 @@ TEST(Birthplace, AnInputPermutedOutsideTheModelNamesTheInputSpecAndItsFix) {
   const LayoutCause& c = r.causes[0];
   EXPECT_EQ(c.kind, BirthKind::model_input);
   EXPECT_EQ(c.birth_input, 0);
-  EXPECT_EQ(c.input_text, "input 0: 2x8x4x4:perm=0,2,3,1");
+  EXPECT_EQ(c.input_text, "input 0: 2x8x4x4:perm=0,2,3,1 (strides 128,1,32,8)");
   ASSERT_FALSE(c.fixes.empty());
   EXPECT_EQ(c.fixes[0], "feed input 0 in the model's format: --input 2x8x4x4 (now 2x8x4x4:perm=0,2,3,1)");
+}
+
+TEST(Birthplace, AnElementwiseOpWithAPartlyBroadcastOperandSaysWhichOperandDecided) {
+  // [2, 8, 1, 4] contiguous + [2, 8, 4, 4] channels_last: TensorIterator's output is
+  // permuted(0,2,1,3), a layout neither operand has (checked on 1.13 and 2.14: the other order
+  // gives channels_last). A reshape then copies it.
+  Call call;
+  TensorInfo b = tensor({2, 8, 1, 4}, {32, 4, 4, 1}, 1);
+  TensorInfo a = tensor({2, 8, 4, 4}, {128, 1, 32, 8}, 2, 1);
+  TensorInfo out = tensor({2, 8, 4, 4}, {128, 4, 32, 1}, 3);
+  add_op(call, "aten::add", -1, {b, a}, {out}, "mix");
+  const int64_t reshape = add_op(call, "aten::reshape", -1, {out}, {tensor({2, 128}, {128, 1}, 4)}, "head");
+  TensorInfo dst = tensor({2, 8, 4, 4}, {128, 16, 4, 1}, 4), src = out;
+  src.arg = 1;
+  add_op(call, "aten::copy_", reshape, {dst, src}, {dst});
+  const Report r = analyze(testing::trace_of({call}));
+  ASSERT_EQ(r.causes.size(), 1u);
+  const LayoutCause& c = r.causes[0];
+  EXPECT_EQ(c.op_name, "aten::add");
+  EXPECT_EQ(c.layout, "permuted(0,2,1,3)");
+  EXPECT_GE(c.decided_by, 0);
+  EXPECT_EQ(c.swapped_layout, "channels_last");
+  EXPECT_TRUE(contains(c.fixes.at(1), "swap the operands of aten::add")) << c.fixes.at(1);
 }
 
 TEST(Birthplace, AChannelsLastModelFedChannelsLastDataHasNoCause) {

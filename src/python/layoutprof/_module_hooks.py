@@ -14,6 +14,7 @@ or "_orig_mod." prefix. A module outside that tree (a transform, a loss module) 
 class.
 """
 import itertools
+import sys
 
 import torch
 
@@ -29,11 +30,17 @@ class ModuleHooks:
         self._model_depth = 0  # the model's forward() calls under way (it may call itself)
         self._begins = self._ends = None
         self._learnt = None
+        self._inputs = None
 
     def on_model_call(self, begins, ends):
         """Calls begins() as the model's outermost forward() starts, and ends(error, output) as
         it returns (error "") or raises (error: the exception, in one line; output None)."""
         self._begins, self._ends = begins, ends
+
+    def on_model_inputs(self, inputs):
+        """Calls inputs(args, kwargs, frame) as the model's outermost forward() starts (after
+        begins()), frame being the caller's: the line of the model call."""
+        self._inputs = inputs
 
     def on_model_learnt(self, learnt):
         """Calls learnt(model) once the model is known: the user's module, unwrapped."""
@@ -69,6 +76,8 @@ class ModuleHooks:
         self._model_depth += 1
         if self._model_depth == 1 and self._begins is not None:
             self._begins()
+        if self._model_depth == 1 and self._inputs is not None:
+            self._inputs(args, kwargs, sys._getframe(2))  # 0: here, 1: the stand-in, 2: the caller
         _native.enter_module(module_id)
         try:
             output = torch_call(self.root, *args, **kwargs)

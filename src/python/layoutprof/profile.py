@@ -18,6 +18,7 @@ reports ("r.json" becomes "r.rank0.json"), and DDP's grad-strides warning is rec
 block's start. A process forked from the block (a DataLoader worker) records nothing.
 """
 import json as _json
+import linecache
 import os
 import threading
 
@@ -102,6 +103,7 @@ class profile:
         if self._by == "call":
             self._hooks.on_model_call(self._model_call_begins, self._model_call_ends)
         self._hooks.on_model_learnt(self._model_learnt)
+        self._hooks.on_model_inputs(self._model_inputs)
         self._pid = os.getpid()
         _native.read_user_lines(self._lines)
         self._ddp.install()
@@ -210,6 +212,19 @@ class profile:
         self._parameters = list(model.named_parameters())
         if self._session.in_call or not self._session.calls:
             self._session.watch_parameters(self._parameters)
+
+    def _model_inputs(self, args, kwargs, frame):
+        """The shown call's model inputs, with the line of the call: a layout they arrive with
+        is traced to them (its causes name the argument and the line)."""
+        if self._forked() or not self._session.in_call or self._session.calls:
+            return
+        where = f"{frame.f_code.co_filename}:{frame.f_lineno}"
+        code = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
+        call = f"the model call at {where}" + (f" (`{code}`)" if code else "")
+        named = [(f"argument {i}", a) for i, a in enumerate(args)] + [(f"argument {k!r}", v) for k, v in kwargs.items()]
+        for name, value in named:
+            for t in _tensors(value):
+                self._session.note_input(t, f"{name} of {call}")
 
     def _model_call_begins(self):
         if self._forked():

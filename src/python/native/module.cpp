@@ -80,6 +80,8 @@ PYBIND11_MODULE(_native, m) {
       .def("interrupt", &EagerSession::interrupt, py::arg("signal"))
       .def("describe_model", &EagerSession::describe_model, py::arg("name"), py::arg("mode"))
       .def("accept", &EagerSession::accept, py::arg("places"))
+      .def("note_input", [](EagerSession& s, const at::Tensor& t, const std::string& origin) { s.note_input({origin, t}); },
+           py::arg("tensor"), py::arg("origin"))
       .def("watch_parameters", &watch_parameters, py::arg("named"))
       .def("note_ddp_warning", &EagerSession::note_ddp_warning, py::arg("detail"))
       .def_property_readonly("in_call", &EagerSession::in_call)

@@ -17,6 +17,16 @@ const mb = b => (b / 1e6).toFixed(3);
 const ms = ns => (ns / 1e6).toFixed(3);
 function td(text, cls) { return el("td", { class: cls || "", text: String(text) }); }
 function section(title, ...kids) { app.append(el("h2", { text: title }), ...kids); }
+// The heatmap row a module's ops are in: its own path's row, or that of the deepest module
+// above it that has one (the heatmap's depth cuts paths); the top module's row otherwise.
+function rowAnchor(module) {
+  let best = 0, len = -1;
+  D.heatmap.rows.forEach((row, r) => {
+    const l = row.label === "(top)" ? "" : row.label;
+    if ((module === l || l === "" || module.startsWith(l + ".")) && l.length > len) { best = r; len = l.length; }
+  });
+  return "hm-" + best;
+}
 
 if (D.kind === "comparison") { comparison(); return; }
 if (D.kind === "formats") { formats(); return; }
@@ -67,7 +77,28 @@ const V = D.verdict, call = R.backward ? "training step" : "forward";
   const n = others.reduce((a, c) => a + T.copies[c], 0);
   if (n) more.push("and " + cops(n) + " that change" + (n === 1 ? "s" : "") + " no layout (" + others.map(c => T.copies[c] + " " + c).join(", ") + "), " + mb(others.reduce((a, c) => a + T.copy_bytes[c], 0)) + " MB");
   if (V.copy_gpu_ns >= 0 && V.gpu_share) more.push("on the GPU, layout-copy kernels took " + V.gpu_share + " of the kernels' time (measured, CUPTI: " + ms(V.copy_gpu_ns) + " of " + ms(V.gpu_ns) + " ms)");
+  if (V.mixed_ops) more.push("and " + V.mixed_ops + " mixed-format op" + (V.mixed_ops === 1 ? "" : "s") + " (activations in one memory format, weights in another): " +
+    (V.mixed_ops - V.mixed_without_copy) + " with a recorded conversion copy, " + V.mixed_without_copy + " without one" +
+    (V.mixed_convolutions ? "; " + V.mixed_convolutions + " of " + V.convolutions + " convolutions run in a format the model's weights are not in" : ""));
   more.forEach(m => app.append(el("div", { class: "muted", text: m })));
+}
+// Each birthplace (the line to change), its chain birth → carriers → payers, each op linked to
+// its module's heatmap row, and the fixes.
+if (V.birthplaces.length) {
+  const box = el("div", { id: "birthplaces" });
+  const stepText = s => s.role + ": " + s.name + " in " + (s.module || "(top)") + (s.source ? " at " + s.source : "");
+  const step = s => el("a", { class: "chain-step " + s.role, href: "#" + rowAnchor(s.module), text: stepText(s) });
+  V.birthplaces.forEach((b, i) => {
+    const chain = el("div", { class: "chain mono" });
+    b.chain.forEach((s, k) => { if (k) chain.append(" → "); chain.append(step(s)); });
+    const more = b.carriers_total + " carrier" + (b.carriers_total === 1 ? "" : "s") + ", " + b.payers_total + " payer" + (b.payers_total === 1 ? "" : "s") + " in all";
+    box.append(el("div", { class: "birthplace" + (b.accepted ? " muted" : "") },
+      el("div", { class: "bp-title", text: (b.accepted ? "accepted (--accept " + b.where + "): " : (i + 1) + ". ") + b.text }),
+      b.code ? el("div", { class: "mono bp-code", text: b.code }) : null,
+      el("div", { text: b.cost }), chain, el("div", { class: "muted", text: more }),
+      ...b.fixes.map((f, k) => el("div", { class: "fix", text: "→ " + (k ? "" : "fix: ") + f }))));
+  });
+  section("Causes, by birthplace (where the layout was born; derived from the recorded strides): " + V.birthplaces.filter(b => !b.accepted).length, box);
 }
 if (V.causes.length) {
   const list = (a, k) => a.length <= k ? a.join(", ") : a.slice(0, k).join(", ") + " and " + (a.length - k) + " more";
@@ -207,7 +238,7 @@ function opRow(i, nested, depth) {
   return tr;
 }
 H.rows.forEach((row, r) => {
-  const tr = el("tr", { class: "hm-row", "data-row": String(r) }, td(row.label, "l"));
+  const tr = el("tr", { class: "hm-row", "data-row": String(r), id: "hm-" + r }, td(row.label, "l"));
   row.values.forEach((v, k) => {
     const c = td(row.text[k]);
     const share = colMax[k] > 0 ? v / colMax[k] : 0;
