@@ -197,7 +197,13 @@ class Tracer {
   }
 
   size_t birth(BirthKind kind, int64_t where, Str layout, Str from) {
-    const auto key = std::make_tuple(static_cast<int>(kind), where, layout.id());
+    // One place is one birthplace, however often it runs (a loop's line): an op is keyed by its
+    // name, module and line; an input by its position.
+    BirthKey key{static_cast<int>(kind), kind == BirthKind::op ? -1 : where, layout.id(), nullptr, nullptr, nullptr};
+    if (kind == BirthKind::op) {
+      const OpEvent& op = r_.ops[where];
+      key = {static_cast<int>(kind), -1, layout.id(), op.name.id(), op.module.id(), op.source.id()};
+    }
     const auto found = births_.find(key);
     if (found != births_.end()) return found->second;
     LayoutCause c;
@@ -235,7 +241,8 @@ class Tracer {
   const Report& r_;
   std::unordered_map<ViewKey, std::vector<int64_t>, ViewKeyHash> producers_;  // ascending top-level ids
   std::unordered_map<std::pair<int64_t, const void*>, size_t, MemoHash> memo_;
-  std::map<std::tuple<int, int64_t, const void*>, size_t> births_;
+  using BirthKey = std::tuple<int, int64_t, const void*, const void*, const void*, const void*>;
+  std::map<BirthKey, size_t> births_;
   std::vector<LayoutCause> causes_;
   std::vector<std::set<int64_t>> carriers_;
 };

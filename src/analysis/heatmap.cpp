@@ -78,6 +78,12 @@ std::vector<HeatmapRow> heatmap_rows(const Report& report, GroupBy group_by, int
     add_counters(row.counters, op.counters);
     append_flow(row.transitions, report.ops, op.id);
   }
+  for (const LayoutCause& c : report.causes) {
+    if (c.accepted || c.kind != BirthKind::op || c.birth_op < 0 || c.birth_op >= static_cast<int64_t>(report.ops.size()))
+      continue;
+    std::vector<std::string>& births = row_of_op(c.birth_op).births;
+    if (std::find(births.begin(), births.end(), c.layout) == births.end()) births.push_back(c.layout);
+  }
   for (const CopyRecord& c : report.copies) {
     HeatmapRow& row = row_of_op(c.op);
     row.implicit_copies += c.cls == CopyClass::implicit_layout;

@@ -19,6 +19,7 @@ struct HeatmapRow {
   int64_t copy_bytes = 0;  // all copy classes
   int64_t time_ns = 0;
   std::vector<std::string> transitions;
+  std::vector<std::string> births;  // layouts born at the row's ops (causes not accepted), distinct
   int64_t dtlb_walks = 0;              // modelled, over the row's copies
   int64_t tensor_bytes = 0;            // of the row's top-level ops (derived bandwidth)
   std::vector<CounterValue> counters;  // measured, summed over the row's top-level ops

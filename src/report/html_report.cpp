@@ -187,7 +187,7 @@ json heatmap_json(const HeatmapTable& t, GroupBy group_by) {
       text.push_back(c.text[i]);
     }
     rows.push_back({{"label", t.rows[i].label}, {"values", values}, {"text", text},
-                    {"lane", clip(flow_text(t.rows[i].transitions), kMaxLaneText)}});
+                    {"lane", clip(lane_text(t.rows[i]), kMaxLaneText)}});
   }
   return {{"depth", t.depth}, {"group_by", group_by == GroupBy::op ? "op" : "module"},
           {"columns", columns}, {"rows", rows}, {"legend", t.legend}};

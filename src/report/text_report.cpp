@@ -175,6 +175,10 @@ void write_verdict(std::ostream& out, const Report& r, const Verdict& v) {
   }
   if (implicit == 0) {
     out << "no implicit layout copies in a call";
+    // Layouts that drift without a copy still decide which kernels run: never "nothing to fix".
+    if (v.mixed_ops > 0)
+      out << ", but " << plural(v.mixed_ops, "mixed-format op runs", "mixed-format ops run")
+          << " in a layout the model's weights are not in (see Causes, by birthplace)";
   } else {
     out << plural(implicit, "implicit layout copy", "implicit layout copies") << " a call, "
         << mb(at(v.bytes, CopyClass::implicit_layout)) << " MB";
@@ -283,6 +287,12 @@ std::string flow_text(const std::vector<std::string>& transitions) {
   return lane;
 }
 
+std::string lane_text(const HeatmapRow& row) {
+  std::string born;
+  for (const std::string& b : row.births) born += (born.empty() ? "[born " : ", ") + b;
+  return (born.empty() ? "" : born + "] ") + flow_text(row.transitions);
+}
+
 HeatmapTable heatmap_table(const Report& r, GroupBy group_by, int requested_depth) {
   HeatmapTable t;
   t.depth = heatmap_depth(r, requested_depth);
@@ -368,7 +378,7 @@ void write_heatmap(std::ostream& out, const Report& r, const TextOptions& o) {
   for (size_t i = 0; i < rows.size(); ++i) {
     out << "  " << pad_right(clip(rows[i].label, label_w), label_w);
     for (const HeatmapColumn& c : t.columns) out << " " << shade_cell(c, i, o.color);
-    out << "  " << clip(flow_text(rows[i].transitions), 60) << "\n";
+    out << "  " << clip(lane_text(rows[i]), 60) << "\n";
   }
   out << "  (" << t.legend << ")\n";
 }

@@ -40,6 +40,9 @@ std::string mode_line(const ModelMode& mode);
 
 // A row's layout lane: its transitions joined by arrows.
 std::string flow_text(const std::vector<std::string>& transitions);
+// A heatmap row's layout lane: "[born channels_last] " where a cause's layout was born in the
+// row, then its flow.
+std::string lane_text(const HeatmapRow& row);
 
 void write_text_report(std::ostream& out, const Report& report, const TextOptions& options);
 

@@ -145,6 +145,28 @@ TEST(Birthplace, AnElementwiseOpWithAPartlyBroadcastOperandSaysWhichOperandDecid
   EXPECT_TRUE(contains(c.fixes.at(1), "swap the operands of aten::add")) << c.fixes.at(1);
 }
 
+TEST(Birthplace, ALineALoopRunsManyTimesIsOneBirthplace) {
+  // for i in range(3): y = x.transpose(1, 2).reshape(...): three transposes on one line, each
+  // copied by its reshape, are one cause of three copies.
+  Call call;
+  for (uint64_t i = 0; i < 3; ++i) {
+    TensorInfo x = tensor({2, 4, 3}, {12, 3, 1}, 10 * i + 1), xt = tensor({2, 3, 4}, {12, 1, 3}, 10 * i + 1);
+    TensorInfo dense = tensor({2, 3, 4}, {12, 4, 1}, 10 * i + 2);
+    const int64_t t = add_op(call, "aten::transpose", -1, {x}, {xt}, "loop");
+    call.events[t].source = "model.py:7";
+    const int64_t r = add_op(call, "aten::reshape", -1, {xt}, {tensor({2, 12}, {12, 1}, 10 * i + 2)}, "loop");
+    call.events[r].source = "model.py:7";
+    TensorInfo src = xt;
+    src.arg = 1;
+    add_op(call, "aten::copy_", r, {dense, src}, {dense});
+  }
+  const Report r = analyze(testing::trace_of({call}));
+  ASSERT_EQ(r.causes.size(), 1u);
+  EXPECT_EQ(r.causes[0].copies, 3);
+  EXPECT_EQ(r.causes[0].where, "model.py:7");
+  EXPECT_EQ(r.causes[0].payers_total, 3);
+}
+
 TEST(Birthplace, AChannelsLastModelFedChannelsLastDataHasNoCause) {
   Call call;
   TensorInfo w = tensor({8, 8, 3, 3}, {72, 1, 24, 8}, 10, 1);
@@ -165,6 +187,21 @@ TEST(Birthplace, AConvolutionWhoseWeightIsChannelsLastBirthsItFromTheParameter) 
   ASSERT_FALSE(r.causes.empty());
   EXPECT_EQ(r.causes[0].kind, BirthKind::unrecorded);
   EXPECT_EQ(r.causes[0].carriers_total, 1);
+}
+
+TEST(Birthplace, ADriftWithoutACopyIsNeverNothingToFix) {
+  // channels_last data (born at a permute) through a 1x1 convolution: no copy, one mixed op.
+  Call call;
+  add_op(call, "aten::permute", -1, {tensor({2, 4, 4, 8}, {128, 32, 8, 1}, 1)}, {nhwc(1)}, "block");
+  conv(call, "block.pw", nhwc(1), weight1x1(10), nhwc(2), false);
+  const Report r = analyze(testing::trace_of({call}));
+  ASSERT_EQ(r.causes.size(), 1u);
+  EXPECT_EQ(r.causes[0].mixed_without_copy, 1);
+  std::ostringstream text;
+  write_text_report(text, r, TextOptions{});
+  EXPECT_TRUE(contains(text.str(), "Verdict: no implicit layout copies in a call, but 1 mixed-format op runs in a layout "
+                                   "the model's weights are not in (see Causes, by birthplace)")) << text.str();
+  EXPECT_TRUE(contains(text.str(), "1 of 1 convolution run in a format the model's weights are not in")) << text.str();
 }
 
 TEST(Birthplace, AcceptedBirthplacesAreListedButNotCounted) {
@@ -196,6 +233,7 @@ TEST(Birthplace, TheTextReportLeadsWithTheBirthplaceLineAndItsFix) {
   EXPECT_LT(causes, s.find("Heatmap"));
   EXPECT_TRUE(contains(s, "1. channels_last born at aten::reshape in attn (model.py:11)")) << s;
   EXPECT_TRUE(contains(s, "→ fix: `.contiguous()` on the result of aten::reshape at model.py:11")) << s;
+  EXPECT_TRUE(contains(s, "[born channels_last] contiguous→permuted(0,2,1)")) << s;  // attn's layout lane
   EXPECT_TRUE(contains(s, "2 mixed-format ops (activations in one memory format, weights in another): 1 with a recorded "
                           "conversion copy, 1 without one; 2 of 2 convolutions")) << s;
 }

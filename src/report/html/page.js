@@ -68,6 +68,7 @@ const V = D.verdict, call = R.backward ? "training step" : "forward";
 {
   const imp = T.copies.implicit_layout, cops = n => n + " cop" + (n === 1 ? "y" : "ies");
   let text = imp === 0 ? "No implicit layout copies in a call" : cops(imp).replace("cop", "implicit layout cop") + " a call, " + mb(T.copy_bytes.implicit_layout) + " MB";
+  if (imp === 0 && V.mixed_ops) text += ", but " + V.mixed_ops + " mixed-format op" + (V.mixed_ops === 1 ? " runs" : "s run") + " in a layout the model's weights are not in (see Causes, by birthplace)";
   if (imp > 0 && V.share) text += ", " + V.share + " of the " + call + "'s time (measured: the copies' own time, " + ms(V.implicit_ns) + " of " + ms(V.wall_ns) + " ms, " + (V.medians ? "medians over " + R.calls + " calls" : "one call") + ")";
   if (R.status !== "ok") text += ", up to where the call stopped";
   app.append(el("div", { id: "verdict", class: "verdict " + (imp ? "bad" : "good"), text: "Verdict: " + text }));
