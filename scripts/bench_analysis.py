@@ -5,8 +5,8 @@ event of the call, in interleaved rounds on one model (these VMs move wall times
 percent; a median over rounds, builds alternating, is what compares).
 
 Each round runs every build once with --warmup 1 --iters 1 --threads 1 --no-counters --json and
---timings, whose lines say when the recorded calls ended, when the analysis ended and when the
-reports were done (measured, steady clock), and the peak RSS so far (measured).
+--timings, whose lines say when each step began (the analysis runs from its line to the text
+report's) and when the reports were done (measured, steady clock), and the peak RSS so far (measured).
 
 usage: bench_analysis.py --model PATH --input SPEC --build LABEL LAYOUTPROF [--build ...] [--rounds 11]
 """
@@ -30,11 +30,12 @@ def one_run(layoutprof, model, spec, json_path):
         m = LINE.match(line)
         if m:
             at[m.group(4).split(":")[0]] = (float(m.group(1)), int(m.group(3)))
+    # Each line is written as its step begins: the analysis runs from "analysis" to "text report".
     done = at["recorded calls done"][0]
-    analysis = at["analysis"][0] - done
+    analysis = at["text report"][0] - at["analysis"][0]
     reports = next(v[0] for k, v in at.items() if k.startswith("reports done")) - done
     ops = int(re.search(r'"ops": ?([0-9]+)', open(json_path).read(200000)).group(1))
-    return analysis, reports, at["analysis"][1], ops
+    return analysis, reports, at["text report"][1], ops
 
 
 def main():

@@ -2,10 +2,9 @@
 
 #include <algorithm>
 #include <map>
-#include <set>
+#include <memory>
 #include <tuple>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "analysis/analysis.h"
 #include "analysis/cause_text.h"
@@ -75,19 +74,58 @@ const OpEvent& shown_op(const OpList& ops, int64_t id) {
   return op;
 }
 
+// Per view of memory, the top-level ops that made it, ascending: the outputs of top-level ops,
+// and of the direct children of one that records none (a backward function inside the engine's
+// wrapper, TorchScript's chunk). Dense ids (FlatIndex) and one array of ops in key order, built
+// in two passes: no allocation per key, as a million-op call needs. One index holds the
+// contiguous outputs, another the rest: most calls trace only non-contiguous layouts, and the
+// contiguous outputs, most of a call's, are then never indexed.
+class ProducerIndex {
+ public:
+  ProducerIndex(const OpList& ops, bool contiguous) {
+    std::vector<std::pair<uint32_t, int32_t>> entries;  // (key id, top-level op), op order
+    for (const OpEvent& op : ops) {
+      const bool own = op.parent < 0;
+      const bool for_parent = !own && ops[op.parent].parent < 0 && ops[op.parent].outputs.empty();
+      if (!own && !for_parent) continue;
+      const int32_t producer = own ? op.id : op.parent;
+      for (const TensorInfo& t : op.outputs) {
+        if (t.storage == 0 || t.layout().cls == LayoutClass::unknown ||
+            (t.layout().cls == LayoutClass::contiguous) != contiguous)
+          continue;
+        const uint32_t key = keys_.id(view_key(t));
+        if (entries.empty() || entries.back() != std::make_pair(key, producer)) entries.emplace_back(key, producer);
+      }
+    }
+    offsets_.assign(keys_.size() + 1, 0);
+    for (const auto& e : entries) offsets_[e.first + 1]++;
+    for (size_t k = 1; k < offsets_.size(); ++k) offsets_[k] += offsets_[k - 1];
+    producers_.resize(entries.size());
+    std::vector<uint32_t> next(offsets_.begin(), offsets_.end() - 1);
+    for (const auto& e : entries) producers_[next[e.first]++] = e.second;  // stable: ascending per key
+  }
+
+  // The latest top-level op before `before` whose output is `t`; -1 when none.
+  int64_t latest(const TensorInfo& t, int64_t before) const {
+    const int64_t key = keys_.find(view_key(t));
+    if (key < 0) return -1;
+    const auto first = producers_.begin() + offsets_[key], last = producers_.begin() + offsets_[key + 1];
+    const auto at = std::lower_bound(first, last, before);
+    return at == first ? -1 : *(at - 1);
+  }
+
+ private:
+  FlatIndex<ViewKey, ViewKeyHash> keys_;
+  std::vector<uint32_t> offsets_;   // per key id, where its producers begin in producers_
+  std::vector<int32_t> producers_;
+};
+
 // Follows tensors back through the ops that made them, from reader to producer, while each
 // producer passed the layout on; memoised per (producer, layout), so that the payers of one
 // birthplace share the walk.
 class Tracer {
  public:
-  Tracer(const Report& r, const std::vector<int64_t>& top) : r_(r) {
-    for (const OpEvent& op : r.ops)
-      for (const TensorInfo& t : op.outputs) {
-        if (t.storage == 0 || t.layout().cls == LayoutClass::unknown) continue;
-        std::vector<int64_t>& ids = producers_[view_key(t)];
-        if (ids.empty() || ids.back() != top[op.id]) ids.push_back(top[op.id]);
-      }
-  }
+  explicit Tracer(const Report& r) : r_(r) {}
 
   // The cause of the layout `t` has where the top-level op `reader` reads it.
   size_t trace(const TensorInfo& t, int64_t reader) {
@@ -124,7 +162,7 @@ class Tracer {
     }
     for (int64_t p : path) {
       memo_[{p, label.id()}] = cause;
-      carriers_[cause].insert(p);
+      carriers_[cause].push_back(p);
     }
     for (const LayoutChoice& c : choices) {
       auto& list = causes_[cause].choices;
@@ -133,26 +171,29 @@ class Tracer {
     return cause;
   }
 
-  // A layout born at top-level op `op` itself (inside it, or by its own output); `remember`:
-  // its output is known to have been born there (not a gradient its backward made).
-  size_t born_at(int64_t op, Str layout, bool remember = true) {
+  // A layout born at top-level op `op` itself (inside it, or by its own output). Not memoised:
+  // a birth is found again in a lookup, and a walk that meets this op later decides anew.
+  size_t born_at(int64_t op, Str layout) {
     const TensorInfo* data = main_input(shown_op(r_.ops, op));
-    const size_t cause = birth(BirthKind::op, op, layout, data ? data->label() : Str());
-    if (remember) memo_[{op, layout.id()}] = cause;
-    return cause;
+    return birth(BirthKind::op, op, layout, data ? data->label() : Str());
   }
 
   std::vector<LayoutCause>& causes() { return causes_; }
-  const std::set<int64_t>& carriers(size_t cause) const { return carriers_[cause]; }
+  // Its carriers, ascending and distinct.
+  std::vector<int64_t> carriers(size_t cause) const {
+    std::vector<int64_t> ids = carriers_[cause];
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    return ids;
+  }
 
  private:
   // The latest top-level op before `before` whose output (or a nested op's) is `t`.
-  int64_t producer(const TensorInfo& t, int64_t before) const {
-    const auto it = producers_.find(view_key(t));
-    if (it == producers_.end()) return -1;
-    const std::vector<int64_t>& ids = it->second;
-    auto at = std::lower_bound(ids.begin(), ids.end(), before);
-    return at == ids.begin() ? -1 : *(at - 1);
+  int64_t producer(const TensorInfo& t, int64_t before) {
+    const bool contiguous = t.layout().cls == LayoutClass::contiguous;
+    std::unique_ptr<ProducerIndex>& index = contiguous ? contiguous_producers_ : producers_;
+    if (!index) index = std::make_unique<ProducerIndex>(r_.ops, contiguous);
+    return index->latest(t, before);
   }
 
   // The input of `op` that passed `label` on to `out`: same layout and rank, the same sizes
@@ -239,12 +280,12 @@ class Tracer {
   };
 
   const Report& r_;
-  std::unordered_map<ViewKey, std::vector<int64_t>, ViewKeyHash> producers_;  // ascending top-level ids
+  std::unique_ptr<ProducerIndex> producers_, contiguous_producers_;  // built when first asked
   std::unordered_map<std::pair<int64_t, const void*>, size_t, MemoHash> memo_;
   using BirthKey = std::tuple<int, int64_t, const void*, const void*, const void*, const void*>;
   std::map<BirthKey, size_t> births_;
   std::vector<LayoutCause> causes_;
-  std::vector<std::set<int64_t>> carriers_;
+  std::vector<std::vector<int64_t>> carriers_;  // per cause, as met
 };
 
 // What each cause's payers cost: filled payer by payer, then copied into the causes.
@@ -254,7 +295,7 @@ class Charges {
 
   void pay(size_t cause, int64_t payer) {
     if (payers_.size() <= cause) payers_.resize(cause + 1);
-    payers_[cause].insert(payer);
+    payers_[cause].push_back(payer);
   }
   LayoutCause& at(size_t cause) { return tracer_.causes()[cause]; }
 
@@ -263,7 +304,10 @@ class Charges {
     payers_.resize(causes.size());
     for (size_t i = 0; i < causes.size(); ++i) {
       LayoutCause& c = causes[i];
-      const std::set<int64_t>& carriers = tracer_.carriers(i);
+      const std::vector<int64_t> carriers = tracer_.carriers(i);
+      std::vector<int64_t>& payers = payers_[i];
+      std::sort(payers.begin(), payers.end());
+      payers.erase(std::unique(payers.begin(), payers.end()), payers.end());
       c.carriers_total = static_cast<int64_t>(carriers.size());
       for (int64_t id : carriers)
         if (c.carriers.size() < kMaxChain) c.carriers.push_back(id);
@@ -280,7 +324,7 @@ class Charges {
  private:
   const Report& r_;
   Tracer& tracer_;
-  std::vector<std::set<int64_t>> payers_;
+  std::vector<std::vector<int64_t>> payers_;  // per cause, as met
 };
 
 int64_t forward_end(const Report& r) {
@@ -338,14 +382,15 @@ void charge_copies(const Report& r, const std::vector<int64_t>& top, Tracer& tra
 }
 
 // Forward mixed-format ops, and views that failed on the layout they were given.
-void charge_ops(const Report& r, Tracer& tracer, Charges& charges, MemoryFormat model_format) {
-  std::unordered_map<int64_t, std::unordered_set<uint64_t>> copied;  // per culprit: storages copied under it
+void charge_ops(const Report& r, const std::vector<int32_t>& top_level, Tracer& tracer, Charges& charges,
+                MemoryFormat model_format) {
+  std::vector<int64_t> copied;  // the culprits of layout copies, sorted
   for (const CopyRecord& c : r.copies)
-    if (is_layout_copy(c.cls)) copied[c.culprit].insert(c.src.storage);
-  const int64_t end = forward_end(r);
-  for (const OpEvent& op : r.ops) {
-    if (op.id >= end) break;
-    if (op.parent >= 0 || op.inputs.empty()) continue;
+    if (is_layout_copy(c.cls)) copied.push_back(c.culprit);
+  std::sort(copied.begin(), copied.end());
+  for (int32_t id : top_level) {
+    const OpEvent& op = r.ops[id];
+    if (op.inputs.empty()) continue;
     if (op.failed && op_short_name(op).rfind("view", 0) == 0) {
       charges.pay(tracer.trace(op.inputs.front(), op.id), op.id);
       continue;
@@ -355,8 +400,7 @@ void charge_ops(const Report& r, Tracer& tracer, Charges& charges, MemoryFormat 
     const size_t cause = tracer.trace(op.inputs.front(), op.id);
     LayoutCause& k = charges.at(cause);
     k.mixed_ops++;
-    const auto under = copied.find(op.id);
-    if (under == copied.end()) {
+    if (!std::binary_search(copied.begin(), copied.end(), static_cast<int64_t>(op.id))) {
       k.mixed_without_copy++;
       if (m.foreign >= 0) k.mixed_bytes += op.inputs[m.foreign].bytes();
     }
@@ -382,7 +426,7 @@ std::unordered_map<uint64_t, size_t> charge_gradients(const Report& r, const std
     // A gradient in its data's memory format follows the data's layout back; another layout
     // (a transposed one from a matmul's backward) was born in the forward op's backward.
     const bool data_format = g != MemoryFormat::none && g == memory_format_of(data) && g != memory_format_of(param);
-    const size_t cause = data_format ? tracer.trace(data, forward) : tracer.born_at(forward, grad.label(), false);
+    const size_t cause = data_format ? tracer.trace(data, forward) : tracer.born_at(forward, grad.label());
     charges.at(cause).gradients.push_back(p.name);
     charges.pay(cause, top[p.producer]);
     if (p.grad_storage != 0) causes.emplace(p.grad_storage, cause);
@@ -394,12 +438,15 @@ std::unordered_map<uint64_t, size_t> charge_gradients(const Report& r, const std
 
 std::vector<LayoutCause> find_causes(const Report& r, const std::vector<int64_t>& top) {
   if (r.top_level_only) return {};
-  Tracer tracer(r, top);
+  Tracer tracer(r);
   Charges charges(r, tracer);
-  const MemoryFormat model_format = model_weight_format(r.ops, forward_end(r));
+  std::vector<int32_t> top_level;  // the forward pass's top-level ops: the only ops read in full below
+  for (int64_t i = 0; i < forward_end(r); ++i)
+    if (top[i] == i) top_level.push_back(static_cast<int32_t>(i));
+  const MemoryFormat model_format = model_weight_format(r.ops, top_level);
   const auto grad_causes = charge_gradients(r, top, tracer, charges);
   charge_copies(r, top, tracer, charges, model_format, grad_causes);
-  charge_ops(r, tracer, charges, model_format);
+  charge_ops(r, top_level, tracer, charges, model_format);
   charges.finish();
   std::vector<LayoutCause> causes = std::move(tracer.causes());
   for (LayoutCause& c : causes) {

@@ -1,6 +1,8 @@
 #include "analysis/mixed_formats.h"
 
 #include <string>
+#include <string_view>
+#include <unordered_map>
 
 namespace layoutprof {
 
@@ -16,8 +18,14 @@ const char* memory_format_label(MemoryFormat f) {
 
 namespace {
 
-std::vector<int> channels_last_order(size_t rank) {
-  return rank == 4 ? std::vector<int>{0, 2, 3, 1} : std::vector<int>{0, 2, 3, 4, 1};
+// The dim orders of the two formats, made once (the analysis asks for every op's tensors).
+const std::vector<int>& channels_last_order(size_t rank) {
+  static const std::vector<int> cl4{0, 2, 3, 1}, cl5{0, 2, 3, 4, 1};
+  return rank == 4 ? cl4 : cl5;
+}
+const std::vector<int>& row_major_order(size_t rank) {
+  static const std::vector<int> rm4{0, 1, 2, 3}, rm5{0, 1, 2, 3, 4};
+  return rank == 4 ? rm4 : rm5;
 }
 
 // The strides of a dense tensor of these sizes laid out in `order` (outermost first).
@@ -31,10 +39,11 @@ std::vector<int64_t> dense_strides(const std::vector<int64_t>& sizes, const std:
   return strides;
 }
 
-std::string short_name(const OpEvent& op) {
-  const std::string& name = op.name;
+// "aten::conv2d" -> "conv2d", without a copy.
+std::string_view short_name(const OpEvent& op) {
+  const std::string_view name = op.name.str();
   const size_t colons = name.rfind("::");
-  return colons == std::string::npos ? name : name.substr(colons + 2);
+  return colons == std::string_view::npos ? name : name.substr(colons + 2);
 }
 
 const TensorInfo* input_at(const OpEvent& op, int arg, int* position) {
@@ -53,9 +62,8 @@ MemoryFormat memory_format_of(const TensorInfo& t) {
   if ((rank != 4 && rank != 5) || t.numel() <= 1 || t.strides().size() != rank ||
       t.layout().cls == LayoutClass::unknown)
     return MemoryFormat::none;
-  std::vector<int> rowmajor(rank);
-  for (size_t d = 0; d < rank; ++d) rowmajor[d] = static_cast<int>(d);
-  const std::vector<int> cl = channels_last_order(rank);
+  const std::vector<int>& rowmajor = row_major_order(rank);
+  const std::vector<int>& cl = channels_last_order(rank);
   const bool as_nchw = is_dense_in_order(t.sizes(), t.strides(), rowmajor);
   const bool as_nhwc = is_dense_in_order(t.sizes(), t.strides(), cl);
   if (as_nchw && !as_nhwc) return MemoryFormat::nchw;
@@ -66,27 +74,59 @@ MemoryFormat memory_format_of(const TensorInfo& t) {
   return MemoryFormat::either;
 }
 
-bool is_convolution(const OpEvent& op) {
-  const std::string name = short_name(op);
-  const bool conv = name.rfind("conv", 0) == 0 || name.find("_conv") != std::string::npos;
-  return conv && name.find("convert") == std::string::npos && name.find("backward") == std::string::npos &&
-         name.find("weight") == std::string::npos;
+namespace {
+
+struct NameKind {
+  bool convolution = false, normalization = false;
+};
+
+NameKind kind_of(std::string_view name) {
+  NameKind k;
+  const bool conv = name.substr(0, 4) == "conv" || name.find("_conv") != std::string_view::npos;
+  const bool backward = name.find("backward") != std::string_view::npos;
+  k.convolution = conv && !backward && name.find("convert") == std::string_view::npos &&
+                  name.find("weight") == std::string_view::npos;
+  for (const char* norm : {"batch_norm", "group_norm", "layer_norm", "instance_norm"})
+    k.normalization = k.normalization || (!backward && name.find(norm) != std::string_view::npos);
+  return k;
 }
 
-bool is_normalization(const OpEvent& op) {
-  const std::string name = short_name(op);
-  if (name.find("backward") != std::string::npos) return false;
-  for (const char* norm : {"batch_norm", "group_norm", "layer_norm", "instance_norm"})
-    if (name.find(norm) != std::string::npos) return true;
-  return false;
+// An op name's kind, worked out once per name: names are interned (one pointer each), and the
+// analysis asks of every top-level op of a call.
+NameKind name_kind(const OpEvent& op) {
+  struct Slot {
+    const void* name = nullptr;
+    NameKind kind;
+  };
+  thread_local Slot recent[256];  // direct-mapped: a call's few names stay here
+  thread_local std::unordered_map<const void*, NameKind> known;
+  Slot& slot = recent[(reinterpret_cast<uintptr_t>(op.name.id()) >> 4) & 255];
+  if (slot.name == op.name.id()) return slot.kind;
+  auto it = known.find(op.name.id());
+  if (it == known.end()) it = known.emplace(op.name.id(), kind_of(short_name(op))).first;
+  slot = {op.name.id(), it->second};
+  return it->second;
 }
+
+}  // namespace
+
+bool is_convolution(const OpEvent& op) { return name_kind(op).convolution; }
+
+bool is_normalization(const OpEvent& op) { return name_kind(op).normalization; }
 
 MemoryFormat model_weight_format(const OpList& ops, int64_t forward_end) {
+  std::vector<int32_t> top_level;
+  for (const OpEvent& op : ops)
+    if (op.id < forward_end && op.parent < 0) top_level.push_back(op.id);
+  return model_weight_format(ops, top_level);
+}
+
+MemoryFormat model_weight_format(const OpList& ops, const std::vector<int32_t>& top_level) {
   int64_t nchw = 0, nhwc = 0;
-  for (const OpEvent& op : ops) {
-    if (op.id >= forward_end) break;
+  for (int32_t id : top_level) {
+    const OpEvent& op = ops[id];
     int position = -1;
-    const TensorInfo* weight = op.parent < 0 && is_convolution(op) ? input_at(op, 1, &position) : nullptr;
+    const TensorInfo* weight = is_convolution(op) ? input_at(op, 1, &position) : nullptr;
     if (!weight) continue;
     const MemoryFormat f = memory_format_of(*weight);
     nchw += f == MemoryFormat::nchw;
@@ -98,13 +138,15 @@ MemoryFormat model_weight_format(const OpList& ops, int64_t forward_end) {
 
 MixedFormat mixed_format(const OpEvent& op, MemoryFormat model_format) {
   MixedFormat m;
+  const bool convolution = is_convolution(op);
+  if (!convolution && !(model_format != MemoryFormat::none && is_normalization(op))) return m;
   int data_at = -1, weight_at = -1;
   const TensorInfo* data = input_at(op, 0, &data_at);
   if (!data) return m;
   m.data = memory_format_of(*data);
   const bool data_decided = m.data == MemoryFormat::nchw || m.data == MemoryFormat::nhwc;
   if (!data_decided) return m;
-  if (is_convolution(op)) {
+  if (convolution) {
     const TensorInfo* weight = input_at(op, 1, &weight_at);
     const MemoryFormat w = weight ? memory_format_of(*weight) : MemoryFormat::none;
     const bool weight_decided = w == MemoryFormat::nchw || w == MemoryFormat::nhwc;
@@ -112,7 +154,7 @@ MixedFormat mixed_format(const OpEvent& op, MemoryFormat model_format) {
     m.foreign = m.mixed ? weight_at : -1;
     return m;
   }
-  if (is_normalization(op) && model_format != MemoryFormat::none) m.mixed = m.data != model_format;
+  m.mixed = m.data != model_format;  // a normalization, in a model whose format is known
   return m;
 }
 

@@ -28,6 +28,8 @@ bool is_normalization(const OpEvent& op);
 
 // The format the model's convolution weights are in, by majority; none without convolutions.
 MemoryFormat model_weight_format(const OpList& ops, int64_t forward_end);
+// The same over the forward pass's top-level ops, given (ids ascending).
+MemoryFormat model_weight_format(const OpList& ops, const std::vector<int32_t>& top_level);
 
 struct MixedFormat {
   bool mixed = false;
