@@ -3,6 +3,7 @@
 
 #include "analysis/birthplace.h"
 #include "analysis/dtlb_model.h"
+#include "analysis/mixed_formats.h"
 #include "analysis/view_key.h"
 #include "support/flat_index.h"
 #include "support/format.h"
@@ -362,6 +363,27 @@ std::vector<SplitPoint> find_split_points(const Report& r, const std::vector<int
   return points;
 }
 
+// Each module's mixed-format ops of the forward pass, with and without a layout copy under them.
+template <typename StatsFor>
+void count_mixed_formats(const Report& r, StatsFor&& stats_for) {
+  const int64_t end = r.backward_from >= 0 ? r.backward_from : static_cast<int64_t>(r.ops.size());
+  std::vector<int32_t> top_level;
+  for (const OpEvent& op : r.ops)
+    if (op.id < end && op.parent < 0) top_level.push_back(op.id);
+  const MemoryFormat model_format = model_weight_format(r.ops, top_level);
+  std::vector<int64_t> copied;
+  for (const CopyRecord& c : r.copies)
+    if (is_layout_copy(c.cls)) copied.push_back(c.culprit);
+  std::sort(copied.begin(), copied.end());
+  for (int32_t id : top_level) {
+    const OpEvent& op = r.ops[id];
+    if (!mixed_format(op, model_format).mixed) continue;
+    ModuleStats& m = stats_for(op.module);
+    m.mixed_ops++;
+    m.mixed_without_copy += !std::binary_search(copied.begin(), copied.end(), static_cast<int64_t>(id));
+  }
+}
+
 std::vector<ModuleStats> aggregate_modules(const Report& r, const std::vector<int64_t>& top) {
   std::vector<ModuleStats> modules;
   struct StrHash {
@@ -396,6 +418,7 @@ std::vector<ModuleStats> aggregate_modules(const Report& r, const std::vector<in
     m.dtlb_walks += c.dtlb.walks;
   }
   for (const SplitPoint& sp : r.split_points) stats_for(r.ops[sp.op].module).split_points++;
+  count_mixed_formats(r, stats_for);
   return modules;
 }
 

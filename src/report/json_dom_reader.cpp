@@ -44,6 +44,8 @@ ModuleStats module_from(const json& j, const std::vector<std::string>& names) {
   m.counters = counters_from(j.at("counters"), names);
   m.gpu_ns = as<int64_t>(j.at("gpu_ns"));
   m.copy_gpu_ns = as<int64_t>(j.at("copy_gpu_ns"));
+  if (j.contains("mixed_ops")) m.mixed_ops = as<int64_t>(j.at("mixed_ops"));  // added with the causes
+  if (j.contains("mixed_without_copy")) m.mixed_without_copy = as<int64_t>(j.at("mixed_without_copy"));
   return m;
 }
 

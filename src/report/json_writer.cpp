@@ -249,7 +249,9 @@ json module_json(const ModuleStats& m, const std::vector<std::string>& names) {
               {"tensor_bytes", m.tensor_bytes},
               {"counters", counters_json(m.counters, names)},
               {"gpu_ns", m.gpu_ns},
-              {"copy_gpu_ns", m.copy_gpu_ns}};
+              {"copy_gpu_ns", m.copy_gpu_ns},
+              {"mixed_ops", m.mixed_ops},
+              {"mixed_without_copy", m.mixed_without_copy}};
 }
 
 const char* const kOpsEncoding =

@@ -238,7 +238,8 @@ void write_birthplaces(std::ostream& out, const Report& r, int top) {
   for (const LayoutCause& c : r.causes) (c.accepted ? accepted : causes).push_back(&c);
   if (causes.empty() && accepted.empty()) return;
   const size_t shown = std::min(causes.size(), static_cast<size_t>(std::max(top, 0)));
-  out << "\nCauses, by birthplace (where the layout was born; derived from the recorded strides): " << causes.size()
+  out << "\nCauses, by birthplace (where the layout was born; derived from the strides recorded on " << r.run.device
+      << "): " << causes.size()
       << (shown < causes.size() ? ", top " + std::to_string(shown) : std::string()) << "\n";
   for (size_t i = 0; i < shown; ++i) {
     const LayoutCause& c = *causes[i];

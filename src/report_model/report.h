@@ -69,6 +69,9 @@ struct ModuleStats {
   std::vector<CounterValue> counters;  // measured, summed over the top-level ops
   int64_t gpu_ns = 0;       // measured: kernels launched by the module's ops (GPU runs)
   int64_t copy_gpu_ns = 0;  // of which layout-copy kernels
+  // Derived: the module's mixed-format ops (analysis/mixed_formats.h), and those under which no
+  // conversion copy was recorded (weights dense in both formats, or a backend's own reorder).
+  int64_t mixed_ops = 0, mixed_without_copy = 0;
 };
 
 // What the GPU did in one call (measured through CUPTI).

@@ -99,7 +99,7 @@ if (V.birthplaces.length) {
       el("div", { text: b.cost }), chain, el("div", { class: "muted", text: more }),
       ...b.fixes.map((f, k) => el("div", { class: "fix", text: "→ " + (k ? "" : "fix: ") + f }))));
   });
-  section("Causes, by birthplace (where the layout was born; derived from the recorded strides): " + V.birthplaces.filter(b => !b.accepted).length, box);
+  section("Causes, by birthplace (where the layout was born; derived from the strides recorded on " + R.device + "): " + V.birthplaces.filter(b => !b.accepted).length, box);
 }
 if (V.causes.length) {
   const list = (a, k) => a.length <= k ? a.join(", ") : a.slice(0, k).join(", ") + " and " + (a.length - k) + " more";
