@@ -118,28 +118,31 @@ HERE_FILE = "samples/sample_causes.py"
 LINE36 = "hidden_states = h.transpose(-1, -2).reshape(b, c, hgt, w)"
 GRADS_2X = {"norm.weight": "match", "norm.bias": "match", "q.weight": "match", "q.bias": "match",
             "k.weight": "match", "k.bias": "match", "v.weight": "match", "v.bias": "match",
-            "proj.weight": "match", "proj.bias": "match", "conv_shortcut.weight": "match",
+            "proj.weight": "match", "proj.bias": "match", "conv_shortcut.weight": "size1_only",
             "conv_shortcut.bias": "match", "conv1.weight": "layout_mismatch", "conv1.bias": "match",
             "conv2.weight": "layout_mismatch", "conv2.bias": "match"}
 
 SAMPLES = [
-    Sample("attn_view_conv", AttnToConv, ["2x16x8x8"],
-           copies(implicit_layout=2, broadcast=2, dtype_device=1),
-           "The attention's output [2, 64, 16] is turned back into an image by transpose + reshape: "
+    Sample("attn_view_conv", AttnToConv, ["16x16x8x8"],
+           copies(implicit_layout=2, broadcast=1, dtype_device=1),
+           "The attention's output [16, 64, 16] is turned back into an image by transpose + reshape: "
            "a view whose strides (1024, 1, 128, 16) are channels_last. The two 3x3 convolutions after "
            "it copy their NCHW weights to channels_last on every call (2 implicit); the 1x1 shortcut's "
-           "weight is dense in both formats (no copy), and slow_conv2d, which runs it at one thread, "
-           "writes its bias into the channels_last output (broadcast). The scores' division by a "
-           "Python float casts a float64 wrapped number (dtype_device); proj's addmm on the [128, 16] "
-           "tokens copies its bias into its output (broadcast).",
-           torch2=Expect(copies(implicit_layout=5, broadcast=2, dtype_device=1),
-                         "As 1.13, and 2.x's linear on the transposed [2, 64, 16] tokens (q, k, v) "
+           "weight is dense in both formats (no copy). The scores' division by a Python float casts "
+           "a float64 wrapped number (dtype_device); proj's addmm on the [1024, 16] tokens copies its "
+           "bias into its output (broadcast). A batch of 16 runs the 1x1 convolution through oneDNN "
+           "even at one thread (no bias copy), as a batch under 16 does only at more threads.",
+           torch2=Expect(copies(implicit_layout=5, broadcast=1, dtype_device=1),
+                         "As 1.13, and 2.x's linear on the transposed [16, 64, 16] tokens (q, k, v) "
                          "reshapes them to 2-D, which copies the non-viewable permuted(0,2,1) data "
                          "(3 more implicit, born at the transpose on line 33)."),
            grads={**GRADS_2X, "k.weight": "layout_mismatch"},
-           grads_why="The convolutions' backward computes each 3x3 weight's gradient in the data's "
-                     "layout, channels_last: it differs from NCHW on dims of size > 1, so AccumulateGrad "
-                     "copies it every step (layout_mismatch). 1.13's scripted backward also hands k's "
+           grads_why="The convolutions' backward computes each weight's gradient in the data's "
+                     "layout, channels_last. For the 3x3 weights that differs from NCHW on dims of "
+                     "size > 1: AccumulateGrad copies them every step (layout_mismatch). The 1x1 "
+                     "shortcut's [16, 16, 1, 1] gradient differs only on its size-1 dims (strides "
+                     "[16, 1, 16, 16] for [16, 1, 1, 1]): kept as it is, and DDP warns (size1_only), "
+                     "the seed's warning, born at the reshape. 1.13's scripted backward also hands k's "
                      "weight gradient back transposed.",
            grads2=(GRADS_2X, "As 1.13 for the convolutions; k's weight gradient matches."),
            causes=[cause("channels_last", "op", "aten::reshape", HERE_FILE, LINE36,
