@@ -65,6 +65,10 @@ void explain_elementwise(const OpEvent& op, LayoutCause& c) {
   if (swapped.label() != out.label()) c.swapped_layout = swapped.label();
 }
 
+void add_module(LayoutCause& c, const std::string& module) {
+  if (std::find(c.modules.begin(), c.modules.end(), module) == c.modules.end()) c.modules.push_back(module);
+}
+
 // The op whose tensors a top-level op shows: itself, or, for the autograd engine's wrapper
 // around a backward function (it records none), the function's own record inside it.
 const OpEvent& shown_op(const OpList& ops, int64_t id) {
@@ -243,10 +247,17 @@ class Tracer {
     BirthKey key{static_cast<int>(kind), kind == BirthKind::op ? -1 : where, layout.id(), nullptr, nullptr, nullptr};
     if (kind == BirthKind::op) {
       const OpEvent& op = r_.ops[where];
-      key = {static_cast<int>(kind), -1, layout.id(), op.name.id(), op.module.id(), op.source.id()};
+      // A line names the place whatever module ran it (a helper's, a norm class's in every
+      // stage); an op without a line is told apart by its module.
+      key = {static_cast<int>(kind), -1, layout.id(), op.name.id(), op.source.empty() ? op.module.id() : nullptr,
+             op.source.id()};
     }
     const auto found = births_.find(key);
-    if (found != births_.end()) return found->second;
+    if (found != births_.end()) {
+      LayoutCause& known = causes_[found->second];
+      if (kind == BirthKind::op) add_module(known, r_.ops[where].module);
+      return found->second;
+    }
     LayoutCause c;
     c.layout = layout;
     c.kind = kind;
@@ -255,6 +266,7 @@ class Tracer {
       c.birth_op = where;
       c.op_name = op.name;
       c.module = op.module;
+      c.modules = {op.module};
       c.from_layout = from;
       c.where = op.source;
       c.code = op.source_text;

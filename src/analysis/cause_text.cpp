@@ -14,6 +14,15 @@ bool is_channels_last(const std::string& label) { return label == "channels_last
 
 std::string code_of(const LayoutCause& c) { return c.code.empty() ? "" : " (`" + c.code + "`)"; }
 
+// " in stages.1.downsample.0 and 2 more", "" for the top module alone.
+std::string modules_text(const LayoutCause& c) {
+  std::vector<std::string> named;
+  for (const std::string& m : c.modules) named.push_back(m.empty() ? "(top)" : m);
+  if (named.empty() && !c.module.empty()) named.push_back(c.module);
+  if (named.empty() || (named.size() == 1 && named[0] == "(top)")) return "";
+  return " in " + list_text(named, 1);
+}
+
 std::string place(const std::string& where) { return where.empty() ? "" : " at " + where; }
 
 // The memory format the model's weights want for data of this layout's rank.
@@ -109,7 +118,7 @@ std::vector<std::string> cause_fixes(const LayoutCause& c, const Report& r, Memo
 std::string birthplace_text(const LayoutCause& c) {
   switch (c.kind) {
     case BirthKind::op:
-      return c.layout + " born at " + c.op_name + (c.module.empty() ? "" : " in " + c.module) +
+      return c.layout + " born at " + c.op_name + modules_text(c) +
              (c.where.empty() ? "" : " (" + c.where + ")") +
              (c.from_layout.empty() || c.from_layout == c.layout ? "" : " from " + c.from_layout + " data") +
              (c.decided_by >= 0 ? ", its layout following operand " + std::to_string(c.decided_by) + "'s strides (TensorIterator)" : "");

@@ -426,8 +426,8 @@ void add_gradient_check(Comparison& c, const Report& base_report, const Report& 
 std::string birthplace_key(const LayoutCause& k) {
   const size_t colon = k.where.rfind(':');
   const std::string file = colon == std::string::npos ? k.where : k.where.substr(0, colon);
-  return std::string(birth_kind_name(k.kind)) + "|" + k.layout + "|" + file + "|" + k.op_name + "|" + k.module + "|" +
-         k.code + "|" + std::to_string(k.birth_input);
+  return std::string(birth_kind_name(k.kind)) + "|" + k.layout + "|" + file + "|" + k.op_name + "|" +
+         (k.where.empty() ? k.module : std::string()) + "|" + k.code + "|" + std::to_string(k.birth_input);
 }
 
 // Causes: a birthplace the baseline did not have is a regression, named with its line.

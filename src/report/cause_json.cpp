@@ -35,6 +35,7 @@ json cause_json(const LayoutCause& c) {
             {"op", id_or_null_json(c.birth_op)},
             {"name", c.op_name},
             {"module", c.module},
+            {"modules", c.modules},
             {"from_layout", c.from_layout},
             {"decided_by", c.decided_by < 0 ? json(nullptr) : json(c.decided_by)},
             {"swapped_layout", c.swapped_layout},
@@ -73,6 +74,7 @@ LayoutCause cause_from(const json& j, int64_t ops) {
   if (c.kind == BirthKind::op && c.birth_op < 0) throw std::out_of_range("a cause born at an op names none");
   c.op_name = as<std::string>(b.at("name"));
   c.module = as<std::string>(b.at("module"));
+  if (b.contains("modules")) c.modules = as<std::vector<std::string>>(b.at("modules"));
   c.from_layout = as<std::string>(b.at("from_layout"));
   if (b.contains("decided_by") && !b.at("decided_by").is_null()) c.decided_by = as<int>(b.at("decided_by"));
   if (b.contains("swapped_layout")) c.swapped_layout = as<std::string>(b.at("swapped_layout"));

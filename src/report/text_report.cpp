@@ -212,6 +212,10 @@ void write_verdict(std::ostream& out, const Report& r, const Verdict& v) {
     if (v.mixed_convolutions > 0)
       out << "; " << v.mixed_convolutions << " of " << plural(v.convolutions, "convolution", "convolutions")
           << " run in a format the model's weights are not in";
+    const LayoutCause* most = nullptr;  // the birthplace most of them come from
+    for (const LayoutCause& c : r.causes)
+      if (!c.accepted && c.mixed_ops > 0 && (!most || c.mixed_ops > most->mixed_ops)) most = &c;
+    if (most) out << "; " << (most->mixed_ops == v.mixed_ops ? "all" : std::to_string(most->mixed_ops)) << " from " << birthplace_text(*most);
     out << "\n";
   }
   if (v.copy_gpu_ns >= 0 && v.gpu_ns > 0)

@@ -36,6 +36,7 @@ struct LayoutCause {
   int64_t birth_op = -1;    // kind op: the top-level op
   std::string op_name;      // kind op: its name ("aten::reshape") and module ("" the top module)
   std::string module;
+  std::vector<std::string> modules;  // kind op: every module the line ran in, first seen first
   std::string from_layout;  // kind op: the layout of its main input (the data it changed)
   // kind op, an elementwise op whose output TensorIterator laid out (analysis/elementwise_order.h
   // predicts the recorded strides): the operand whose strides decided it (-1: not such an op),

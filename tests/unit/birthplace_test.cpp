@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "analysis/analysis.h"
+#include "analysis/cause_text.h"
 #include "analysis/mixed_formats.h"
 #include "core/input_spec.h"
 #include "report/json_report.h"
@@ -165,6 +166,41 @@ TEST(Birthplace, ALineALoopRunsManyTimesIsOneBirthplace) {
   EXPECT_EQ(r.causes[0].copies, 3);
   EXPECT_EQ(r.causes[0].where, "model.py:7");
   EXPECT_EQ(r.causes[0].payers_total, 3);
+}
+
+TEST(Birthplace, OneLineInManyModulesIsOneBirthplace) {
+  // A norm class's permute back, run by two modules: one cause, both modules named.
+  Call call;
+  for (uint64_t i = 0; i < 2; ++i) {
+    const std::string module = "stages." + std::to_string(i) + ".norm";
+    const int64_t p = add_op(call, "aten::permute", -1, {tensor({2, 4, 4, 8}, {128, 32, 8, 1}, 10 * i + 1)},
+                             {nhwc(10 * i + 1)}, module);
+    call.events[p].source = "norm.py:133";
+    conv(call, "stages." + std::to_string(i) + ".conv", nhwc(10 * i + 1), weight3x3(10 * i + 5), nhwc(10 * i + 2), true);
+  }
+  const Report r = analyze(testing::trace_of({call}));
+  ASSERT_EQ(r.causes.size(), 1u);
+  EXPECT_EQ(r.causes[0].copies, 2);
+  EXPECT_EQ(r.causes[0].modules, (std::vector<std::string>{"stages.0.norm", "stages.1.norm"}));
+  EXPECT_EQ(birthplace_text(r.causes[0]),
+            "channels_last born at aten::permute in stages.0.norm and 1 more (norm.py:133) from contiguous data");
+}
+
+TEST(Birthplace, AViewThatFailsOnAnEarlierLayoutGetsReshapeAtTheViewAndContiguousAtTheBirth) {
+  // x.t() (permuted), then .view(-1), which raises: the fix names both lines.
+  Call call;
+  add_op(call, "aten::t", -1, {tensor({4, 6}, {6, 1}, 1)}, {tensor({6, 4}, {1, 6}, 1)}, "head");
+  const int64_t v = add_op(call, "aten::view", -1, {tensor({6, 4}, {1, 6}, 1)}, {}, "head");
+  call.events[v].failed = true;
+  Trace t = testing::trace_of({call});
+  t.run.status = RunStatus::failed;
+  const Report r = analyze(std::move(t));
+  ASSERT_EQ(r.causes.size(), 1u);
+  EXPECT_EQ(r.causes[0].op_name, "aten::t");
+  ASSERT_FALSE(r.causes[0].fixes.empty());
+  EXPECT_EQ(r.causes[0].fixes[0],
+            "`.reshape(...)` instead of `.view(...)` at model.py:11, or `.contiguous()` on the result of aten::t at "
+            "model.py:10");
 }
 
 TEST(Birthplace, AChannelsLastModelFedChannelsLastDataHasNoCause) {
