@@ -49,9 +49,11 @@ bool is_dense_layout(LayoutClass c) {
 void explain_elementwise(const OpEvent& op, LayoutCause& c) {
   if (op.outputs.empty()) return;
   const TensorInfo& out = op.outputs.front();
+  if (out.strides().size() != out.sizes().size()) return;
   std::vector<const TensorInfo*> operands;
   for (const TensorInfo& in : op.inputs)
-    if (in.layout().cls != LayoutClass::unknown && !in.sizes().empty()) operands.push_back(&in);
+    if (in.layout().cls != LayoutClass::unknown && !in.sizes().empty() && in.strides().size() == in.sizes().size())
+      operands.push_back(&in);
   if (operands.size() < 2 || !std::all_of(operands.begin(), operands.end(), [&](const TensorInfo* t) { return broadcasts_to(*t, out.sizes()); }))
     return;
   const ElementwiseOrder o = elementwise_output_order(operands, out.sizes());

@@ -1,3 +1,4 @@
+#include "analysis/saturating.h"
 #include "analysis/elementwise_order.h"
 
 #include <algorithm>
@@ -30,7 +31,7 @@ std::vector<int64_t> row_major(const std::vector<int64_t>& sizes) {
   int64_t step = 1;
   for (size_t i = sizes.size(); i-- > 0;) {
     strides[i] = step;
-    step *= std::max<int64_t>(sizes[i], 1);
+    step = saturating_mul(step, std::max<int64_t>(sizes[i], 1));
   }
   return strides;
 }
@@ -65,7 +66,7 @@ bool fast_path(const std::vector<const TensorInfo*>& inputs, const std::vector<i
     int64_t step = 1;
     for (size_t i = order.size(); i-- > 0;) {
       o.strides[order[i]] = step;
-      step *= std::max<int64_t>(out[order[i]], 1);
+      step = saturating_mul(step, std::max<int64_t>(out[order[i]], 1));
     }
     return o.fast_path = true;
   }
@@ -122,7 +123,7 @@ ElementwiseOrder elementwise_output_order(const std::vector<const TensorInfo*>& 
   int64_t step = 1;
   for (int dim : perm) {
     o.strides[dim] = step;
-    step *= std::max<int64_t>(out_sizes[dim], 1);
+    step = saturating_mul(step, std::max<int64_t>(out_sizes[dim], 1));
   }
   o.decided_by = decided_by;
   return o;

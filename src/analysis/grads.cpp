@@ -4,6 +4,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "analysis/saturating.h"
 #include "analysis/grads.h"
 
 namespace layoutprof {
@@ -23,7 +24,7 @@ std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& sizes) {
   int64_t step = 1;
   for (size_t d = sizes.size(); d-- > 0;) {
     strides[d] = step;
-    step *= std::max<int64_t>(sizes[d], 1);
+    step = saturating_mul(step, std::max<int64_t>(sizes[d], 1));
   }
   return strides;
 }

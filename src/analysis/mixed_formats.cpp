@@ -1,3 +1,4 @@
+#include "analysis/saturating.h"
 #include "analysis/mixed_formats.h"
 
 #include <string>
@@ -34,7 +35,7 @@ std::vector<int64_t> dense_strides(const std::vector<int64_t>& sizes, const std:
   int64_t step = 1;
   for (size_t i = order.size(); i-- > 0;) {
     strides[order[i]] = step;
-    step *= std::max<int64_t>(sizes[order[i]], 1);
+    step = saturating_mul(step, std::max<int64_t>(sizes[order[i]], 1));
   }
   return strides;
 }
