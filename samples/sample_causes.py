@@ -158,9 +158,7 @@ SAMPLES = [
            "slow_conv2d at one thread, which writes their bias into the channels_last output (2 "
            "broadcast).",
            causes=[cause("channels_last", "op", "aten::permute", HERE_FILE, ".permute(0, 3, 1, 2)",
-                         ["block1.pw", "block2.dw"], all_copies=False, swap="aten::add"),
-                   cause("channels_last", "op", "aten::permute", HERE_FILE, ".permute(0, 3, 1, 2)",
-                         ["block2.pw", "down"], all_copies=False),
+                         ["block1.pw", "block2.dw", "block2.pw", "down"], all_copies=False, swap="aten::add"),
                    cause("permuted(0,3,1,2)", "op", "aten::permute", HERE_FILE, ".permute(0, 2, 3, 1)",
                          ["block1.norm"], all_copies=False)]),
     Sample("hwc_batch", SmallImageNet, ["2x3x32x32:perm=0,2,3,1"],
