@@ -3,6 +3,7 @@
 // entries one per line, and the DOM reader), at the limit's edge and far past it.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <functional>
@@ -145,8 +146,10 @@ std::string with_nesting(std::string text, size_t arrays) {
 
 // What each reader makes of `text`: its one-line error, or "" when it read a report.
 std::vector<std::string> outcomes(const std::string& text) {
+  // The process id in the name: two test runs at once (two builds' suites) must not share a file.
   const std::string path = ::testing::TempDir() + "/depth_" +
-                           ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".json";
+                           ::testing::UnitTest::GetInstance()->current_test_info()->name() + "." +
+                           std::to_string(getpid()) + ".json";
   std::ofstream(path, std::ios::trunc) << text;
   std::vector<std::function<void()>> readers = {
       [&] { load_report_file(path, OpDetail::full); },       // render
@@ -207,7 +210,7 @@ TEST(JsonReportDepth, ASkippedValueNestedToTheLimitIsRead) {
                             Position{ordered_json::json_pointer("/ops/encoding"), Position::replace},
                             Position{ordered_json::json_pointer("/copies/0"), Position::add_key}})
     for (const std::string& text : layouts(doc, p)) {
-      const std::string path = ::testing::TempDir() + "/depth_skipped.json";
+      const std::string path = ::testing::TempDir() + "/depth_skipped." + std::to_string(getpid()) + ".json";
       std::ofstream(path, std::ios::trunc) << with_nesting(text, kMaxReportDepth - p.around());
       EXPECT_EQ(report_json_text(load_report_file(path)), expect) << p.name();
     }
