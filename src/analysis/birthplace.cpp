@@ -26,16 +26,10 @@ namespace {
 // A chain is followed at most this many ops back (a loop of a million ops stays bounded).
 constexpr int kMaxHops = 1 << 20;
 
-std::string op_short_name(const OpEvent& op) {
-  const std::string& name = op.name;
-  const size_t colons = name.rfind("::");
-  return colons == std::string::npos ? name : name.substr(colons + 2);
-}
-
 // Ops whose operands can swap places without changing the result (out of place only: an
 // in-place op keeps its first operand's strides whatever the order).
 bool is_commutative(const OpEvent& op) {
-  const std::string name = op_short_name(op);
+  const std::string_view name = op_short_name(op);
   return name == "add" || name == "mul" || name == "maximum" || name == "minimum";
 }
 

@@ -7,6 +7,12 @@
 
 namespace layoutprof {
 
+std::string_view op_short_name(const OpEvent& op) {
+  const std::string_view name = op.name.str();
+  const size_t colons = name.rfind("::");
+  return colons == std::string_view::npos ? name : name.substr(colons + 2);
+}
+
 const char* memory_format_label(MemoryFormat f) {
   switch (f) {
     case MemoryFormat::nchw: return "contiguous";
@@ -38,13 +44,6 @@ std::vector<int64_t> dense_strides(const std::vector<int64_t>& sizes, const std:
     step = saturating_mul(step, std::max<int64_t>(sizes[order[i]], 1));
   }
   return strides;
-}
-
-// "aten::conv2d" -> "conv2d", without a copy.
-std::string_view short_name(const OpEvent& op) {
-  const std::string_view name = op.name.str();
-  const size_t colons = name.rfind("::");
-  return colons == std::string_view::npos ? name : name.substr(colons + 2);
 }
 
 const TensorInfo* input_at(const OpEvent& op, int arg, int* position) {
@@ -104,7 +103,7 @@ NameKind name_kind(const OpEvent& op) {
   Slot& slot = recent[(reinterpret_cast<uintptr_t>(op.name.id()) >> 4) & 255];
   if (slot.name == op.name.id()) return slot.kind;
   auto it = known.find(op.name.id());
-  if (it == known.end()) it = known.emplace(op.name.id(), kind_of(short_name(op))).first;
+  if (it == known.end()) it = known.emplace(op.name.id(), kind_of(op_short_name(op))).first;
   slot = {op.name.id(), it->second};
   return it->second;
 }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 
 #include "core/trace.h"
 
@@ -22,6 +23,9 @@ const char* memory_format_label(MemoryFormat f);  // "contiguous", "channels_las
 // The memory format of a tensor. One dense in both orders (a 1x1 or depthwise weight, C == 1)
 // has the format whose exact strides it has: what the code that made it asked for.
 MemoryFormat memory_format_of(const TensorInfo& t);
+
+// "aten::conv2d" -> "conv2d", without a copy.
+std::string_view op_short_name(const OpEvent& op);
 
 bool is_convolution(const OpEvent& op);  // a forward convolution of any backend
 bool is_normalization(const OpEvent& op);
