@@ -2,6 +2,7 @@
 #include "analysis/grads.h"
 
 #include "analysis/birthplace.h"
+#include "analysis/hazards.h"
 #include "analysis/dtlb_model.h"
 #include "analysis/mixed_formats.h"
 #include "analysis/view_key.h"
@@ -618,8 +619,12 @@ static void add_copy_address_samples(Report& r) {
 Report analyze(Trace trace) {
   Report r;
   r.run = std::move(trace.run);
-  r.run.calls_recorded = static_cast<int>(trace.calls.size());
-  if (trace.calls.empty()) return r;
+  const bool outside = !trace.calls.empty() && trace.calls.back().outside_calls;
+  r.run.calls_recorded = static_cast<int>(trace.calls.size()) - (outside ? 1 : 0);
+  if (trace.calls.empty()) {
+    r.hazards = find_hazards(r, {});  // the parameters and buffers, listed as the run started
+    return r;
+  }
 
   // The failing call is the one to show; otherwise (and where the run failed between calls, as
   // an in-process script can) the first recorded call.
@@ -630,11 +635,17 @@ Report analyze(Trace trace) {
   // The shown call's events move into the report (a copy would double the memory of the
   // largest thing a run holds); the medians read its figures instead.
   // (With one call, its figures are the medians.)
-  const bool one_call = trace.calls.size() == 1;
+  // The ops before a failure outside the calls are shown with their own figures, and the
+  // calls' walls make the forward's time.
+  const bool one_call = trace.calls.size() == 1 || outside;
   const Call shown_figures = one_call ? Call() : keep_figures_only(shown, shown);
   std::vector<int64_t> walls;
   std::vector<const Call*> same;
   for (const Call& c : trace.calls) {
+    if (outside) {
+      if (&c != &shown || trace.calls.size() == 1) walls.push_back(c.wall_ns);
+      continue;
+    }
     bool like = &c == &shown ||
                 (c.figures_only ? c.same_ops_as_first && shown_like_first : same_op_sequence(c, shown));
     if (like) same.push_back(&c == &shown ? &shown_figures : &c);
@@ -662,6 +673,8 @@ Report analyze(Trace trace) {
       for (int64_t id = c.op; id >= 0; id = r.ops[id].parent) r.ops[id].copy_gpu_ns += c.gpu_ns;
   r.split_points = find_split_points(r, top);
   r.causes = find_causes(r, top);
+  r.hazards = find_hazards(r, shown.outputs);
+  for (Hazard& h : r.hazards) h.outside_calls = outside && h.op >= 0;
   r.modules = aggregate_modules(r, top);
 
   Summary& s = r.summary;

@@ -74,9 +74,17 @@ const TensorShape* empty_shape();
 
 // One tensor argument or result of an op, as recorded: plain data, no torch types.
 struct TensorInfo {
+  static constexpr uint32_t kNoVersion = 0xffffffffu;
   int arg = 0;  // position in the op's argument / result list (tensor lists share one)
+  // The tensor's version counter as the op began (inputs) or ended (outputs): in-place writes
+  // bump it, and every view of a storage shares its base's. kNoVersion: not tracked (an
+  // inference tensor, a report read from JSON).
+  uint32_t version = kNoVersion;
   int64_t storage_offset = 0;
-  uint64_t storage = 0;  // address of the storage's data: identifies the buffer within a call
+  uint64_t storage = 0;  // address of the storage's data: where its elements are
+  // The storage itself (its StorageImpl), not its data's address: two tensors share one
+  // exactly when they alias. Kept in memory only (a report read from JSON has 0).
+  uint64_t storage_id = 0;
   const TensorShape* shape = empty_shape();  // never null
 
   const std::vector<int64_t>& sizes() const { return shape->sizes; }

@@ -82,7 +82,7 @@ struct ParkedPages {
 
 // Owns the tensors that the TensorLists of a call's op events point to: append-only blocks
 // that never move, shared (std::shared_ptr) by every Call and Report holding those events.
-// An op event costs its TensorInfos (32 bytes each) and a 16-byte view per list, with no
+// An op event costs its TensorInfos (40 bytes each) and a 16-byte view per list, with no
 // allocation of its own; the recorder hands its whole tensor array over as one block.
 class TensorStore {
  public:
@@ -227,6 +227,12 @@ struct Call {
   // gradients (the first recorded call only).
   int64_t backward_from = -1;
   std::vector<ParamGrad> parameters;
+  // What the call returned to its caller (the tensors of the model's output), when the front
+  // end knows: a copy written in place and returned is not a lost write.
+  std::vector<TensorInfo> outputs;
+  // Not a model call: the recent ops before the user's code failed outside the recorded calls
+  // (in process, the window kept between them). Shown, never counted among the calls.
+  bool outside_calls = false;
   // Sampled counters: per measured counter, the samples read from the ring buffers, those
   // inside a counted op, and those the kernel lost; and (the shown call) where the samples'
   // data addresses fell.
@@ -268,6 +274,15 @@ struct ModelMode {
   // recorded in process, in the mode its code set).
   std::string chosen_by = "layoutprof";
   std::string evidence;  // how an exported mode was derived ("20 ops in eval mode ..."); "" otherwise
+};
+
+// A parameter or buffer of the model as a run starts (named_parameters(), named_buffers()):
+// what the hazards list when one is not dense or shares another's storage, and what names the
+// tensor a write reaches. In memory only: the report keeps the hazards derived from them.
+struct ModelTensor {
+  std::string name;  // layer1.0.bn1.running_mean
+  bool buffer = false;
+  TensorInfo tensor;
 };
 
 struct RunInfo {
@@ -318,6 +333,8 @@ struct RunInfo {
   // --accept FILE:LINE (profile(accept=...)): birthplaces made on purpose, which count as no
   // cause and are not gated; the report lists them as accepted.
   std::vector<std::string> accepted;
+  // The model's parameters and buffers as the run started (ModelTensor).
+  std::vector<ModelTensor> model_tensors;
 
   // The measured counters, in the order of the values in OpEvent::counters and the sums.
   std::vector<const CounterStatus*> measured_counters() const {

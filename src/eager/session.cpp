@@ -27,8 +27,34 @@ struct EagerSession::State {
   std::vector<NamedTensor> parameters;  // watch_parameters()
   std::unique_ptr<GradWatch> grads;     // the first recorded call's, with autograd on
   std::vector<std::string> ddp_seen;     // note_ddp_warning()
+  std::vector<TensorInfo> returned;      // note_output(), in the shown call
   bool in_call = false;
   bool finished = false;
+  bool window = false;  // the recent ops are recorded (outside the calls)
+
+  // Between the recorded calls, the recent ops of every thread are kept, with their tensors
+  // and lines, so that a failure there is explained (fail()). At most twice this many events
+  // a thread.
+  static constexpr size_t kWindowEvents = 4096;
+
+  void start_window() {
+    if (finished || in_call || window) return;
+    recorder.set_window(kWindowEvents);
+    recorder.set_max_ops(0);
+    recorder.start(Recorder::Mode::timed);
+    window = true;
+  }
+  // Ends the window: its ops as a Call (`keep`), or forgotten.
+  Call end_window(bool keep) {
+    Call call;
+    if (!window) return call;
+    window = false;
+    if (keep) call = recorder.stop();
+    else recorder.discard();
+    recorder.set_window(0);
+    recorder.set_max_ops(trace.run.max_ops);
+    return call;
+  }
 
   // With autograd on, the first recorded call watches the parameters' gradients arrive.
   void watch_grads() {
@@ -55,17 +81,20 @@ EagerSession::EagerSession(EagerOptions options) : state_(std::make_unique<State
   s.recorder.set_site_source(&module_sites());
   // Each call takes its ops' module paths as they run: the module hooks are the source.
   s.recorder.set_capture_sites(true);
+  s.start_window();
 }
 
 EagerSession::~EagerSession() {
   state_->grads.reset();
   if (state_->in_call) state_->recorder.stop();
+  state_->end_window(false);
 }
 
 void EagerSession::begin_call() {
   State& s = *state_;
   if (s.finished) throw std::logic_error("EagerSession: begin_call() after finish()");
   if (s.in_call) throw std::logic_error("EagerSession: begin_call() inside a call");
+  s.end_window(false);
   if (s.trace.calls.size() == 1) s.trace.calls.front().park();  // the shown call waits on disk
   module_sites().reset_thread();  // the calling thread starts the call outside every module
   const bool first = s.trace.calls.empty();
@@ -83,6 +112,7 @@ void EagerSession::end_call(const std::string& error) {
   Call call = first || !error.empty() ? s.recorder.stop() : s.recorder.stop_figures(s.trace.calls.front());
   if (s.grads) call.parameters = s.grads->take();
   s.grads.reset();
+  if (first) call.outputs = std::move(s.returned);
   call.spill();
   call.wall_ns = wall;
   if (!error.empty()) {
@@ -90,12 +120,21 @@ void EagerSession::end_call(const std::string& error) {
     s.trace.run.error = error;
   }
   s.trace.calls.push_back(std::move(call));
+  if (error.empty()) s.start_window();
 }
 
 void EagerSession::fail(const std::string& error) {
-  RunInfo& run = state_->trace.run;
+  State& s = *state_;
+  RunInfo& run = s.trace.run;
   run.status = RunStatus::failed;
-  run.error = error + " (after the recorded calls)";
+  run.error = error + " (outside the recorded calls)";
+  Call recent = s.end_window(true);
+  if (recent.events.empty()) return;
+  recent.outside_calls = true;
+  run.measured.push_back("the ops shown: the last " + std::to_string(recent.events.size()) +
+                         " before the failure outside the recorded calls (the recent ops, kept between the calls), " +
+                         "not a model call");
+  s.trace.calls.push_back(std::move(recent));
 }
 
 void EagerSession::interrupt(const std::string& signal) {
@@ -104,6 +143,7 @@ void EagerSession::interrupt(const std::string& signal) {
     if (s.trace.calls.empty()) end_call("");
     else drop_call();
   }
+  s.end_window(false);
   RunInfo& run = s.trace.run;
   run.status = RunStatus::interrupted;
   run.error = signal + " after " + std::to_string(s.trace.calls.size()) + " recorded calls";
@@ -115,6 +155,7 @@ void EagerSession::drop_call() {
   s.in_call = false;
   s.grads.reset();
   s.recorder.stop();
+  s.start_window();
 }
 
 void EagerSession::describe_model(const std::string& name, const std::string& mode) {
@@ -154,6 +195,19 @@ void EagerSession::watch_parameters(const std::vector<NamedTensor>& parameters) 
   if (s.in_call && s.trace.calls.empty()) s.watch_grads();  // learnt during the first call
 }
 
+void EagerSession::note_model_tensors(const std::vector<NamedTensor>& parameters,
+                                      const std::vector<NamedTensor>& buffers) {
+  state_->trace.run.model_tensors = describe_model_tensors(parameters, buffers);
+}
+
+void EagerSession::note_output(const NamedTensor& output) {
+  State& s = *state_;
+  constexpr size_t kMaxNotedOutputs = 256;
+  if (!s.in_call || !s.trace.calls.empty() || s.returned.size() >= kMaxNotedOutputs) return;
+  std::vector<TensorInfo> more = describe_returned(c10::IValue(output.tensor));
+  s.returned.insert(s.returned.end(), more.begin(), more.end());
+}
+
 void EagerSession::note_ddp_warning(const std::string& detail) {
   state_->ddp_seen.push_back(std::string(kDdpSeen) + " " + detail);
 }
@@ -166,6 +220,7 @@ Report EagerSession::finish() {
   State& s = *state_;
   if (s.finished) throw std::logic_error("EagerSession: finish() twice");
   if (s.in_call) end_call("");
+  s.end_window(false);
   s.finished = true;
   s.recorder.release_spare();
   if (!s.trace.calls.empty()) s.trace.calls.front().unpark();

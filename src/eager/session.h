@@ -60,6 +60,12 @@ class EagerSession {
   // The model's parameters, under the names its user gives them: with autograd on, the first
   // recorded call watches each gradient arrive (the parameters' verdicts).
   void watch_parameters(const std::vector<NamedTensor>& parameters);
+  // The model's parameters and buffers, as its user names them, once it is known: the hazards
+  // list those not dense or aliasing another, and name what a write reaches by them.
+  void note_model_tensors(const std::vector<NamedTensor>& parameters, const std::vector<NamedTensor>& buffers);
+  // A tensor the model returned to the user's code in the shown call: a copy written in place
+  // and returned is not a lost write.
+  void note_output(const NamedTensor& output);
   // DDP warned that a gradient's strides do not match its bucket view's: `detail` says where
   // and about which gradient; the report shows it as measured, beside the gradient verdicts.
   void note_ddp_warning(const std::string& detail);

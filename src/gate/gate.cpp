@@ -1,6 +1,7 @@
 #include "gate/gate.h"
 
 #include "analysis/cause_text.h"
+#include "analysis/hazards.h"
 #include "core/sampled_figure.h"
 
 #include <algorithm>
@@ -453,6 +454,36 @@ void add_birthplace_check(Comparison& c, const Report& base, const Report& now, 
                       fresh ? std::to_string(fresh) + " new: " + which : ""});
 }
 
+// A hazard, kept apart from its line number (an edit above it moves it): its kind, file, op
+// and code, and the tensor of a parameter or buffer.
+std::string hazard_gate_key(const Hazard& h) {
+  const size_t colon = h.where.rfind(':');
+  const std::string file = colon == std::string::npos ? h.where : h.where.substr(0, colon);
+  return std::string(hazard_kind_name(h.kind)) + "|" + file + "|" + h.op_name + "|" + h.code + "|" +
+         (h.kind == HazardKind::model_tensor ? h.tensor : std::string());
+}
+
+// Hazards: one the baseline did not have fails the gate by default. A baseline written before
+// layoutprof looked for them compares as none, and the comparison says so.
+void add_hazard_check(Comparison& c, const Report& base, const Report& now, const GateOptions& o) {
+  if (!base.hazards_in_file)
+    c.notes.push_back("hazards: the baseline was written before layoutprof looked for them; it compares as none");
+  std::set<std::string> before;
+  int64_t was = 0, is = 0, fresh = 0;
+  for (const Hazard& h : base.hazards)
+    if (h.counted()) was += before.insert(hazard_gate_key(h)).second;
+  std::string which;
+  for (const Hazard& h : now.hazards) {
+    if (!h.counted()) continue;
+    ++is;
+    if (before.count(hazard_gate_key(h))) continue;
+    ++fresh;
+    if (which.size() < 300) which += (which.empty() ? "" : "; ") + hazard_text(h);
+  }
+  c.checks.push_back({"total", "hazards", fresh <= o.max_new_hazards, std::to_string(was), std::to_string(is),
+                      fresh ? std::to_string(fresh) + " new: " + which : ""});
+}
+
 // Noisy figures: shown, gated only when asked. The forward time.
 void add_forward_time(Comparison& c, const Summary& sb, const Summary& sn, const GateOptions& o) {
   if (o.gate_time) {
@@ -544,6 +575,7 @@ Comparison compare_reports(const Report& base_report, const Report& now_report, 
   add_split_total(c, base, now, match, o);
   if (now_report.run.backward) add_gradient_check(c, base_report, now_report, o);
   add_birthplace_check(c, base_report, now_report, o);
+  add_hazard_check(c, base_report, now_report, o);
   c.checks.push_back({"total", "DTLB walks (modelled)", !exceeds(sb.dtlb.walks, sn.dtlb.walks, o.max_dtlb_increase),
                       std::to_string(sb.dtlb.walks), std::to_string(sn.dtlb.walks) + fmt_change(sb.dtlb.walks, sn.dtlb.walks), ""});
   add_forward_time(c, sb, sn, o);

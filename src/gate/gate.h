@@ -23,6 +23,9 @@ struct GateOptions {
   int64_t max_new_grad_mismatches = 0;
   // Causes: birthplaces (analysis/birthplace.h) the baseline did not have, not accepted ones.
   int64_t max_new_birthplaces = 0;
+  // Hazards (analysis/hazards.h) the baseline did not have: aliased and lost writes, failed
+  // views, refused writes, parameters or buffers not dense; "could not tell" and accepted ones aside.
+  int64_t max_new_hazards = 0;
   double max_dtlb_increase = 0.05;        // fraction of modelled walks
   std::optional<double> gate_time;        // fraction of forward() wall time; off by default
   std::optional<double> gate_counters;    // fraction of each measured counter; off by default

@@ -59,6 +59,7 @@ std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction& fn) {
   InFlight in_flight(b);
   if (!in_flight) return nullptr;
   const RecordingState& rec = *b.rec;
+  if (C10_UNLIKELY(rec.window != 0 && b.events.size() >= rec.window && b.stack.empty())) keep_recent(b);
   if (C10_UNLIKELY(b.events.size() >= rec.max_events)) {
     ++b.not_recorded;
     b.stack.push_back(-1);  // popped by on_op_end; ops nested in it are past the limit too

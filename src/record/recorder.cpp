@@ -133,6 +133,19 @@ Call Recorder::stop() {
   return converted_call(*state_, s);
 }
 
+void Recorder::discard() {
+  State& s = *state_;
+  if (!s.handle || s.mode == Mode::sites) throw std::logic_error("no timed call");
+  auto buffers = end_session(s);
+  for (Collector* c : s.collectors) c->stop();
+  retire(s, buffers);
+}
+
+void Recorder::set_window(size_t events) {
+  std::lock_guard<std::mutex> lock(threads_mutex());
+  state_->window = events;
+}
+
 Call Recorder::stop_figures(const Call& first) {
   StoppedCall s = stop_timed(*state_);
   return figures_call(*state_, s, first);

@@ -56,6 +56,12 @@ class Recorder {
   // keep_figures_only() in analysis.h makes), checked against `first`'s op sequence: for
   // the calls after the first, without converting their events.
   Call stop_figures(const Call& first);
+  // Ends a timed or figures call and forgets it, converting nothing.
+  void discard();
+  // From the next start(), each thread keeps only its latest ops: once it holds `events`,
+  // the older half goes as its next top-level op starts (at most twice that many are held).
+  // What a recording between the calls keeps, to explain a failure there. 0: keep all.
+  void set_window(size_t events);
   // After a `sites` call: the top-level ops in execution order.
   std::vector<OpSite> stop_sites();
   // A stopped call's event array is kept for the next call (no new pages to fault in, 32

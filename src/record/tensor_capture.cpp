@@ -32,8 +32,13 @@ TensorInfo describe_tensor(const at::Tensor& t, int arg) {
   if (t.layout() == c10::kStrided) {
     strides = t.strides().vec();
     info.storage_offset = t.storage_offset();
-    if (t.has_storage()) info.storage = reinterpret_cast<uint64_t>(t.storage().data());
+    if (t.has_storage()) {
+      info.storage = reinterpret_cast<uint64_t>(t.storage().data());
+      info.storage_id = reinterpret_cast<uint64_t>(t.storage().unsafeGetStorageImpl());
+    }
   }
+  const c10::VariableVersion& version = t.unsafeGetTensorImpl()->version_counter();
+  if (version.enabled()) info.version = version.current_version();
   info.set_shape(t.sizes().vec(), std::move(strides), dtype_name(t.scalar_type()), t.device().str(),
                  static_cast<int>(t.element_size()));
   return info;

@@ -83,12 +83,19 @@ inline void append_tensor(ThreadBuffer& b, const at::Tensor& t, int arg) {
     if (strided) {
       strides = impl->strides().slice(0, sizes.size());
       r.storage_offset = impl->storage_offset();
-      if (impl->has_storage()) r.storage = reinterpret_cast<uint64_t>(impl->storage().data());
+      if (impl->has_storage()) {
+        const c10::Storage& storage = impl->storage();
+        r.storage = reinterpret_cast<uint64_t>(storage.data());
+        r.storage_id = reinterpret_cast<uint64_t>(storage.unsafeGetStorageImpl());
+      }
     }
+    const c10::VariableVersion& version = impl->version_counter();
+    if (version.enabled()) r.version = version.current_version();
     r.shape = b.shapes->find(dtype, impl->device(), elem_size, true, sizes, strides, strided);
   } catch (const std::exception&) {
     r.storage_offset = 0;
     r.storage = 0;
+    r.storage_id = 0;
     r.shape = b.shapes->find(c10::ScalarType::Undefined, c10::Device(c10::DeviceType::CPU), 0, false,
                              {}, {}, false);
   }

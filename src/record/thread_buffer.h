@@ -123,7 +123,13 @@ struct ThreadBuffer {
   // Training steps: (event index, autograd sequence number) of the events that have one
   // (forward ops run with grad mode on, backward functions), to link the two.
   std::vector<std::pair<int32_t, int64_t>> seqs;
+  int64_t dropped = 0;  // events keep_recent() dropped
 };
+
+// Recorder::set_window: drops the older half of a buffer's events (from its first top-level
+// event past the half), with their tensors, sites and sequence numbers; called between
+// top-level ops (nothing open). `dropped` counts them.
+void keep_recent(ThreadBuffer& b);
 
 // A callback on a thread other than the one that starts and stops recording may run while
 // stop() takes the buffers: it counts itself in, and leaves without touching the buffer once

@@ -132,4 +132,29 @@ void retire(RecordingState& rec, std::vector<std::unique_ptr<ThreadBuffer>>& buf
   buffers.clear();
 }
 
+void keep_recent(ThreadBuffer& b) {
+  const size_t n = b.events.size();
+  size_t k = n / 2;
+  while (k < n && b.events[k].parent >= 0) ++k;
+  size_t sited = 0;
+  for (size_t i = 0; i < k; ++i) sited += b.events[i].sited;
+  b.sites.erase(b.sites.begin(), b.sites.begin() + static_cast<std::ptrdiff_t>(std::min(sited, b.sites.size())));
+  if (!b.ranges.empty()) {
+    const uint32_t first = k < n ? b.ranges[k].first_input : static_cast<uint32_t>(b.tensors.size());
+    b.tensors.erase(b.tensors.begin(), b.tensors.begin() + first);
+    b.ranges.erase(b.ranges.begin(), b.ranges.begin() + static_cast<std::ptrdiff_t>(k));
+    for (RawTensors& r : b.ranges) {
+      r.first_input -= first;
+      r.first_output -= first;
+    }
+  }
+  b.events.erase(b.events.begin(), b.events.begin() + static_cast<std::ptrdiff_t>(k));
+  for (RawEvent& e : b.events)
+    if (e.parent >= 0) e.parent -= static_cast<int32_t>(k);  // a top-level event begins the rest
+  auto seq = std::remove_if(b.seqs.begin(), b.seqs.end(), [k](const auto& s) { return s.first < static_cast<int32_t>(k); });
+  b.seqs.erase(seq, b.seqs.end());
+  for (auto& s : b.seqs) s.first -= static_cast<int32_t>(k);
+  b.dropped += static_cast<int64_t>(k);
+}
+
 }  // namespace layoutprof

@@ -4,6 +4,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "analysis/hazards.h"
 #include "support/flat_index.h"
 #include "report/reporter.h"
 #include "report/json_out.h"
@@ -193,6 +194,20 @@ void write_counter_tracks(EventWriter& w, const Report& r, const std::vector<int
   }
 }
 
+// Each hazard as an instant event ("i", on its op's thread) where its op starts.
+void write_hazard_marks(EventWriter& w, const Report& r) {
+  for (const Hazard& h : r.hazards) {
+    if (h.op < 0 || h.op >= static_cast<int64_t>(r.ops.size())) continue;
+    const OpEvent& op = r.ops[h.op];
+    JsonOut o = w.next();
+    o.begin('{').key("args").begin('{').key("certainty").str(h.certainty).key("text").str(hazard_text(h)).end('}');
+    o.key("cat").str("hazard").key("name").str("hazard: " + hazard_kind_words(h.kind));
+    o.key("ph").str("i").key("pid").num(kPid).key("s").str("t").key("tid").num(op.thread);
+    o.key("ts").real(us(op.start_ns)).end('}');
+    w.done_one();
+  }
+}
+
 }  // namespace
 
 void write_chrome_trace(std::ostream& out, const Report& r) {
@@ -204,6 +219,7 @@ void write_chrome_trace(std::ostream& out, const Report& r) {
   write_names(w, r);
   const std::vector<int64_t> end = write_op_slices(w, r);
   write_counter_tracks(w, r, end);
+  write_hazard_marks(w, r);
   w.flush();
   out << "\n]}\n";
 }

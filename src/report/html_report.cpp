@@ -30,6 +30,7 @@
 #include "report/html_assets.h"
 #include "report/json_out.h"
 #include "report/markup.h"
+#include "report/hazard_json.h"
 #include "report/verdict_json.h"
 
 namespace layoutprof {
@@ -372,6 +373,10 @@ class HtmlReporter : public Reporter {
     data += script_safe(dump_compact(heatmap_json(table, o.group_by)));
     data += ",\n\"verdict\":";
     data += script_safe(dump_compact(verdict_json(r, kMaxEmbeddedSplits)));
+    data += ",\n\"hazards\":";
+    nlohmann::json hazards = nlohmann::json::array();
+    for (const Hazard& h : r.hazards) hazards.push_back(hazard_json(h));
+    data += script_safe(dump_compact(hazards));
     data += ",\n\"grads\":";
     data += script_safe(dump_compact(grads_json(r)));
     data += ",\n\"backward_from\":";

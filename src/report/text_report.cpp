@@ -11,6 +11,7 @@
 
 #include "analysis/analysis.h"
 #include "analysis/cause_text.h"
+#include "analysis/hazards.h"
 #include "analysis/grads.h"
 #include "report/comparison_text.h"
 #include "report/ddp_seen.h"
@@ -221,6 +222,34 @@ void write_verdict(std::ostream& out, const Report& r, const Verdict& v) {
   if (v.copy_gpu_ns >= 0 && v.gpu_ns > 0)
     out << "  on the GPU, layout-copy kernels took " << share_text(v.copy_gpu_ns, v.gpu_ns) << " of the kernels' time ("
         << "measured, CUPTI: " << ms(v.copy_gpu_ns) << " of " << ms(v.gpu_ns) << " ms)\n";
+}
+
+// Before the verdict: the layouts that change results. Each hazard's kind, line and code,
+// what it reaches and what happens, and the fixes; those the strides could not decide, and
+// those accepted, one line each.
+void write_hazards(std::ostream& out, const Report& r) {
+  std::vector<const Hazard*> counted, other;
+  for (const Hazard& h : r.hazards) (h.counted() ? counted : other).push_back(&h);
+  if (r.hazards.empty()) return;
+  out << "\nHazards: " << counted.size() << " (layouts that change what the model computes; derived from the "
+      << "storages, strides and version counters recorded)\n";
+  for (size_t i = 0; i < counted.size(); ++i) {
+    const Hazard& h = *counted[i];
+    out << "  " << (i + 1) << ". " << hazard_kind_words(h.kind);
+    if (h.kind != HazardKind::model_tensor) {
+      out << " at " << (h.where.empty() ? "an unknown line" : h.where) << ", " << h.op_name
+          << (h.module.empty() ? "" : " in " + h.module) << (h.count > 1 ? " (x" + std::to_string(h.count) + ")" : "");
+      if (h.outside_calls) out << ", outside the recorded calls";
+    } else {
+      out << ": " << h.tensor << ", " << h.layout;
+    }
+    out << "\n";
+    if (!h.code.empty()) out << "       " << h.code << "\n";
+    out << "     " << h.detail << "\n";
+    for (size_t f = 0; f < h.fixes.size(); ++f) out << "     → " << (f == 0 ? "fix: " : "") << h.fixes[f] << "\n";
+  }
+  for (const Hazard* h : other)
+    out << "  " << (h->accepted ? "accepted (--accept " + h->where + "): " : std::string()) << hazard_text(*h) << "\n";
 }
 
 // The ops of a cause's chain, in words: its carriers, and the choices among them.
@@ -554,6 +583,7 @@ void write_text_report(std::ostream& out, const Report& report, const TextOption
   write_header(out, report);
   if (options.verbose) write_measured_list(out, report);
   if (report.run.status == RunStatus::failed) write_failure(out, report);
+  write_hazards(out, report);
   const Verdict verdict = verdict_of(report);
   write_verdict(out, report, verdict);
   write_birthplaces(out, report, options.top);

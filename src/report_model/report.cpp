@@ -32,6 +32,24 @@ const char* birth_kind_name(BirthKind k) {
   return "unrecorded";
 }
 
+const char* hazard_kind_name(HazardKind k) {
+  switch (k) {
+    case HazardKind::aliased_write: return "aliased_write";
+    case HazardKind::lost_write: return "lost_write";
+    case HazardKind::failed_view: return "failed_view";
+    case HazardKind::refused_write: return "refused_write";
+    case HazardKind::model_tensor: return "model_tensor";
+  }
+  return "aliased_write";
+}
+
+HazardKind hazard_kind_from_name(const std::string& name) {
+  for (HazardKind k : {HazardKind::aliased_write, HazardKind::lost_write, HazardKind::failed_view,
+                       HazardKind::refused_write, HazardKind::model_tensor})
+    if (name == hazard_kind_name(k)) return k;
+  throw std::invalid_argument("unknown hazard kind '" + name + "'");
+}
+
 BirthKind birth_kind_from_name(const std::string& name) {
   for (BirthKind k : {BirthKind::op, BirthKind::model_input, BirthKind::unrecorded})
     if (name == birth_kind_name(k)) return k;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "report_model/dtlb_estimate.h"
+#include "report_model/hazard.h"
 #include "report_model/layout_cause.h"
 #include "core/trace.h"
 
@@ -123,6 +124,11 @@ struct Report {
   // read for the gate (top-level ops only), it has none, and the gate says so.
   std::vector<LayoutCause> causes;
   bool causes_in_file = true;
+  // Layouts that change results (analysis/hazards.h), in the order the shown call met them;
+  // hazards_in_file is false for a report written before layoutprof looked for them (the gate
+  // compares it as none, and says so).
+  std::vector<Hazard> hazards;
+  bool hazards_in_file = true;
 };
 
 // The writers' guard: a report read for the gate only (top_level_only) cannot be rendered.

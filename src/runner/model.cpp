@@ -8,6 +8,7 @@
 
 #include "support/errors.h"
 #include "pt2/archive.h"
+#include "record/tensor_info.h"
 #include "runner/pt2_model.h"
 #include "runner/torchscript_model.h"
 
@@ -29,6 +30,40 @@ const ModelFormat kFormats[] = {
 };
 
 }  // namespace
+
+std::vector<ModelTensor> describe_model_tensors(const std::vector<NamedTensor>& parameters,
+                                                const std::vector<NamedTensor>& buffers) {
+  std::vector<ModelTensor> out;
+  for (const auto* list : {&parameters, &buffers})
+    for (const NamedTensor& n : *list)
+      if (n.tensor.defined() && n.tensor.layout() == at::kStrided)
+        out.push_back({n.name, list == &buffers, describe_tensor(n.tensor, 0)});
+  return out;
+}
+
+std::vector<TensorInfo> describe_returned(const c10::IValue& value) {
+  std::vector<TensorInfo> out;
+  if (value.isTensor()) {
+    const at::Tensor& t = value.toTensor();
+    if (t.defined() && t.layout() == at::kStrided) out.push_back(describe_tensor(t, 0));
+  } else if (value.isTuple()) {
+    for (const c10::IValue& v : value.toTupleRef().elements()) {
+      std::vector<TensorInfo> more = describe_returned(v);
+      out.insert(out.end(), more.begin(), more.end());
+    }
+  } else if (value.isList()) {
+    for (const c10::IValue& v : value.toListRef()) {
+      std::vector<TensorInfo> more = describe_returned(v);
+      out.insert(out.end(), more.begin(), more.end());
+    }
+  } else if (value.isGenericDict()) {
+    for (const auto& item : value.toGenericDict()) {
+      std::vector<TensorInfo> more = describe_returned(item.value());
+      out.insert(out.end(), more.begin(), more.end());
+    }
+  }
+  return out;
+}
 
 void load_op_library(const std::string& path) {
   // Global: the ops it registers stay for the process's life, as torch.ops.load_library keeps them.

@@ -57,6 +57,13 @@ class Model {
   virtual OpSiteSource& op_sites() = 0;
 };
 
+// The model's parameters and buffers as a run lists them (core/trace.h's ModelTensor): the
+// hazards name what a write reaches by them, and list those not dense or aliasing another.
+std::vector<ModelTensor> describe_model_tensors(const std::vector<NamedTensor>& parameters,
+                                                const std::vector<NamedTensor>& buffers);
+// The tensors a call returned (in tuples, lists and dicts too), as the recorder describes them.
+std::vector<TensorInfo> describe_returned(const c10::IValue& value);
+
 // Loads a shared library that registers custom ops (TORCH_LIBRARY) for the models to come.
 // Throws ModelLoadError with the loader's reason.
 void load_op_library(const std::string& path);

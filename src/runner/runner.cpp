@@ -107,6 +107,7 @@ struct Calls {
   const Model& model;
   Recorder& recorder;
   std::function<void(bool mark)> step;
+  std::vector<TensorInfo>& returned;  // what the last step's forward() returned
   const ProgressFn& progress;
 };
 
@@ -216,6 +217,7 @@ bool record_call(const Calls& calls, Collectors& on, const std::vector<OpSite>& 
   call.spill();  // a later call's figures go to disk: memory stays flat over --iters
   call.wall_ns = wall;
   if (grads) call.parameters = grads->take();
+  if (first || !ok) call.outputs = std::move(calls.returned);
   if ((first || !ok) && !call.sites_recorded) sites_applied = apply_sites(call, sites) && sites_applied;
   // The calls after the first keep no sites, except where the model forks: there each
   // call's ops are matched to the first call's by their sites (Recorder::stop_figures).
@@ -259,6 +261,7 @@ Trace run_profile(const ProfileConfig& config, const ProgressFn& progress, std::
   if (!make_variant(*model, config, run, specs, progress)) return trace;
   run.model_format = model->format();
   run.model_mode = model->mode();
+  run.model_tensors = describe_model_tensors(model->named_parameters(), model->named_buffers());
   // The inputs the file stores, as they are, where no --input or conversion asks for others.
   std::vector<c10::IValue> inputs = config.inputs.empty() && config.convert_to.empty()
                                         ? stored_inputs(model->sample_inputs(), device, run.inputs)
@@ -272,8 +275,12 @@ Trace run_profile(const ProfileConfig& config, const ProgressFn& progress, std::
   recorder.set_training(config.backward);
   recorder.set_site_source(&model->op_sites());
   const ModelStep step(*model, config.backward, config.loss);
+  std::vector<TensorInfo> returned;
   const Calls calls{config, device, *model, recorder,
-                    [&](bool mark) { step(inputs, [&] { if (mark) recorder.mark_backward(); }); }, progress};
+                    [&](bool mark) {
+                      returned = describe_returned(step(inputs, [&] { if (mark) recorder.mark_backward(); }));
+                    },
+                    returned, progress};
   const bool warmup_failed = warm_up(calls);
   run.max_ops = config.max_ops > 0 ? config.max_ops : default_max_ops();
   recorder.set_max_ops(run.max_ops);

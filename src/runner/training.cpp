@@ -57,12 +57,13 @@ ModelStep::ModelStep(Model& model, bool backward, std::string loss)
   for (NamedTensor& p : model.named_parameters()) parameters_.push_back(std::move(p.tensor));
 }
 
-void ModelStep::operator()(std::vector<c10::IValue>& inputs, const std::function<void()>& backward_begins) const {
+c10::IValue ModelStep::operator()(std::vector<c10::IValue>& inputs, const std::function<void()>& backward_begins) const {
   c10::IValue out = model_.forward(inputs);
-  if (!backward_) return;
+  if (!backward_) return out;
   backward_from(out, loss_, backward_begins);
   for (at::Tensor p : parameters_)
     if (p.grad().defined()) p.mutable_grad() = at::Tensor();
+  return out;
 }
 
 GradWatch::GradWatch(const std::vector<NamedTensor>& parameters, const Recorder& recorder) {

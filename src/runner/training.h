@@ -30,8 +30,8 @@ class ModelStep {
  public:
   // `loss` as backward_from() takes it; unused when `backward` is false.
   ModelStep(Model& model, bool backward, std::string loss);
-  // `backward_begins` is called as the backward pass begins.
-  void operator()(std::vector<c10::IValue>& inputs, const std::function<void()>& backward_begins) const;
+  // `backward_begins` is called as the backward pass begins. Returns what forward() returned.
+  c10::IValue operator()(std::vector<c10::IValue>& inputs, const std::function<void()>& backward_begins) const;
 
  private:
   Model& model_;

@@ -182,6 +182,30 @@ std::string unmade_reason(const std::string& name) {
   return unmade.contains(name) ? unmade[name].get<std::string>() : "";
 }
 
+// The manifest's hazards of a sample (none named, or no `hazards`: the report holds none), each
+// found, certain, by its kind and a piece of the code on its line; the text report shows each
+// hazard's line before the verdict.
+void expect_hazards(const json& entry, const json& report, const fs::path& report_path) {
+  ASSERT_TRUE(report.contains("hazards")) << entry.at("name");
+  const json& got = report.at("hazards");
+  const json want = entry.value("hazards", json::array());
+  if (want.empty()) {
+    EXPECT_TRUE(got.empty()) << entry.at("name") << ": " << got.dump(1);
+    return;
+  }
+  Result text = run({"render", report_path.string()});
+  ASSERT_EQ(text.code, 0) << text.err;
+  const size_t verdict = text.out.find("\nVerdict");
+  for (const json& w : want) {
+    bool found = false;
+    for (const json& h : got)
+      found = found || (h.at("kind") == w.at("kind") && h.at("certainty") == "yes" &&
+                        h.at("code").get<std::string>().find(w.at("code").get<std::string>()) != std::string::npos);
+    EXPECT_TRUE(found) << entry.at("name") << ": no hazard like " << w.dump() << " in " << got.dump(1);
+    EXPECT_LT(text.out.find(w.at("code").get<std::string>()), verdict) << text.out;
+  }
+}
+
 // The manifest's causes of a sample (its `causes`: [] says none), each found in the report:
 // its layout, its birthplace (kind, op, the file of its line, the code on it) and the modules
 // that pay. The text report's first screen, before the heatmap, holds the code and the fix.
@@ -264,6 +288,7 @@ void expect_as_manifest_says(const json& entry, const fs::path& model, const std
   std::string validate = "/usr/bin/python3 " + quote(VALIDATOR) + " " + quote(SCHEMA) + " " + quote(report.string());
   EXPECT_EQ(std::system(validate.c_str()), 0) << validate;
   expect_causes(entry, j, report, false);
+  expect_hazards(entry, j, report);
 }
 
 // Each sample as the torch under test scripted it; the failing one's report included.
@@ -530,6 +555,7 @@ TEST_P(Pt2Samples, CopyCountsMatchTheManifest) {
   std::string validate = "/usr/bin/python3 " + quote(VALIDATOR) + " " + quote(SCHEMA) + " " + quote(report.string());
   EXPECT_EQ(std::system(validate.c_str()), 0) << validate;
   expect_causes(entry, j, report, true);
+  expect_hazards(entry, j, report);
 }
 
 std::vector<std::string> pt2_sample_names() {

@@ -12,6 +12,7 @@ inline TensorInfo tensor(std::vector<int64_t> sizes, std::vector<int64_t> stride
   const int elem_size = dtype == "f64" ? 8 : 4;
   t.set_shape(std::move(sizes), std::move(strides), dtype, "cpu", elem_size);
   t.storage = storage;
+  t.storage_id = storage;  // one storage per data address, as in a recorded call
   return t;
 }
 

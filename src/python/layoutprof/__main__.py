@@ -56,10 +56,23 @@ def main(argv=None):
         why = p.nothing_recorded()
         if why:
             print(f"layoutprof: nothing recorded: {why}", file=sys.stderr)
+        for line in hazard_lines(p.report):
+            print(line, file=sys.stderr)
     if terminated:  # the reports are written: end as SIGTERM would have ended the script
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGTERM)
     return 0
+
+
+def hazard_lines(report):
+    """One line per kind of hazard the report found (counted ones: not accepted, not "could not
+    tell"): how many, and the first one's line."""
+    by_kind = {}
+    for h in (report or {}).get("hazards", []):
+        if h["certainty"] == "yes" and not h["accepted"]:
+            by_kind.setdefault(h["kind"], []).append(h)
+    return [f"layoutprof: {len(found)} {kind.replace('_', ' ')}{'' if len(found) == 1 else 's'}, first at "
+            f"{found[0]['where'] or found[0]['tensor']}: {found[0]['text']}" for kind, found in by_kind.items()]
 
 
 def _terminate(_signum, _frame):

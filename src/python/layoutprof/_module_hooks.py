@@ -31,6 +31,7 @@ class ModuleHooks:
         self._begins = self._ends = None
         self._learnt = None
         self._inputs = None
+        self._outputs = None
 
     def on_model_call(self, begins, ends):
         """Calls begins() as the model's outermost forward() starts, and ends(error, output) as
@@ -41,6 +42,10 @@ class ModuleHooks:
         """Calls inputs(args, kwargs, frame) as the model's outermost forward() starts (after
         begins()), frame being the caller's: the line of the model call."""
         self._inputs = inputs
+
+    def on_model_outputs(self, outputs):
+        """Calls outputs(output) as the model's outermost forward() returns."""
+        self._outputs = outputs
 
     def on_model_learnt(self, learnt):
         """Calls learnt(model) once the model is known: the user's module, unwrapped."""
@@ -85,6 +90,8 @@ class ModuleHooks:
             self._model_returns(one_line(e), None)
             raise
         self._model_returns("", output)
+        if self._model_depth == 0 and self._outputs is not None:
+            self._outputs(output)
         return output
 
     def _model_returns(self, error, output):

@@ -91,6 +91,7 @@ class profile:
         self._ddp = DdpWarnings()
         self._pid = None  # the process that records
         self._parameters = None  # the model's named parameters, once it is known
+        self._buffers = None  # and its named buffers
         self.report = None
 
     def __enter__(self):
@@ -104,6 +105,7 @@ class profile:
             self._hooks.on_model_call(self._model_call_begins, self._model_call_ends)
         self._hooks.on_model_learnt(self._model_learnt)
         self._hooks.on_model_inputs(self._model_inputs)
+        self._hooks.on_model_outputs(self._model_outputs)
         self._pid = os.getpid()
         _native.read_user_lines(self._lines)
         self._ddp.install()
@@ -156,8 +158,8 @@ class profile:
 
     def nothing_recorded(self):
         """Why no call was recorded, in one line ("" when one was)."""
-        if self.report is None or self.report["run"]["calls_recorded"] > 0:
-            return ""
+        if self.report is None or self.report["run"]["calls_recorded"] > 0 or self.report["summary"]["ops"] > 0:
+            return ""  # recorded calls, or the ops before a failure outside them
         if self._by == "call" and self._hooks.root is None:
             return ("no module holding parameters was called in this process (a model run in processes "
                     "the code starts, as torch.multiprocessing.spawn does, is not recorded: run it under "
@@ -201,6 +203,7 @@ class profile:
             self._session.drop_call()
         self._session = self._new_session()
         if self._parameters is not None:
+            self._session.note_model_tensors(self._parameters, self._buffers)
             self._session.watch_parameters(self._parameters)
         self._index = 0
 
@@ -210,8 +213,17 @@ class profile:
 
     def _model_learnt(self, model):
         self._parameters = list(model.named_parameters())
+        self._buffers = list(model.named_buffers())
+        self._session.note_model_tensors(self._parameters, self._buffers)
         if self._session.in_call or not self._session.calls:
             self._session.watch_parameters(self._parameters)
+
+    def _model_outputs(self, output):
+        """What the model returned in the shown call: a copy it wrote and returned is used."""
+        if self._forked() or not self._session.in_call or self._session.calls:
+            return
+        for t in _tensors(output):
+            self._session.note_output(t)
 
     def _model_inputs(self, args, kwargs, frame):
         """The shown call's model inputs, with the line of the call: a layout they arrive with

@@ -36,11 +36,19 @@ std::shared_ptr<Report> finish(EagerSession& session) {
   return std::make_shared<Report>(session.finish());
 }
 
-// The model's parameters as named_parameters() gives them: (name, tensor) pairs.
-void watch_parameters(EagerSession& session, const std::vector<std::pair<std::string, at::Tensor>>& named) {
-  std::vector<NamedTensor> parameters;
-  for (const auto& [name, tensor] : named) parameters.push_back({name, tensor});
-  session.watch_parameters(parameters);
+using NamedPairs = std::vector<std::pair<std::string, at::Tensor>>;
+
+// (name, tensor) pairs as named_parameters() and named_buffers() give them.
+std::vector<NamedTensor> named_tensors(const NamedPairs& named) {
+  std::vector<NamedTensor> out;
+  for (const auto& [name, tensor] : named) out.push_back({name, tensor});
+  return out;
+}
+
+void watch_parameters(EagerSession& session, const NamedPairs& named) { session.watch_parameters(named_tensors(named)); }
+
+void note_model_tensors(EagerSession& session, const NamedPairs& parameters, const NamedPairs& buffers) {
+  session.note_model_tensors(named_tensors(parameters), named_tensors(buffers));
 }
 
 void write_report(const Report& report, const std::string& format, const std::string& path) {
@@ -83,6 +91,8 @@ PYBIND11_MODULE(_native, m) {
       .def("note_input", [](EagerSession& s, const at::Tensor& t, const std::string& origin) { s.note_input({origin, t}); },
            py::arg("tensor"), py::arg("origin"))
       .def("watch_parameters", &watch_parameters, py::arg("named"))
+      .def("note_model_tensors", &note_model_tensors, py::arg("parameters"), py::arg("buffers"))
+      .def("note_output", [](EagerSession& s, const at::Tensor& t) { s.note_output({"", t}); }, py::arg("tensor"))
       .def("note_ddp_warning", &EagerSession::note_ddp_warning, py::arg("detail"))
       .def_property_readonly("in_call", &EagerSession::in_call)
       .def_property_readonly("calls", &EagerSession::calls)

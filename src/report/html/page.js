@@ -63,6 +63,16 @@ function childrenOf(id) {
 // --- header -----------------------------------------------------------------------------
 const R = D.run, T = D.summary;
 app.append(el("h1", { text: "layoutprof " + R.layoutprof + " — " + R.model }));
+// --- hazards, first of all: layouts that change what the model computes ---------------------
+if (D.hazards.length) {
+  const box = el("div", { id: "hazards" });
+  const counted = h => h.certainty === "yes" && !h.accepted;
+  D.hazards.forEach(h => box.append(el("div", { class: "hazard" + (counted(h) ? "" : " muted") },
+    el("div", { class: "bp-title", text: "hazard: " + (h.accepted ? "accepted (--accept " + h.where + "): " : "") + h.text }),
+    h.code ? el("div", { class: "mono bp-code", text: h.code }) : null,
+    ...h.fixes.map((f, k) => el("div", { class: "fix", text: "→ " + (k ? "" : "fix: ") + f })))));
+  section("Hazards: " + D.hazards.filter(counted).length + " (layouts that change what the model computes)", box);
+}
 // --- verdict and causes, first: what to act on ----------------------------------------------
 const V = D.verdict, call = R.backward ? "training step" : "forward";
 {
