@@ -54,6 +54,10 @@ class Sample(NamedTuple):
     # Causes (layoutprof's birthplaces): each cause the report must hold (sample_causes.cause),
     # in every front end the sample runs in; [] says the report holds none.
     causes: Optional[List[Dict]] = None
+    # Hazards (layouts that change results): each the report must hold (sample_hazards.hazard:
+    # its kind and a piece of the code on its line), in every front end the sample runs in.
+    # None, like [], says the report holds none.
+    hazards: Optional[List[Dict]] = None
 
     def pt2_expected(self, exported_by: str = "2") -> Expect:
         """What the program that torch `exported_by` writes does (this torch's, by default)."""

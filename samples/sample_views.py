@@ -120,6 +120,7 @@ SAMPLES = [
            copies(), status="failed",
            why="view() on a transposed tensor raises RuntimeError (use reshape); nothing is "
                "copied before it fails.",
+           hazards=[{"kind": "failed_view", "code": "return x.transpose(1, 2).view(x.size(0), -1)"}],
            exports=False),  # torch.export.export raises the same error: there is no program
     Sample("noncontig_input", NoncontigInput, ["2x8x16:perm=0,2,1"],
            copies(implicit_layout=1),

@@ -9,6 +9,9 @@
   manifest does; a 2-process DDP job under torchrun writes one report per rank, with DDP's own
   warning beside layoutprof's prediction;
 - a block that raises still writes its report, status failed, and the exception goes on;
+- every sample's hazards are its manifest entry's (none where it names none), and the
+  in-process hazard cases (samples/sample_hazard_steps.py: a weight loader, metrics code after
+  the step, optimizers) report theirs, with the run's status;
 - a torch other than the one layoutprof was built against fails the import in one line.
 
 Exits 1 naming each failure.
@@ -27,6 +30,7 @@ import torch
 
 import layoutprof
 from block_model import Block
+from hazard_checks import check_hazards, hazard_problems
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -100,6 +104,8 @@ def check_samples(ms):
             fail(f"{sample.name}: causes {report['causes']}, the manifest says none")
         for cause in missing_causes(sample.causes or [], report):
             fail(f"{sample.name}: no cause like {cause} in process: {[c['text'] for c in report['causes']]}")
+        for problem in hazard_problems(sample.name, sample.hazards, report):
+            fail(problem)
         checked += 1
     print(f"samples: {checked} eager modules profiled in process, copies compared with torch.profiler")
     if checked < 20:
@@ -651,6 +657,7 @@ def main():
     samples = load_samples()
     check_gradient_verdicts(samples)
     check_samples(samples)
+    check_hazards(fail)
     check_batch_permuted_outside(samples)
     print(f"in_process: {len(failures)} failed")
     return 1 if failures else 0
