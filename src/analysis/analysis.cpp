@@ -616,6 +616,39 @@ static void add_copy_address_samples(Report& r) {
   }
 }
 
+// The report's summary: copies and their modelled DTLB walks per class, GPU figures, the
+// top-level ops' counters and bytes, gradient verdicts (the wall time is the caller's).
+void summarize(Report& r, const Trace& trace, const Call& shown) {
+  Summary& s = r.summary;
+  s.ops = static_cast<int64_t>(r.ops.size());
+  for (const CopyRecord& c : r.copies) {
+    s.copies[static_cast<int>(c.cls)]++;
+    s.copy_bytes[static_cast<int>(c.cls)] += c.bytes;
+    s.dtlb.accesses += c.dtlb.accesses;
+    s.dtlb.l1_misses += c.dtlb.l1_misses;
+    s.dtlb.walks += c.dtlb.walks;
+    s.dtlb.sampled = s.dtlb.sampled || c.dtlb.sampled;
+  }
+  for (const OpEvent& op : r.ops) {
+    if (op.gpu_ns >= 0) s.gpu.traced = true;
+    if (op.gpu_ns > 0) {
+      s.gpu.gpu_ns += op.gpu_ns;
+      s.gpu.kernels += op.gpu_launches;
+    }
+    if (op.parent >= 0) continue;
+    s.top_level_ops++;
+    s.tensor_bytes += tensor_bytes(op);
+    if (op.copy_gpu_ns > 0) s.gpu.copy_gpu_ns += op.copy_gpu_ns;
+    add_counters(s.counters, op.counters);
+  }
+  s.gpu.unattributed = shown.gpu_unattributed;
+  s.gpu.unattributed_ns = shown.gpu_unattributed_ns;
+  for (const Call& c : trace.calls) s.gpu.dropped += c.gpu_dropped;
+  s.split_points = static_cast<int64_t>(r.split_points.size());
+  for (const ParamGrad& p : r.parameters)
+    if (p.verdict != GradVerdict::frozen) s.grad_layout[static_cast<int>(p.verdict)]++;
+}
+
 Report analyze(Trace trace) {
   Report r;
   r.run = std::move(trace.run);
@@ -677,35 +710,8 @@ Report analyze(Trace trace) {
   for (Hazard& h : r.hazards) h.outside_calls = outside && h.op >= 0;
   r.modules = aggregate_modules(r, top);
 
-  Summary& s = r.summary;
-  s.ops = static_cast<int64_t>(r.ops.size());
-  for (const CopyRecord& c : r.copies) {
-    s.copies[static_cast<int>(c.cls)]++;
-    s.copy_bytes[static_cast<int>(c.cls)] += c.bytes;
-    s.dtlb.accesses += c.dtlb.accesses;
-    s.dtlb.l1_misses += c.dtlb.l1_misses;
-    s.dtlb.walks += c.dtlb.walks;
-    s.dtlb.sampled = s.dtlb.sampled || c.dtlb.sampled;
-  }
-  for (const OpEvent& op : r.ops) {
-    if (op.gpu_ns >= 0) s.gpu.traced = true;
-    if (op.gpu_ns > 0) {
-      s.gpu.gpu_ns += op.gpu_ns;
-      s.gpu.kernels += op.gpu_launches;
-    }
-    if (op.parent >= 0) continue;
-    s.top_level_ops++;
-    s.tensor_bytes += tensor_bytes(op);
-    if (op.copy_gpu_ns > 0) s.gpu.copy_gpu_ns += op.copy_gpu_ns;
-    add_counters(s.counters, op.counters);
-  }
-  s.gpu.unattributed = shown.gpu_unattributed;
-  s.gpu.unattributed_ns = shown.gpu_unattributed_ns;
-  for (const Call& c : trace.calls) s.gpu.dropped += c.gpu_dropped;
-  s.split_points = static_cast<int64_t>(r.split_points.size());
-  s.wall_ns = median(walls);
-  for (const ParamGrad& p : r.parameters)
-    if (p.verdict != GradVerdict::frozen) s.grad_layout[static_cast<int>(p.verdict)]++;
+  summarize(r, trace, shown);
+  r.summary.wall_ns = median(walls);
   return r;
 }
 

@@ -310,7 +310,7 @@ void check_lost(const Report& r, const OpEvent& op, size_t w, const Producers& p
                     "which nothing read after it, so " + c.hazard.tensor + " keeps its old values";
   c.hazard.fixes = {"`.contiguous()` on " + c.hazard.tensor + " where it is made, so that " + maker->name.str() +
                         " returns a view and the write reaches it",
-                    "`view` instead of `" + std::string(op_short_name(*maker)) + "` at " +
+                    "or `view` instead of `" + std::string(op_short_name(*maker)) + "` at " +
                         (c.hazard.maker_where.empty() ? "its line" : c.hazard.maker_where) +
                         ": it raises where a copy would be written instead"};
   c.storage = written.storage_id;
@@ -409,8 +409,11 @@ std::vector<Hazard> find_hazards(const Report& r, const std::vector<TensorInfo>&
     if (!outermost(r.ops, op)) continue;
     if (op.failed && !op.inputs.empty() && op_short_name(op).rfind("view", 0) == 0)
       check_failed_view(r, op, producers, sink);
-    for (size_t w : written_inputs(op))
-      if (!check_alias(op, w, producers, sink) && !op.failed) check_lost(r, op, w, producers, lost);
+    // The writes of the user's code: top-level ops (autograd's own, inside a backward
+    // function, accumulate gradients and are not checked).
+    if (op.parent < 0)
+      for (size_t w : written_inputs(op))
+        if (!check_alias(op, w, producers, sink) && !op.failed) check_lost(r, op, w, producers, lost);
     producers.add(op);
   }
   confirm_lost(r, outputs, lost, sink);

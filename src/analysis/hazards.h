@@ -2,9 +2,9 @@
 // recorded tensors after the calls, as the causes are: each tensor's storage (its StorageImpl),
 // extent (offset, sizes, strides) and version counter.
 //
-// - A write is an outermost ATen op that writes in place: a name ending in `_` (its self, or
-//   every tensor of a foreach op's first list), or an `out=` tensor (an output that is exactly
-//   a later argument).
+// - A write is a top-level op (the user's code's, not autograd's inside a backward function)
+//   that writes in place: a name ending in `_` (its self, or every tensor of a foreach op's
+//   first list), or an `out=` tensor (an output that is exactly a later argument).
 // - Aliased: the written tensor overlaps itself (a stride 0 on a dim of size > 1), or it is a
 //   view of one that does (followed back through the ops that made it, to an expand or a
 //   parameter or buffer), or it partly overlaps another operand of the same op. Overlaps are

@@ -33,13 +33,10 @@ struct EagerSession::State {
   bool window = false;  // the recent ops are recorded (outside the calls)
 
   // Between the recorded calls, the recent ops of every thread are kept, with their tensors
-  // and lines, so that a failure there is explained (fail()). At most twice this many events
-  // a thread.
-  static constexpr size_t kWindowEvents = 4096;
-
+  // and lines, so that a failure there is explained (fail()): EagerOptions::recent_ops.
   void start_window() {
-    if (finished || in_call || window) return;
-    recorder.set_window(kWindowEvents);
+    if (finished || in_call || window || options.recent_ops <= 0) return;
+    recorder.set_window(static_cast<size_t>(options.recent_ops));
     recorder.set_max_ops(0);
     recorder.start(Recorder::Mode::timed);
     window = true;

@@ -24,6 +24,9 @@ struct EagerOptions {
   bool autograd = false;
   int warmup = 0;              // calls run before the first recorded one (for the report)
   int64_t max_ops = 0;         // op events recorded per call and thread; 0: default_max_ops()
+  // Between the recorded calls, each thread's latest ops are kept (from this many to twice as
+  // many), with their tensors and lines, so that a failure there is explained; 0: none kept.
+  int64_t recent_ops = 4096;
 };
 
 class EagerSession {

@@ -120,7 +120,7 @@ TEST(Hazards, AWriteIntoAReshapeCopyNothingReadsIsALostWriteNamingTheParameter) 
   EXPECT_EQ(h.where, "model.py:12");
   EXPECT_EQ(h.maker_where, "model.py:10");
   EXPECT_TRUE(contains(h.detail, "keeps its old values")) << h.detail;
-  EXPECT_TRUE(contains(h.fixes.at(1), "`view` instead of `reshape`")) << h.fixes[1];
+  EXPECT_TRUE(contains(h.fixes.at(1), "or `view` instead of `reshape`")) << h.fixes[1];
 }
 
 TEST(Hazards, ACopyReadAfterTheWriteOrReturnedIsNoLostWrite) {

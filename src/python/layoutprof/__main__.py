@@ -29,6 +29,8 @@ def parse(argv):
     parser.add_argument("--calls", type=int, default=1, metavar="N", help="model calls (or marked steps) recorded (1)")
     parser.add_argument("--accept", action="append", default=[], metavar="FILE:LINE",
                         help="a birthplace made on purpose: listed, not counted as a cause (repeatable)")
+    parser.add_argument("--recent-ops", type=int, default=4096, metavar="N",
+                        help="ops kept between the recorded calls, to explain a failure there (4096; 0: none)")
     parser.add_argument("--quiet", action="store_true", help="no text report on stderr")
     parser.add_argument("script", help="the Python script to run")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="the script's arguments")
@@ -42,7 +44,8 @@ def main(argv=None):
         return 2
     sys.argv = [o.script] + o.args
     sys.path[0] = os.path.dirname(os.path.abspath(o.script))
-    p = profile(json=o.json, html=o.html, warmup=o.warmup, calls=o.calls, by="call", accept=o.accept)
+    p = profile(json=o.json, html=o.html, warmup=o.warmup, calls=o.calls, by="call", accept=o.accept,
+                recent_ops=o.recent_ops)
     signal.signal(signal.SIGTERM, _terminate)  # the script may set its own
     terminated = False
     try:

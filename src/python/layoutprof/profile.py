@@ -67,13 +67,16 @@ class profile:
     until the code marks a step: then its steps).
     name: what the report calls the recorded code (default: the model's class).
     lines: read each op's source line from the Python stack (False: module paths only, cheaper).
-    accept: birthplaces made on purpose, as "file.py:24" (what --accept takes): listed in the
-    report, not counted as causes, not gated.
+    accept: birthplaces (and hazards' lines) made on purpose, as "file.py:24" (what --accept
+    takes): listed in the report, not counted, not gated.
+    recent_ops: between the recorded calls, each thread's latest ops (this many to twice as many)
+    are recorded, so that a failure there (a warm-up step, metrics code) is explained; it costs
+    what a recorded call's op costs (scripts/BENCHMARKS.md). 0: none.
     After the block, p.report is the JSON report as a dict, p.text() the text report.
     """
 
     def __init__(self, json=None, html=None, text=None, warmup=0, calls=None, by="step", name=None, max_ops=0,
-                 lines=True, accept=()):
+                 lines=True, accept=(), recent_ops=4096):
         if warmup < 0 or (calls is not None and calls < 1):
             raise ValueError("layoutprof.profile: warmup must be >= 0 and calls >= 1")
         if by not in ("step", "call"):
@@ -81,6 +84,7 @@ class profile:
         self._outputs = [("json", json), ("html", html), ("text", text)]
         self._warmup, self._calls, self._by, self._name, self._max_ops = warmup, calls, by, name, max_ops
         self._lines = lines
+        self._recent_ops = recent_ops
         self._accept = [str(a) for a in ([accept] if isinstance(accept, str) else accept)]
         self._session = None
         self._hooks = ModuleHooks()
@@ -184,7 +188,7 @@ class profile:
     def _new_session(self):
         session = _native.Session(name=self._name or "eager", torch_version=torch.__version__,
                                   threads=torch.get_num_threads(), autograd=torch.is_grad_enabled(),
-                                  warmup=self._warmup, max_ops=self._max_ops)
+                                  warmup=self._warmup, max_ops=self._max_ops, recent_ops=self._recent_ops)
         session.accept(self._accept)
         return session
 

@@ -20,7 +20,7 @@ using namespace layoutprof;
 namespace {
 
 std::shared_ptr<EagerSession> new_session(const std::string& name, const std::string& torch_version, int threads,
-                                          bool autograd, int warmup, int64_t max_ops) {
+                                          bool autograd, int warmup, int64_t max_ops, int64_t recent_ops) {
   EagerOptions o;
   o.name = name;
   o.torch_version = torch_version;
@@ -28,6 +28,7 @@ std::shared_ptr<EagerSession> new_session(const std::string& name, const std::st
   o.autograd = autograd;
   o.warmup = warmup;
   o.max_ops = max_ops;
+  o.recent_ops = recent_ops;
   return std::make_shared<EagerSession>(o);
 }
 
@@ -80,7 +81,8 @@ PYBIND11_MODULE(_native, m) {
 
   py::class_<EagerSession, std::shared_ptr<EagerSession>>(m, "Session")
       .def(py::init(&new_session), py::arg("name"), py::arg("torch_version"), py::arg("threads"),
-           py::arg("autograd"), py::arg("warmup"), py::arg("max_ops") = 0)
+           py::arg("autograd"), py::arg("warmup"), py::arg("max_ops") = 0,
+           py::arg("recent_ops") = 4096)
       .def("begin_call", &EagerSession::begin_call)
       .def("end_call", &EagerSession::end_call, py::arg("error") = "")
       .def("drop_call", &EagerSession::drop_call)
