@@ -80,8 +80,8 @@ void setup_run(CLI::App& app, RunOptions& o) {
                "random-normal gradient per output (or --loss sum), gradients set to none; "
                "records the backward ops and every parameter's gradient layout (what DDP will see)");
   app.add_option("--accept", o.accept,
-                 "FILE:LINE: a birthplace made on purpose; its layout counts as no cause and is not gated "
-                 "(the report lists it as accepted; repeatable)");
+                 "FILE:LINE: a birthplace (or a hazard's line: an aliasing) made on purpose; it counts as no "
+                 "cause or hazard and is not gated (the report lists it as accepted; repeatable)");
   app.add_option("--loss", o.loss, "--backward's upstream gradient: randn (default) or sum (out.sum())")
       ->check(CLI::IsMember({"randn", "sum"}));
   app.add_flag("--timings", o.timings,
@@ -139,7 +139,7 @@ ProfileConfig profile_config(const RunOptions& o) {
   config.loss = o.loss.empty() ? "randn" : o.loss;
   for (const std::string& a : o.accept)
     if (a.rfind(':') == std::string::npos || a.rfind(':') + 1 == a.size())
-      throw UsageError("--accept '" + bounded(a) + "': expected FILE:LINE, as a cause's birthplace names it");
+      throw UsageError("--accept '" + bounded(a) + "': expected FILE:LINE, as a cause's birthplace or a hazard names it");
   config.accepted = o.accept;
   with_flag([&] { return parse_tlb_config(o.tlb); });  // a bad --tlb is a usage error before the model loads
   return config;

@@ -28,7 +28,7 @@ def parse(argv):
                         help="model calls (or marked steps) run before recording (1)")
     parser.add_argument("--calls", type=int, default=1, metavar="N", help="model calls (or marked steps) recorded (1)")
     parser.add_argument("--accept", action="append", default=[], metavar="FILE:LINE",
-                        help="a birthplace made on purpose: listed, not counted as a cause (repeatable)")
+                        help="a birthplace or hazard line made on purpose: listed, not counted (repeatable)")
     parser.add_argument("--recent-ops", type=int, default=4096, metavar="N",
                         help="ops kept between the recorded calls, to explain a failure there (4096; 0: none)")
     parser.add_argument("--quiet", action="store_true", help="no text report on stderr")
