@@ -18,10 +18,12 @@ namespace {
 thread_local ThreadBuffer* t_buffer = nullptr;
 thread_local uint64_t t_session = 0;
 
-// The calling thread's buffer of the active session, or null when nothing records.
+// The calling thread's buffer of the active session, or null when nothing records (and in a
+// process forked from a recording one, which records nothing: g_forked_child).
 inline ThreadBuffer* thread_buffer() {
   const uint64_t session = g_session.load(std::memory_order_acquire);
-  if (C10_UNLIKELY(t_buffer == nullptr || t_session != session)) t_buffer = join_session(t_session);
+  if (C10_UNLIKELY(t_buffer == nullptr || t_session != session))
+    t_buffer = g_forked_child.load(std::memory_order_relaxed) ? nullptr : join_session(t_session);
   return t_buffer;
 }
 

@@ -66,6 +66,10 @@ struct RecordingState {
 // Bumped by every begin_session and end_session: a thread's cached buffer belongs to the
 // session it joined, and is stale once this moves on.
 extern std::atomic<uint64_t> g_session;
+// Set in a process forked from this one (pthread_atfork), with g_session moved on: its threads
+// drop their cached buffers and never join a session (a DataLoader worker forked while the
+// recent ops are recorded pays nothing for them, and takes no lock another thread held).
+extern std::atomic<bool> g_forked_child;
 
 // The lock over the active recording's buffers and settings, and the process-wide lists.
 std::mutex& threads_mutex();

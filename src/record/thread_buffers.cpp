@@ -1,3 +1,4 @@
+#include <pthread.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -10,6 +11,7 @@
 namespace layoutprof {
 
 std::atomic<uint64_t> g_session{0};
+std::atomic<bool> g_forked_child{false};
 
 namespace {
 
@@ -131,6 +133,18 @@ void retire(RecordingState& rec, std::vector<std::unique_ptr<ThreadBuffer>>& buf
   }
   buffers.clear();
 }
+
+namespace {
+
+// Atomics only: the child of a fork may not take a lock another thread held.
+void forked_child() {
+  g_forked_child.store(true, std::memory_order_relaxed);
+  g_session.fetch_add(1, std::memory_order_acq_rel);
+}
+
+[[maybe_unused]] const int kAtFork = pthread_atfork(nullptr, nullptr, forked_child);
+
+}  // namespace
 
 void keep_recent(ThreadBuffer& b) {
   const size_t n = b.events.size();
