@@ -73,12 +73,24 @@ int64_t sharing_of(const TensorInfo& t) {
   return n;
 }
 
+// In-place ops that change a tensor's metadata (its sizes, strides, storage or autograd
+// flags), not its elements.
+bool writes_no_elements(std::string_view name) {
+  static const char* const kMetadata[] = {"requires_grad_", "detach_", "resize_", "resize_as_", "set_",
+                                          "as_strided_", "squeeze_", "unsqueeze_", "t_", "transpose_",
+                                          "swapdims_", "swapaxes_", "share_memory_"};
+  for (const char* m : kMetadata)
+    if (name == m) return true;
+  return false;
+}
+
 // The op's inputs it writes: self of an in-place op (every tensor of a foreach op's first
 // list), or an out= tensor (an output that is exactly a later argument, not self's storage).
 std::vector<size_t> written_inputs(const OpEvent& op) {
   std::vector<size_t> out;
   const std::string_view name = op_short_name(op);
   if (name.size() > 1 && name.back() == '_') {
+    if (writes_no_elements(name)) return out;
     for (size_t i = 0; i < op.inputs.size(); ++i)
       if (op.inputs[i].arg == 0) out.push_back(i);
     return out;

@@ -151,6 +151,9 @@ TEST(Hazards, TheIdiomsAreNoHazard) {
   // reshape that returned a view, then copy_ into it: the write reaches the tensor.
   add_op(call, "aten::reshape", -1, {at({4, 3}, {3, 1}, 4, 0)}, {at({12}, {1}, 4, 0)});
   add_op(call, "aten::copy_", -1, {at({12}, {1}, 4, 0), at({12}, {1}, 5, 0, 0, 1)}, {at({12}, {1}, 4, 1)});
+  // A metadata-only in-place op on an expand: no element is written.
+  add_op(call, "aten::expand", -1, {at({3}, {1}, 7, 0)}, {at({4, 3}, {0, 1}, 7, 0)});
+  add_op(call, "aten::requires_grad_", -1, {at({4, 3}, {0, 1}, 7, 0)}, {at({4, 3}, {0, 1}, 7, 0)});
   // x.t().contiguous().view(-1).
   add_op(call, "aten::t", -1, {at({4, 3}, {3, 1}, 4, 1)}, {at({3, 4}, {1, 3}, 4, 1)});
   add_op(call, "aten::contiguous", -1, {at({3, 4}, {1, 3}, 4, 1)}, {at({3, 4}, {4, 1}, 6, 0)});
