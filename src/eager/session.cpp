@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "analysis/analysis.h"
+#include "analysis/birthplace.h"
 #include "eager/module_sites.h"
 #include "record/recorder.h"
 #include "report/ddp_seen.h"
@@ -28,6 +29,7 @@ struct EagerSession::State {
   std::unique_ptr<GradWatch> grads;     // the first recorded call's, with autograd on
   std::vector<std::string> ddp_seen;     // note_ddp_warning()
   std::vector<TensorInfo> returned;      // note_output(), in the shown call
+  std::vector<Hazard> warned;            // note_layout_warning()
   bool in_call = false;
   bool finished = false;
   bool window = false;  // the recent ops are recorded (outside the calls)
@@ -209,6 +211,37 @@ void EagerSession::note_ddp_warning(const std::string& detail) {
   state_->ddp_seen.push_back(std::string(kDdpSeen) + " " + detail);
 }
 
+void EagerSession::note_layout_warning(const std::string& where, const std::string& code, const std::string& text) {
+  Hazard h;
+  h.kind = HazardKind::aliased_write;
+  h.where = where;
+  h.code = code;
+  h.tensor = "an expanded tensor";
+  h.detail = "PyTorch warned: " + text;
+  h.fixes = {"`.clone()` the expanded tensor before the write, so that each position has its own element"};
+  state_->warned.push_back(std::move(h));
+}
+
+namespace {
+
+// PyTorch's warnings joined to the hazards: the one at the warning's line says it, or the
+// warning becomes one.
+void add_warnings(Report& r, const std::vector<Hazard>& warned) {
+  for (const Hazard& w : warned) {
+    bool found = false;
+    for (Hazard& h : r.hazards)
+      if (h.op >= 0 && (accept_matches(w.where, h.where) || accept_matches(h.where, w.where))) {
+        h.detail += "; PyTorch warned: " + w.detail.substr(w.detail.find(": ") + 2);
+        found = true;
+      }
+    if (found) continue;
+    r.hazards.push_back(w);
+    for (const std::string& a : r.run.accepted) r.hazards.back().accepted |= accept_matches(a, w.where);
+  }
+}
+
+}  // namespace
+
 bool EagerSession::in_call() const { return state_->in_call; }
 
 int EagerSession::calls() const { return static_cast<int>(state_->trace.calls.size()); }
@@ -232,7 +265,9 @@ Report EagerSession::finish() {
   run.iters = recorded.iters;
   note_recorded_calls(config, recorded, s.trace);
   run.measured.insert(run.measured.end(), s.ddp_seen.begin(), s.ddp_seen.end());
-  return analyze(std::move(s.trace));
+  Report report = analyze(std::move(s.trace));
+  add_warnings(report, s.warned);
+  return report;
 }
 
 std::string report_string(const Report& report, const std::string& format) {

@@ -72,6 +72,9 @@ class EagerSession {
   // DDP warned that a gradient's strides do not match its bucket view's: `detail` says where
   // and about which gradient; the report shows it as measured, beside the gradient verdicts.
   void note_ddp_warning(const std::string& detail);
+  // PyTorch warned of a write on an expanded tensor at `where` (file:line, the code on it):
+  // the hazard at that line says so, or one is added for it (the warning is PyTorch's word).
+  void note_layout_warning(const std::string& where, const std::string& code, const std::string& text);
   int calls() const;
   // What was recorded, analysed (a call still open is ended first). Once only.
   Report finish();

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import warnings
 
 import torch
 
@@ -156,8 +157,40 @@ def check_reports(fail):
     print(f"hazards of {len(names)} scripts written after public bug reports: as each expects")
 
 
+class Positions(torch.nn.Module):
+    """Position ids expanded over the batch, padding masked in place: PyTorch warns and writes."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb = torch.nn.Embedding(9, 4, padding_idx=0)
+
+    def forward(self, batch):
+        positions = torch.arange(1, 9).expand_as(batch)
+        positions.masked_fill_(batch == 0, 0)
+        return self.emb(positions)
+
+
+def check_pytorch_warning(fail):
+    """PyTorch's own warning of a write on an expanded tensor (shown once, in the warm-up call) is
+    attributed to the hazard at its line."""
+    model = Positions()
+    batch = torch.tensor([[1, 1, 0, 0, 0, 0, 0, 0], [1] * 8])
+    with warnings.catch_warnings():
+        warnings.simplefilter("default")
+        with torch.no_grad(), layoutprof.profile(warmup=1, by="call") as p:
+            for _ in range(2):
+                model(batch)
+    found = [h for h in p.report["hazards"] if h["kind"] == "aliased_write" and "masked_fill_" in h["code"]]
+    if len(found) != 1 or "PyTorch warned: Use of masked_fill_ on expanded tensors" not in found[0]["detail"] or \
+            found[0]["sharing"] != 2:
+        fail(f"PyTorch's warning at the hazard's line: {[h['text'] for h in p.report['hazards']]}")
+    else:
+        print(f"PyTorch's warning attributed: {found[0]['text'][:160]}")
+
+
 def check_hazards(fail):
     check_hazard_steps(fail)
+    check_pytorch_warning(fail)
     check_failure_outside_calls(fail)
     check_stderr_lines(fail)
     check_reports(fail)

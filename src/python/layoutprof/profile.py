@@ -26,6 +26,7 @@ import torch
 
 from . import _native
 from ._ddp import DdpWarnings, rank
+from ._layout_warnings import LayoutWarnings
 from ._module_hooks import ModuleHooks, one_line, unwrapped
 
 
@@ -93,6 +94,7 @@ class profile:
         self._failed = False  # a recorded call raised: no call is recorded after it
         self._awaited = None  # the recorded call whose backward pass ends it (by="call")
         self._ddp = DdpWarnings()
+        self._warned = LayoutWarnings()
         self._pid = None  # the process that records
         self._parameters = None  # the model's named parameters, once it is known
         self._buffers = None  # and its named buffers
@@ -113,6 +115,7 @@ class profile:
         self._pid = os.getpid()
         _native.read_user_lines(self._lines)
         self._ddp.install()
+        self._warned.install()
         self._ddp.unit = "model call" if self._by == "call" else "step"
         self._hooks.install()
         _under_way.append(self)
@@ -138,6 +141,7 @@ class profile:
             _under_way.remove(self)
         self._hooks.remove()
         self._ddp.remove()
+        self._warned.remove()
         _native.read_user_lines(True)
         if self._forked():
             return False  # its parent reports
@@ -153,6 +157,8 @@ class profile:
             self._session.describe_model(self._name or type(model).__name__, "train" if model.training else "eval")
         for detail in self._ddp.details(isinstance(root, torch.nn.parallel.DistributedDataParallel)):
             self._session.note_ddp_warning(detail)
+        for where, code, text in self._warned.seen:
+            self._session.note_layout_warning(where, code, text)
         self._native_report = self._session.finish()
         for fmt, path in self._outputs:
             if path is not None:
