@@ -172,14 +172,17 @@ class Positions(torch.nn.Module):
 
 def check_pytorch_warning(fail):
     """PyTorch's own warning of a write on an expanded tensor (shown once, in the warm-up call) is
-    attributed to the hazard at its line."""
+    attributed to the hazard at its line; after the block, warnings are shown as before it."""
     model = Positions()
+    shown_before = warnings.showwarning
     batch = torch.tensor([[1, 1, 0, 0, 0, 0, 0, 0], [1] * 8])
     with warnings.catch_warnings():
         warnings.simplefilter("default")
         with torch.no_grad(), layoutprof.profile(warmup=1, by="call") as p:
             for _ in range(2):
                 model(batch)
+    if warnings.showwarning is not shown_before:
+        fail("after the block, warnings.showwarning is not what it was before it")
     found = [h for h in p.report["hazards"] if h["kind"] == "aliased_write" and "masked_fill_" in h["code"]]
     if len(found) != 1 or "PyTorch warned: Use of masked_fill_ on expanded tensors" not in found[0]["detail"] or \
             found[0]["sharing"] != 2:

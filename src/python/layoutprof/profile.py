@@ -140,8 +140,8 @@ class profile:
         if self in _under_way:
             _under_way.remove(self)
         self._hooks.remove()
+        self._warned.remove()  # installed after the DDP hook, which it calls: removed before it
         self._ddp.remove()
-        self._warned.remove()
         _native.read_user_lines(True)
         if self._forked():
             return False  # its parent reports
