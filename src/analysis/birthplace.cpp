@@ -33,11 +33,6 @@ bool is_commutative(const OpEvent& op) {
   return name == "add" || name == "mul" || name == "maximum" || name == "minimum";
 }
 
-bool is_dense_layout(LayoutClass c) {
-  return c == LayoutClass::contiguous || c == LayoutClass::channels_last || c == LayoutClass::channels_last_3d ||
-         c == LayoutClass::permuted;
-}
-
 // A birth at an elementwise op: when TensorIterator's rule gives its recorded output strides,
 // which operand decided them, and (a commutative op of two operands) what a swap would give.
 void explain_elementwise(const OpEvent& op, LayoutCause& c) {
@@ -221,7 +216,7 @@ class Tracer {
     for (size_t j = 0; j < op.inputs.size(); ++j) {
       const TensorInfo& other = op.inputs[j];
       if (static_cast<int>(j) == position || other.sizes() != out.sizes() || other.label() == label ||
-          !is_dense_layout(other.layout().cls))
+          !is_dense_class(other.layout().cls))
         continue;
       choices.push_back({op.id, position, other.label(), position == 0 && is_commutative(op)});
       return;

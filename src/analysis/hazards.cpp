@@ -29,11 +29,7 @@ bool outermost(const OpList& ops, const OpEvent& op) {
   return op.parent < 0 || ops[op.parent].name.str().rfind("aten::", 0) != 0;
 }
 
-bool is_dense(const TensorInfo& t) {
-  const LayoutClass c = t.layout().cls;
-  return c == LayoutClass::contiguous || c == LayoutClass::channels_last || c == LayoutClass::channels_last_3d ||
-         c == LayoutClass::permuted;
-}
+bool is_dense(const TensorInfo& t) { return is_dense_class(t.layout().cls); }
 
 enum class Overlap { no, full, partial, too_hard };
 
@@ -110,10 +106,6 @@ bool may_copy(const OpEvent& op) {
   const std::string_view n = op_short_name(op);
   return n == "reshape" || n == "reshape_as" || n == "flatten" || n == "ravel" || n == "contiguous" || n == "to" ||
          n == "type_as";
-}
-
-std::string place_of(const OpEvent& op) {
-  return op.source.empty() ? std::string() : op.source.str();
 }
 
 std::string op_at(const OpEvent& op) {
@@ -224,7 +216,7 @@ Hazard at_op(HazardKind kind, const OpEvent& op, const TensorInfo& t) {
   h.op = op.id;
   h.op_name = op.name.str();
   h.module = op.module.str();
-  h.where = place_of(op);
+  h.where = op.source.str();
   h.code = op.source_text.str();
   h.layout = extent_text(t);
   return h;
@@ -234,7 +226,7 @@ Hazard at_op(HazardKind kind, const OpEvent& op, const TensorInfo& t) {
 void name_alias_maker(Hazard& h, const Ancestry& a, const Producers& producers) {
   if (a.broadcast_maker) {
     h.maker = op_at(*a.broadcast_maker);
-    h.maker_where = place_of(*a.broadcast_maker);
+    h.maker_where = a.broadcast_maker->source.str();
   } else {
     h.maker = producers.origin(*a.broadcast);
   }
@@ -316,7 +308,7 @@ void check_lost(const Report& r, const OpEvent& op, size_t w, const Producers& p
   c.hazard = at_op(HazardKind::lost_write, op, written);
   c.hazard.tensor = producers.origin(source);
   c.hazard.maker = op_at(*maker);
-  c.hazard.maker_where = place_of(*maker);
+  c.hazard.maker_where = maker->source.str();
   c.hazard.detail = maker->name.str() + " copied " + c.hazard.tensor + " (" + source.label().str() + ", " +
                     extent_text(source) + ": no view of it has the shape asked for); the write went into that copy, " +
                     "which nothing read after it, so " + c.hazard.tensor + " keeps its old values";
@@ -384,15 +376,20 @@ void check_failed_view(const Report& r, const OpEvent& op, const Producers& prod
 // Parameters and buffers not dense, or sharing storage with another in another extent.
 void check_model_tensors(const Report& r, Sink& sink) {
   const std::vector<ModelTensor>& all = r.run.model_tensors;
+  std::unordered_map<uint64_t, std::vector<size_t>> by_storage;
+  for (size_t i = 0; i < all.size(); ++i)
+    if (all[i].tensor.storage_id != 0) by_storage[all[i].tensor.storage_id].push_back(i);
   for (size_t i = 0; i < all.size(); ++i) {
     const ModelTensor& m = all[i];
     const LayoutClass cls = m.tensor.layout().cls;
     const bool dense = is_dense(m.tensor) || cls == LayoutClass::unknown || m.tensor.numel() <= 1;
     std::string alias;
-    for (size_t j = 0; j < all.size() && alias.empty(); ++j)
-      if (j != i && all[j].tensor.storage_id == m.tensor.storage_id && m.tensor.storage_id != 0 &&
-          !same_view(all[j].tensor, m.tensor))
-        alias = Producers::describe(all[j]);
+    if (m.tensor.storage_id != 0)
+      for (size_t j : by_storage[m.tensor.storage_id])
+        if (j != i && !same_view(all[j].tensor, m.tensor)) {
+          alias = Producers::describe(all[j]);
+          break;
+        }
     if (dense && alias.empty()) continue;
     Hazard h;
     h.kind = HazardKind::model_tensor;

@@ -24,6 +24,12 @@ const char* memory_format_label(MemoryFormat f);  // "contiguous", "channels_las
 // has the format whose exact strides it has: what the code that made it asked for.
 MemoryFormat memory_format_of(const TensorInfo& t);
 
+// Non-overlapping and dense, in some dim order (contiguous, channels_last(_3d), permuted).
+inline bool is_dense_class(LayoutClass c) {
+  return c == LayoutClass::contiguous || c == LayoutClass::channels_last || c == LayoutClass::channels_last_3d ||
+         c == LayoutClass::permuted;
+}
+
 // "aten::conv2d" -> "conv2d", without a copy.
 std::string_view op_short_name(const OpEvent& op);
 

@@ -39,7 +39,6 @@ struct EagerSession::State {
   void start_window() {
     if (finished || in_call || window || options.recent_ops <= 0) return;
     recorder.set_window(static_cast<size_t>(options.recent_ops));
-    recorder.set_max_ops(0);
     recorder.start(Recorder::Mode::timed);
     window = true;
   }

@@ -422,12 +422,17 @@ void add_gradient_check(Comparison& c, const Report& base_report, const Report& 
                       std::to_string(was), std::to_string(is), fresh ? std::to_string(fresh) + " new: " + which : ""});
 }
 
+// The file of a place ("model.py" of "model.py:24"): what the gate matches, an edit above a
+// line moving its number.
+std::string file_of(const std::string& where) {
+  const size_t colon = where.rfind(':');
+  return colon == std::string::npos ? where : where.substr(0, colon);
+}
+
 // A cause's birthplace, kept apart from its line number (an edit above it moves it): its kind,
 // layout, file, op and code, or the model input.
 std::string birthplace_key(const LayoutCause& k) {
-  const size_t colon = k.where.rfind(':');
-  const std::string file = colon == std::string::npos ? k.where : k.where.substr(0, colon);
-  return std::string(birth_kind_name(k.kind)) + "|" + k.layout + "|" + file + "|" + k.op_name + "|" +
+  return std::string(birth_kind_name(k.kind)) + "|" + k.layout + "|" + file_of(k.where) + "|" + k.op_name + "|" +
          (k.where.empty() ? k.module : std::string()) + "|" + k.code + "|" + std::to_string(k.birth_input);
 }
 
@@ -457,9 +462,7 @@ void add_birthplace_check(Comparison& c, const Report& base, const Report& now, 
 // A hazard, kept apart from its line number (an edit above it moves it): its kind, file, op
 // and code, and the tensor of a parameter or buffer.
 std::string hazard_gate_key(const Hazard& h) {
-  const size_t colon = h.where.rfind(':');
-  const std::string file = colon == std::string::npos ? h.where : h.where.substr(0, colon);
-  return std::string(hazard_kind_name(h.kind)) + "|" + file + "|" + h.op_name + "|" + h.code + "|" +
+  return std::string(hazard_kind_name(h.kind)) + "|" + file_of(h.where) + "|" + h.op_name + "|" + h.code + "|" +
          (h.kind == HazardKind::model_tensor ? h.tensor : std::string());
 }
 

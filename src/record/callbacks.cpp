@@ -61,11 +61,14 @@ std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction& fn) {
   InFlight in_flight(b);
   if (!in_flight) return nullptr;
   const RecordingState& rec = *b.rec;
-  if (C10_UNLIKELY(rec.window != 0 && b.events.size() >= rec.window && b.stack.empty())) keep_recent(b);
   if (C10_UNLIKELY(b.events.size() >= rec.max_events)) {
-    ++b.not_recorded;
-    b.stack.push_back(-1);  // popped by on_op_end; ops nested in it are past the limit too
-    return nullptr;
+    if (rec.window && b.stack.empty()) {
+      keep_recent(b);  // a ring of the recent ops: the older half goes, this op is recorded
+    } else {
+      ++b.not_recorded;
+      b.stack.push_back(-1);  // popped by on_op_end; ops nested in it are past the limit too
+      return nullptr;
+    }
   }
   RawEvent e;
   e.name = b.intern(fn.name());

@@ -143,7 +143,8 @@ void Recorder::discard() {
 
 void Recorder::set_window(size_t events) {
   std::lock_guard<std::mutex> lock(threads_mutex());
-  state_->window = events;
+  state_->window = events > 0;
+  if (events > 0) state_->max_events = 2 * events;
 }
 
 Call Recorder::stop_figures(const Call& first) {

@@ -58,9 +58,10 @@ class Recorder {
   Call stop_figures(const Call& first);
   // Ends a timed or figures call and forgets it, converting nothing.
   void discard();
-  // From the next start(), each thread keeps only its latest ops: once it holds `events`,
-  // the older half goes as its next top-level op starts (at most twice that many are held).
-  // What a recording between the calls keeps, to explain a failure there. 0: keep all.
+  // From the next start(), each thread keeps only its latest ops: once it holds twice
+  // `events`, the older half goes as its next top-level op starts (an op nested past that
+  // limit is not recorded). What a recording between the calls keeps, to explain a failure
+  // there. 0: off (set_max_ops() sets the limit again).
   void set_window(size_t events);
   // After a `sites` call: the top-level ops in execution order.
   std::vector<OpSite> stop_sites();

@@ -34,9 +34,9 @@ struct RecordingState {
   // itself, on whatever thread (models that fork: their op order varies between calls).
   bool capture_sites = false;
   OpSiteSource* site_source = nullptr;  // Recorder::set_site_source
-  // Recorder::set_window: a thread whose buffer holds this many events drops the older half
-  // as its next top-level op starts (a ring of the recent ops); 0: every event is kept.
-  size_t window = 0;
+  // Recorder::set_window: a thread whose buffer holds max_events events drops the older half
+  // as its next top-level op starts (a ring of the recent ops), instead of recording no more.
+  bool window = false;
 
   // The call being recorded, from start() to stop().
   Recorder::Mode mode = Recorder::Mode::timed;

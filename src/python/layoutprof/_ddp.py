@@ -8,7 +8,6 @@ session's start (DDP often warns in the first step, a warm-up one) and keeps wha
 """
 import os
 import re
-import warnings
 
 _MARK = "Grad strides do not match bucket view strides"
 _SIZES = re.compile(r"(grad|bucket_view)\.sizes\(\) = \[([^\]]*)\], strides\(\) = \[([^\]]*)\]")
@@ -36,29 +35,17 @@ def rank():
 
 
 class DdpWarnings:
-    """Keeps DDP's grad-strides warnings while installed; the warnings are shown as before."""
+    """Keeps DDP's grad-strides warnings it hears (a WarningTap's listener)."""
 
     def __init__(self):
         self.seen = []  # parse()'s dicts, with "step": the model call or step (0-based) it came in
         self.step = 0
         self.unit = "model call"  # what step counts: "model call" or "step"
-        self._shown = None
 
-    def install(self):
-        self._shown = warnings.showwarning
-
-        def show(message, category, filename, lineno, file=None, line=None):
-            found = parse(message)
-            if found is not None:
-                self.seen.append(dict(found, step=self.step, unit=self.unit))
-            return self._shown(message, category, filename, lineno, file, line)
-
-        warnings.showwarning = show
-
-    def remove(self):
-        if self._shown is not None:
-            warnings.showwarning = self._shown
-            self._shown = None
+    def heard(self, message, _filename, _lineno):
+        found = parse(message)
+        if found is not None:
+            self.seen.append(dict(found, step=self.step, unit=self.unit))
 
     def details(self, ddp_used):
         """What the report states as measured after "DDP's grad-strides warning": each

@@ -7,31 +7,18 @@ the session's start (the first time a line warns may be a warm-up step) and keep
 line and first line of text; the report attributes it to the hazard at that line.
 """
 import linecache
-import warnings
 
 _MARKS = ("on expanded tensors is deprecated", "refers to a single memory location")
 
 
 class LayoutWarnings:
-    """Keeps PyTorch's layout warnings while installed; the warnings are shown as before."""
+    """Keeps PyTorch's layout warnings it hears (a WarningTap's listener)."""
 
     def __init__(self):
         self.seen = []  # (file:line, the code on it, the warning's first line), each line once
-        self._shown = None
 
-    def install(self):
-        self._shown = warnings.showwarning
-
-        def show(message, category, filename, lineno, file=None, line=None):
-            text = str(message).splitlines()[0] if str(message) else ""
-            where = f"{filename}:{lineno}"
-            if any(m in text for m in _MARKS) and all(w != where for w, _, _ in self.seen):
-                self.seen.append((where, linecache.getline(filename, lineno).strip(), text))
-            return self._shown(message, category, filename, lineno, file, line)
-
-        warnings.showwarning = show
-
-    def remove(self):
-        if self._shown is not None:
-            warnings.showwarning = self._shown
-            self._shown = None
+    def heard(self, message, filename, lineno):
+        text = str(message).splitlines()[0] if str(message) else ""
+        where = f"{filename}:{lineno}"
+        if any(m in text for m in _MARKS) and all(w != where for w, _, _ in self.seen):
+            self.seen.append((where, linecache.getline(filename, lineno).strip(), text))

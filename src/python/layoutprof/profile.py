@@ -27,6 +27,7 @@ import torch
 from . import _native
 from ._ddp import DdpWarnings, rank
 from ._layout_warnings import LayoutWarnings
+from ._warning_tap import WarningTap
 from ._module_hooks import ModuleHooks, one_line, unwrapped
 
 
@@ -95,6 +96,7 @@ class profile:
         self._awaited = None  # the recorded call whose backward pass ends it (by="call")
         self._ddp = DdpWarnings()
         self._warned = LayoutWarnings()
+        self._tap = WarningTap(self._ddp, self._warned)  # shown warnings to both, one hook
         self._pid = None  # the process that records
         self._parameters = None  # the model's named parameters, once it is known
         self._buffers = None  # and its named buffers
@@ -114,8 +116,7 @@ class profile:
         self._hooks.on_model_outputs(self._model_outputs)
         self._pid = os.getpid()
         _native.read_user_lines(self._lines)
-        self._ddp.install()
-        self._warned.install()
+        self._tap.install()
         self._ddp.unit = "model call" if self._by == "call" else "step"
         self._hooks.install()
         _under_way.append(self)
@@ -140,8 +141,7 @@ class profile:
         if self in _under_way:
             _under_way.remove(self)
         self._hooks.remove()
-        self._warned.remove()  # installed after the DDP hook, which it calls: removed before it
-        self._ddp.remove()
+        self._tap.remove()
         _native.read_user_lines(True)
         if self._forked():
             return False  # its parent reports
