@@ -25,6 +25,7 @@ struct GateCliOptions {
   int64_t max_new_grad_mismatches = 0;
   int64_t max_new_birthplaces = 0;
   int64_t max_new_hazards = 0;
+  int64_t max_new_recompiles = 0;
   std::string max_dtlb_increase = "5%";
   std::string gate_time;
   std::string gate_counters;

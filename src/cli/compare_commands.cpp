@@ -40,6 +40,11 @@ void add_gate_options(CLI::App& app, GateCliOptions& g, bool with_format) {
                  "hazards (aliased or lost writes, failed views, parameters not dense) at a place the baseline's were not")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  app.add_option("--max-new-recompiles", g.max_new_recompiles,
+                 "torch.compile recompiles an input's layout caused (a stride guard) for a function and tensor the "
+                 "baseline's were not (in-process reports)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   app.add_option("--max-dtlb-increase", g.max_dtlb_increase, "growth of modelled DTLB walks allowed")
       ->capture_default_str();
   app.add_option("--gate-time", g.gate_time, "also gate forward() time, e.g. 10% (noisy: off by default)");
@@ -61,6 +66,7 @@ GateOptions gate_options(const GateCliOptions& g) {
   o.max_new_grad_mismatches = g.max_new_grad_mismatches;
   o.max_new_birthplaces = g.max_new_birthplaces;
   o.max_new_hazards = g.max_new_hazards;
+  o.max_new_recompiles = g.max_new_recompiles;
   o.max_new_copy_bytes = g.max_new_copy_bytes;
   o.max_dtlb_increase = parse_fraction("--max-dtlb-increase", g.max_dtlb_increase);
   if (!g.gate_time.empty()) o.gate_time = parse_fraction("--gate-time", g.gate_time);

@@ -8,6 +8,7 @@
 #include "analysis/birthplace.h"
 #include "eager/module_sites.h"
 #include "record/recorder.h"
+#include "report/compiled_json.h"
 #include "report/ddp_seen.h"
 #include "report/reporter.h"
 #include "record/tensor_info.h"
@@ -30,6 +31,7 @@ struct EagerSession::State {
   std::vector<std::string> ddp_seen;     // note_ddp_warning()
   std::vector<TensorInfo> returned;      // note_output(), in the shown call
   std::vector<Hazard> warned;            // note_layout_warning()
+  CompiledRun compiled;                  // note_compiled()
   bool in_call = false;
   bool finished = false;
   bool window = false;  // the recent ops are recorded (outside the calls)
@@ -241,6 +243,14 @@ void add_warnings(Report& r, const std::vector<Hazard>& warned) {
 
 }  // namespace
 
+void EagerSession::note_compiled(const std::string& json) {
+  try {
+    state_->compiled = compiled_from(nlohmann::json::parse(json));
+  } catch (const std::exception& e) {
+    throw UsageError(std::string("layoutprof: torch.compile's records could not be read: ") + bounded(e.what(), 200));
+  }
+}
+
 bool EagerSession::in_call() const { return state_->in_call; }
 
 int EagerSession::calls() const { return static_cast<int>(state_->trace.calls.size()); }
@@ -266,6 +276,7 @@ Report EagerSession::finish() {
   run.measured.insert(run.measured.end(), s.ddp_seen.begin(), s.ddp_seen.end());
   Report report = analyze(std::move(s.trace));
   add_warnings(report, s.warned);
+  report.compiled = std::move(s.compiled);
   return report;
 }
 

@@ -75,6 +75,9 @@ class EagerSession {
   // PyTorch warned of a write on an expanded tensor at `where` (file:line, the code on it):
   // the hazard at that line says so, or one is added for it (the warning is PyTorch's word).
   void note_layout_warning(const std::string& where, const std::string& code, const std::string& text);
+  // torch.compile's records over the run (the report's "compiled" object, as the Python front
+  // end reads them from torch's structured trace). Throws UsageError on JSON that is not one.
+  void note_compiled(const std::string& json);
   int calls() const;
   // What was recorded, analysed (a call still open is ended first). Once only.
   Report finish();

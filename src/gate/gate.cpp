@@ -487,6 +487,25 @@ void add_hazard_check(Comparison& c, const Report& base, const Report& now, cons
                       fresh ? std::to_string(fresh) + " new: " + which : ""});
 }
 
+// Recompiles an input's layout caused (torch.compile, in process): one the baseline did not
+// have fails the gate by default. Checked where either report compiled something.
+void add_recompile_check(Comparison& c, const Report& base, const Report& now, const GateOptions& o) {
+  if (!base.compiled.seen && !now.compiled.seen) return;
+  std::set<std::string> before;
+  for (const Recompile& r : base.compiled.recompiles)
+    if (r.layout) before.insert(r.key());
+  int64_t fresh = 0;
+  std::string which;
+  for (const Recompile& r : now.compiled.recompiles) {
+    if (!r.layout || before.count(r.key())) continue;
+    ++fresh;
+    if (which.size() < 300) which += (which.empty() ? "" : "; ") + r.function + " (" + r.where + "): " + r.reason;
+  }
+  c.checks.push_back({"total", "recompiles caused by layouts (torch.compile)", fresh <= o.max_new_recompiles,
+                      std::to_string(base.compiled.layout_recompiles()), std::to_string(now.compiled.layout_recompiles()),
+                      fresh ? std::to_string(fresh) + " new: " + which : ""});
+}
+
 // Noisy figures: shown, gated only when asked. The forward time.
 void add_forward_time(Comparison& c, const Summary& sb, const Summary& sn, const GateOptions& o) {
   if (o.gate_time) {
@@ -579,6 +598,7 @@ Comparison compare_reports(const Report& base_report, const Report& now_report, 
   if (now_report.run.backward) add_gradient_check(c, base_report, now_report, o);
   add_birthplace_check(c, base_report, now_report, o);
   add_hazard_check(c, base_report, now_report, o);
+  add_recompile_check(c, base_report, now_report, o);
   c.checks.push_back({"total", "DTLB walks (modelled)", !exceeds(sb.dtlb.walks, sn.dtlb.walks, o.max_dtlb_increase),
                       std::to_string(sb.dtlb.walks), std::to_string(sn.dtlb.walks) + fmt_change(sb.dtlb.walks, sn.dtlb.walks), ""});
   add_forward_time(c, sb, sn, o);

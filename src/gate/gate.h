@@ -26,6 +26,9 @@ struct GateOptions {
   // Hazards (analysis/hazards.h) the baseline did not have: aliased and lost writes, failed
   // views, refused writes, parameters or buffers not dense; "could not tell" and accepted ones aside.
   int64_t max_new_hazards = 0;
+  // torch.compile recompiles an input's layout caused (report_model/compiled.h) that the
+  // baseline did not have, by function, tensor and guard kind (in-process reports).
+  int64_t max_new_recompiles = 0;
   double max_dtlb_increase = 0.05;        // fraction of modelled walks
   std::optional<double> gate_time;        // fraction of forward() wall time; off by default
   std::optional<double> gate_counters;    // fraction of each measured counter; off by default

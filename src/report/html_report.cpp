@@ -30,6 +30,7 @@
 #include "report/html_assets.h"
 #include "report/json_out.h"
 #include "report/markup.h"
+#include "report/compiled_json.h"
 #include "report/hazard_json.h"
 #include "report/verdict_json.h"
 
@@ -377,6 +378,10 @@ class HtmlReporter : public Reporter {
     nlohmann::json hazards = nlohmann::json::array();
     for (const Hazard& h : r.hazards) hazards.push_back(hazard_json(h));
     data += script_safe(dump_compact(hazards));
+    if (r.compiled.seen) {
+      data += ",\n\"compiled\":";
+      data += script_safe(dump_compact(compiled_json(r.compiled)));
+    }
     data += ",\n\"grads\":";
     data += script_safe(dump_compact(grads_json(r)));
     data += ",\n\"backward_from\":";

@@ -13,6 +13,7 @@
 #include "analysis/analysis.h"
 #include "analysis/birthplace.h"
 #include "report/cause_json.h"
+#include "report/compiled_json.h"
 #include "report/hazard_json.h"
 #include "report/json_fields.h"
 
@@ -481,6 +482,7 @@ Report parts_from_doc(const json& doc, bool v1, Streamed* streamed) {
   r.hazards_in_file = doc.contains("hazards");
   if (r.hazards_in_file)
     for (const json& j : doc.at("hazards")) r.hazards.push_back(hazard_from(j, sink->size()));
+  if (doc.contains("compiled")) r.compiled = compiled_from(doc.at("compiled"));
   if (!v1) training_from(doc.at("ops"), *sink, r);
   if (r.backward_from < -1 || r.backward_from > sink->size())
     throw std::out_of_range("ops.backward_from is out of range");

@@ -9,6 +9,7 @@
 #include "support/flat_index.h"
 #include "report/json_report.h"
 #include "report/cause_json.h"
+#include "report/compiled_json.h"
 #include "report/hazard_json.h"
 #include "report/json_fields.h"
 #include "report/json_out.h"
@@ -536,6 +537,7 @@ void write_findings(std::ostream& out, const Report& r, const std::vector<std::s
   write_array(out, r.causes, [&](const LayoutCause& c) { out << dump_compact(cause_json(c)); });
   out << ",\n\"hazards\": ";
   write_array(out, r.hazards, [&](const Hazard& h) { out << dump_compact(hazard_json(h)); });
+  if (r.compiled.seen) out << ",\n\"compiled\": " << dump_compact(compiled_json(r.compiled));
   out << ",\n\"modules\": ";
   write_array(out, r.modules, [&](const ModuleStats& m) { out << dump_compact(module_json(m, names)); });
   out << ",\n\"parameters\": ";

@@ -14,6 +14,7 @@
 #include "analysis/hazards.h"
 #include "analysis/grads.h"
 #include "report/comparison_text.h"
+#include "report/compiled_text.h"
 #include "report/ddp_seen.h"
 #include "report/format_comparison_report.h"
 #include "report/reporter.h"
@@ -219,6 +220,7 @@ void write_verdict(std::ostream& out, const Report& r, const Verdict& v) {
     if (most) out << "; " << (most->mixed_ops == v.mixed_ops ? "all" : std::to_string(most->mixed_ops)) << " from " << birthplace_text(*most);
     out << "\n";
   }
+  out << compiled_verdict(r.compiled);
   if (v.copy_gpu_ns >= 0 && v.gpu_ns > 0)
     out << "  on the GPU, layout-copy kernels took " << share_text(v.copy_gpu_ns, v.gpu_ns) << " of the kernels' time ("
         << "measured, CUPTI: " << ms(v.copy_gpu_ns) << " of " << ms(v.gpu_ns) << " ms)\n";
@@ -584,6 +586,7 @@ void write_text_report(std::ostream& out, const Report& report, const TextOption
   if (options.verbose) write_measured_list(out, report);
   if (report.run.status == RunStatus::failed) write_failure(out, report);
   write_hazards(out, report);
+  write_compiled(out, report.compiled);
   const Verdict verdict = verdict_of(report);
   write_verdict(out, report, verdict);
   write_birthplaces(out, report, options.top);

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "report_model/compiled.h"
 #include "report_model/dtlb_estimate.h"
 #include "report_model/hazard.h"
 #include "report_model/layout_cause.h"
@@ -129,6 +130,8 @@ struct Report {
   // compares it as none, and says so).
   std::vector<Hazard> hazards;
   bool hazards_in_file = true;
+  // torch.compile's layout decisions and recompiles over the run (in process; compiled.h).
+  CompiledRun compiled;
 };
 
 // The writers' guard: a report read for the gate only (top_level_only) cannot be rendered.

@@ -19,6 +19,7 @@ import sys
 import torch
 
 from . import _native
+from ._compile_api import dynamo_skips
 
 
 class ModuleHooks:
@@ -27,6 +28,7 @@ class ModuleHooks:
         self.root_calls = 0  # forward() calls of the model so far
         self._ids = {}
         self._call = None  # torch's Module.__call__, while ours stands in
+        self._standin = None  # our stand-in's code
         self._model_depth = 0  # the model's forward() calls under way (it may call itself)
         self._begins = self._ends = None
         self._learnt = None
@@ -70,6 +72,8 @@ class ModuleHooks:
                 leave()
 
         torch.nn.Module.__call__ = call
+        self._standin = call.__code__
+        dynamo_skips(self._standin)
 
     def remove(self):
         if self._call is not None:
@@ -111,6 +115,8 @@ class ModuleHooks:
                 self._learnt(model)
         if id(module) not in self._ids:
             self._ids[id(module)] = _native.module_id(type(module).__name__)
+        if type(module).__name__ == "OptimizedModule":  # compiled: its first frame must be the user's
+            dynamo_skips(self._standin)
         return self._ids[id(module)]
 
 

@@ -25,6 +25,7 @@ import threading
 import torch
 
 from . import _native
+from ._compile_watch import CompileWatch
 from ._ddp import DdpWarnings, rank
 from ._layout_warnings import LayoutWarnings
 from ._warning_tap import WarningTap
@@ -97,6 +98,7 @@ class profile:
         self._ddp = DdpWarnings()
         self._warned = LayoutWarnings()
         self._tap = WarningTap(self._ddp, self._warned)  # shown warnings to both, one hook
+        self._compiles = CompileWatch(lambda: self._index)  # torch.compile's records, the whole run
         self._pid = None  # the process that records
         self._parameters = None  # the model's named parameters, once it is known
         self._buffers = None  # and its named buffers
@@ -117,6 +119,7 @@ class profile:
         self._pid = os.getpid()
         _native.read_user_lines(self._lines)
         self._tap.install()
+        self._compiles.install()
         self._ddp.unit = "model call" if self._by == "call" else "step"
         self._hooks.install()
         _under_way.append(self)
@@ -142,6 +145,7 @@ class profile:
             _under_way.remove(self)
         self._hooks.remove()
         self._tap.remove()
+        self._compiles.remove()
         _native.read_user_lines(True)
         if self._forked():
             return False  # its parent reports
@@ -159,6 +163,9 @@ class profile:
             self._session.note_ddp_warning(detail)
         for where, code, text in self._warned.seen:
             self._session.note_layout_warning(where, code, text)
+        compiled = self._compiles.report()
+        if compiled is not None:
+            self._session.note_compiled(_json.dumps(compiled))
         self._native_report = self._session.finish()
         for fmt, path in self._outputs:
             if path is not None:

@@ -96,6 +96,7 @@ PYBIND11_MODULE(_native, m) {
       .def("note_model_tensors", &note_model_tensors, py::arg("parameters"), py::arg("buffers"))
       .def("note_output", [](EagerSession& s, const at::Tensor& t) { s.note_output({"", t}); }, py::arg("tensor"))
       .def("note_ddp_warning", &EagerSession::note_ddp_warning, py::arg("detail"))
+      .def("note_compiled", &EagerSession::note_compiled, py::arg("json"))
       .def("note_layout_warning", &EagerSession::note_layout_warning, py::arg("where"), py::arg("code"),
            py::arg("text"))
       .def_property_readonly("in_call", &EagerSession::in_call)

@@ -73,6 +73,23 @@ if (D.hazards.length) {
     ...h.fixes.map((f, k) => el("div", { class: "fix", text: "→ " + (k ? "" : "fix: ") + f })))));
   section("Hazards: " + D.hazards.filter(counted).length + " (layouts that change what the model computes)", box);
 }
+// --- torch.compile: recompiles and the layout copies inside compiled graphs -----------------
+if (D.compiled) {
+  const C = D.compiled, box = el("div", { id: "compiled" });
+  C.recompiles.forEach(r => box.append(el("div", { class: "hazard" + (r.layout ? "" : " muted") },
+    el("div", { class: "bp-title", text: "recompile of " + r.function + " (" + r.where + ") in step " + (r.step + 1) + ": " + r.reason }),
+    el("div", { class: "mono bp-code", text: (r.before || "?") + " then " + (r.after || "?") + (r.called_at ? "; called at " + r.called_at : "") }),
+    el("div", { class: "fix", text: "→ fix: " + r.fix }))));
+  C.graphs.forEach(g => g.copies.forEach(c => box.append(el("div", { class: "bp" },
+    el("div", { class: "bp-title", text: "graph " + g.compile_id + (g.graph ? " " + g.graph : "") + ": " + c.kind + " copy of " + c.tensor +
+      ", " + mb(c.bytes) + " MB a call" + (c.before ? ", before " + c.before : "") + (c.module ? " in " + c.module : "") + (c.where ? " (" + c.where + ")" : "") }),
+    el("div", { class: "mono bp-code", text: c.from + " → " + c.to + (c.code ? "   " + c.code : "") })))));
+  C.breaks.forEach(b => box.append(el("div", { class: "bp" },
+    el("div", { class: "bp-title", text: "graph break (" + b.where + ") in step " + (b.step + 1) + ": " + b.reason }),
+    el("div", { class: "mono bp-code", text: b.crossing.join("; ") }))));
+  section("torch.compile: " + C.summary.recompiles + " recompiles (" + C.summary.layout_recompiles + " by layouts), " +
+    C.summary.copies_per_call + " layout copies a call in " + C.graphs.length + " graphs", box);
+}
 // --- verdict and causes, first: what to act on ----------------------------------------------
 const V = D.verdict, call = R.backward ? "training step" : "forward";
 {

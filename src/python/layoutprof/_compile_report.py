@@ -1,0 +1,164 @@
+"""The JSON report's "compiled" object, from what a CompileWatch heard: the graphs with the
+layout copies inductor's code makes, the recompiles and their guards, automatic dynamic
+promotions, recompile_limit hits, graph breaks, and the caches' hits and misses.
+Its format is the report's schema (src/report/report.schema.json, "compiled"); the native
+session reads it as the report reader does (src/report/compiled_json.cpp)."""
+import re
+
+from . import _inductor_code as code
+
+_GUARD = re.compile(r"tensor '([^']+)' (stride|size|dtype|device|requires_grad|dispatch key set)\w* mismatch"
+                    r"(?: at index (\d+))?\.?(?: expected (\S+?),? actual (\S+?)\.?$)?")
+_FILE_LINE = re.compile(r'File "([^"]+)", line (\d+)')
+
+
+def _order(cid):
+    try:
+        frame, compile_ = cid.split("/")[:2]
+        return int(frame), int(compile_)
+    except ValueError:
+        return 1 << 30, 0
+
+
+def _short(where):
+    """A path's last two parts, as the report's lines give them."""
+    path, _, line = where.rpartition(":")
+    return "/".join(path.split("/")[-2:]) + ":" + line if path else where
+
+
+def _input_layout(entry, tensor):
+    """The layout compile `entry` was specialised for, of the input dynamo calls `tensor`."""
+    for name, layout in entry.get("inputs", []):
+        if code.tensor_name(name) == tensor:
+            return layout
+    return ""
+
+
+def guard(reason):
+    """Dynamo's guard failure, parsed: {"tensor", "kind", "dim", "expected", "actual"} (kind
+    "other" when it is not a tensor's size, stride, dtype, device or requires_grad)."""
+    text = reason.split(": ", 1)[1] if re.match(r"^\d+/\d+: ", reason) else reason
+    m = _GUARD.search(text)
+    if not m:
+        return {"tensor": "", "kind": "other", "dim": -1, "expected": "", "actual": ""}
+    return {"tensor": m.group(1), "kind": m.group(2).replace(" ", "_"), "dim": int(m.group(3) or -1),
+            "expected": m.group(4) or "", "actual": m.group(5) or ""}
+
+
+def _fix(kind, tensor, called_at):
+    at = f" before the call at {_short(called_at)}" if called_at else ""
+    if kind == "stride":
+        return (f"make `{tensor}`'s layout the same every step where it is made{at} (one memory format for "
+                f"every batch), so that one compiled graph serves them all")
+    if kind == "size":
+        return f"torch._dynamo.mark_dynamic(`{tensor}`, dim) before the first call, or pad `{tensor}` to one size{at}"
+    return f"give `{tensor}` the same {kind} every step{at}"
+
+
+def _recompiles(entries):
+    rows, last = [], {}
+    for e in entries:
+        key = e.get("where", "")
+        for reason in e["reasons"]:
+            g = guard(reason)
+            prev_id = reason.split(":", 1)[0] if re.match(r"^\d+/\d+: ", reason) else ""
+            prev = next((p for p in entries if p["compile_id"] == prev_id), last.get(key))
+            rows.append(dict(g, compile_id=e["compile_id"], function=e.get("function", ""), where=key,
+                             step=e["step"], reason=reason, compile_s=round(e.get("compile_s", 0.0), 3),
+                             before=_input_layout(prev, g["tensor"]) if prev else "",
+                             after=_input_layout(e, g["tensor"]), layout=g["kind"] == "stride",
+                             called_at=e.get("called_at", ""), fix=_fix(g["kind"], g["tensor"], e.get("called_at", ""))))
+        last[key] = e
+    return rows
+
+
+def _tensor_of(entry, graph, arg):
+    """What the user calls the post-grad graph's input `arg`: the dynamo placeholder of the same
+    layout, in order (inductor's tensor inputs are dynamo's, in the same order)."""
+    mine = graph["placeholders"]
+    index = next((i for i, (name, _layout) in enumerate(mine) if name == arg), -1)
+    if index < 0:
+        return "", ""
+    theirs, j = entry.get("inputs", []), 0
+    for i, (_name, layout) in enumerate(mine):
+        shape = layout.text().split("][")[0]  # dtype and sizes: a dynamic stride prints apart
+        while j < len(theirs) and theirs[j][1].split("][")[0] != shape:
+            j += 1
+        if j >= len(theirs):
+            break
+        if i == index:
+            return code.tensor_name(theirs[j][0]), code.module_of(theirs[j][0])
+        j += 1
+    return f"graph input {mine[index][0]}", ""
+
+
+def _conversion(entry, graph, c):
+    tensor, module = _tensor_of(entry, graph, c["input"]) if c["input_index"] >= 0 else ("", "")
+    node = next((entry["nodes"][s] for s in reversed(c["feeds_sources"]) if s in entry["nodes"]), None)
+    kind = "weight" if tensor.startswith(("parameter", "buffer")) else ("input" if tensor else "intermediate")
+    if c["returned"]:
+        kind = "output"
+    return {"kind": kind, "tensor": tensor or f"buffer {c['input']}", "from": c["from"], "to": c["to"],
+            "bytes": c["bytes"], "every_call": True, "kernel": c["kernel"],
+            "before": f"the extern {c['feeds']}" if c["feeds"] else "",
+            "module": (node or {}).get("module", "") or module, "where": (node or {}).get("where", ""),
+            "code": (node or {}).get("code", "")}
+
+
+def _graph_copy(c):
+    return {"kind": "code", "tensor": f"the output of `{c['node']}`", "from": c["from"], "to": c["to"],
+            "bytes": c["bytes"], "every_call": True, "kernel": "", "before": "", "module": "",
+            "where": c["where"], "code": c["code"]}
+
+
+def _layout_opt(graph, copies):
+    if graph["layout_opt_skipped"]:
+        return "off", "; ".join(graph["layout_opt_skipped"])
+    if any(c["kind"] in ("input", "weight") and code.channels_last_text(c["to"]) for c in copies):
+        return "on", "inputs or weights converted to channels_last inside the graph (read from the generated code)"
+    return "", ""
+
+
+def _graphs(entries):
+    rows = []
+    for e in entries:
+        many = len(e["graphs"]) > 1
+        for i, g in enumerate(e["graphs"]):
+            copies = [_conversion(e, g, c) for c in g["conversions"]] + [_graph_copy(c) for c in g["copies"]]
+            state, why = _layout_opt(g, copies)
+            rows.append({"compile_id": e["compile_id"], "graph": ("forward", "backward")[min(i, 1)] if many else "",
+                         "function": e.get("function", ""), "where": e.get("where", ""), "step": e["step"],
+                         "compile_s": round(e.get("compile_s", 0.0), 3), "called_at": e.get("called_at", ""),
+                         "inputs": [{"name": code.tensor_name(n), "layout": l} for n, l in e.get("inputs", [])],
+                         "layout_opt": state, "layout_opt_reason": why, "copies": copies})
+    return rows
+
+
+def _breaks(watch, entries):
+    rows = []
+    for b in watch.breaks:
+        lines = [l for l in b["text"].splitlines() if l.strip()]
+        places = _FILE_LINE.findall(b["text"])
+        user = [p for p in places if "/torch/" not in p[0] and "/site-packages/" not in p[0]]
+        resume = next((e for e in entries if _order(e["compile_id"]) > _order(b["compile_id"])
+                       and e.get("function", "").startswith("torch_dynamo_resume_in_")), None)
+        crossing = [f"{code.tensor_name(n)} {l}" for n, l in (resume or {}).get("inputs", [])
+                    if not code.tensor_name(n).startswith(("parameter", "buffer"))]
+        rows.append({"compile_id": b["compile_id"], "step": b["step"],
+                     "where": f"{user[-1][0]}:{user[-1][1]}" if user else "",
+                     "reason": next((l.strip() for l in lines if "Graph break" in l or "graph break" in l),
+                                    lines[0].strip() if lines else ""),
+                     "crossing": crossing})
+    return rows
+
+
+def compiled_report(watch, sources):
+    entries = sorted(watch.compiles.values(), key=lambda e: _order(e["compile_id"]))
+    dynamic = [{"compile_id": e["compile_id"], "source": d["source"], "value": d["value"]} for e in entries
+               for d in e["dynamic"]]
+    not_measured = list(sources["not_measured"]) + [f"a structured trace record layoutprof could not read: {u}"
+                                                     for u in watch.unreadable[:3]]
+    return {"records": sources["records"], "torch": sources["torch"], "graphs": _graphs(entries),
+            "recompiles": _recompiles(entries), "dynamic": dynamic, "limit_hits": watch.limit_hits,
+            "breaks": _breaks(watch, entries),
+            "cache": {k: v for k, v in watch.cache.items()}, "not_measured": not_measured}

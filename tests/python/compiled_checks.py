@@ -1,0 +1,119 @@
+"""torch.compile in process (tests/python/in_process.py runs these): each case of
+samples/sample_compiled.py runs under a profile with one warm-up step, compiled with inductor on
+the CPU; its report's "compiled" section holds what the case expects, each at the line whose code
+the case names, and the text report's first screen (before the heatmap) names that line.
+
+Usage alone: compiled_checks.py [CASE ...] (the samples folder must be importable)."""
+import linecache
+import os
+import sys
+
+import torch
+
+import layoutprof
+
+
+def _code_at(where):
+    path, _, line = where.rpartition(":")
+    return linecache.getline(path, int(line)).strip() if path and line.isdigit() else ""
+
+
+def _first_screen(text):
+    return text.split("\nHeatmap", 1)[0]
+
+
+def _line_named(where, code, text, name, what):
+    """The problems of one expected row: its line holds `code`, and the first screen names it."""
+    problems = []
+    if code not in _code_at(where) and code not in where:
+        problems.append(f"{name}: {what} at {where!r} (`{_code_at(where)}`), want the line of `{code}`")
+    elif where and where not in _first_screen(text):
+        problems.append(f"{name}: {what}'s line {where} is not on the text report's first screen")
+    return problems
+
+
+def _recompile_problems(name, want, compiled, text):
+    got = compiled["recompiles"]
+    for w in want.get("recompiles", []):
+        hit = [r for r in got if all(r[k] == v for k, v in w.items())]
+        if not hit:
+            return [f"{name}: no recompile like {w}: {[r['reason'] for r in got]}"]
+        r = hit[0]
+        if not (r["before"] and r["after"] and r["before"] != r["after"]):
+            return [f"{name}: the recompile's layouts {r['before']!r} then {r['after']!r}"]
+        return _line_named(r["called_at"], want["code"], text, name, "the recompiled call")
+    return []
+
+
+def _copy_problems(name, want, compiled, text):
+    copies = [c for g in compiled["graphs"] for c in g["copies"]]
+    problems = []
+    for w in want.get("copies", []):
+        hit = [c for c in copies if c["kind"] == w["kind"] and w["code"] in c["code"] and c["bytes"] > 0]
+        if not hit:
+            problems.append(f"{name}: no {w['kind']} copy at `{w['code']}`: "
+                            f"{[(c['kind'], c['tensor'], c['code']) for c in copies]}")
+        else:
+            problems += _line_named(hit[0]["where"], w["code"], text, name, f"the {w['kind']} copy")
+    if "layout_opt" in want and not any(g["layout_opt"] == want["layout_opt"] for g in compiled["graphs"]):
+        problems.append(f"{name}: layout optimization {[g['layout_opt'] for g in compiled['graphs']]}, "
+                        f"want {want['layout_opt']}")
+    return problems
+
+
+def _other_problems(name, want, report, compiled, text):
+    problems = []
+    for w in want.get("breaks", []):
+        hit = [b for b in compiled["breaks"] if w["code"] in _code_at(b["where"])]
+        if not hit:
+            problems.append(f"{name}: no graph break at `{w['code']}`: {compiled['breaks']}")
+        elif not any("permute" in c or "][" in c for c in hit[0]["crossing"]) or hit[0]["where"] not in _first_screen(text):
+            problems.append(f"{name}: the break's crossing tensors {hit[0]['crossing']} or its line on the first screen")
+    graphs = sorted({g["graph"] for g in compiled["graphs"]})
+    if "graphs" in want and not set(want["graphs"]) <= set(graphs):
+        problems.append(f"{name}: graphs {graphs}, want {want['graphs']}")
+    if want.get("parameters") and not report.get("parameters"):
+        problems.append(f"{name}: no gradient verdicts")
+    return problems
+
+
+def check_case(case, fail):
+    torch.set_num_threads(1)
+    torch._dynamo.reset()
+    p = layoutprof.profile(warmup=1)
+    with p:
+        case.run(p.step)
+    report, text = p.report, p.text()
+    compiled = report.get("compiled")
+    if report["run"]["status"] != "ok" or compiled is None:
+        fail(f"{case.name}: status {report['run']['status']} {report['run'].get('error', '')}; compiled section "
+             f"{'present' if compiled else 'missing'}")
+        return
+    want = case.expect
+    for problem in (_recompile_problems(case.name, want, compiled, text) + _copy_problems(case.name, want, compiled, text)
+                    + _other_problems(case.name, want, report, compiled, text)):
+        fail(problem)
+    if "recompiles" not in want and compiled["recompiles"]:
+        fail(f"{case.name}: recompiles {[r['reason'] for r in compiled['recompiles']]}, the case expects none")
+    print(f"compiled {case.name}: {len(compiled['graphs'])} graphs, {len(compiled['recompiles'])} recompiles, "
+          f"{compiled['summary']['copies_per_call']} layout copies a call, {len(compiled['breaks'])} breaks")
+
+
+def check_compiled_cases(fail, names=None):
+    os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", os.path.expanduser("~/.cache/layoutprof/inductor"))
+    import sample_compiled
+    for case in sample_compiled.CASES:
+        if names and case.name not in names:
+            continue
+        try:
+            check_case(case, fail)
+        except Exception as e:  # noqa: BLE001: a case that raises is a failure, named
+            fail(f"{case.name}: raised {type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''}")
+
+
+if __name__ == "__main__":
+    failures = []
+    check_compiled_cases(failures.append, sys.argv[1:])
+    for f in failures:
+        print("FAIL", f)
+    sys.exit(1 if failures else 0)
