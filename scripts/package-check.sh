@@ -74,5 +74,8 @@ check "torch $INSTALLED_TORCH pip-installed: layoutprof --version" "$installed/b
 check "torch $INSTALLED_TORCH pip-installed: python -m layoutprof script.py" bash -c \
   "'$installed/bin/python' -m layoutprof --quiet --json /tmp/package-script.json '$OLDPWD/tests/python/block_script.py' &&
    python3 '$OLDPWD/tests/python/block_script.py' --check /tmp/package-script.json"
+check "torch $INSTALLED_TORCH pip-installed: torch.compile's records (tests/python/compiled_checks.py)" env \
+  PYTHONPATH="$OLDPWD/samples" "$installed/bin/python" "$OLDPWD/tests/python/compiled_checks.py" \
+  alternating_layouts nchw_no_freezing graph_break
 echo "package: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -1,6 +1,7 @@
 // EagerSession: the recorder over calls the user's code makes, then the analysis.
 #include "eager/session.h"
 
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -241,6 +242,29 @@ void add_warnings(Report& r, const std::vector<Hazard>& warned) {
   }
 }
 
+// A compiled region that ran in the recorded call but was compiled before the profile began:
+// its layout decisions were not heard, and its generated kernels emit no events (inductor's
+// kernel events are switched on for the graphs compiled while a profile is under way).
+void note_precompiled_regions(Report& r) {
+  static const std::string kRegion = "Torch-Compiled Region: ";
+  std::set<std::string> compiled, said;
+  for (const CompiledGraph& g : r.compiled.graphs) compiled.insert(g.compile_id);
+  Str last;
+  for (const OpEvent& op : r.ops) {
+    if (op.name == last) continue;  // a region's name repeats call after call
+    last = op.name;
+    const std::string& name = op.name.str();
+    if (name.compare(0, kRegion.size(), kRegion) != 0) continue;
+    const std::string id = name.substr(kRegion.size());
+    if (compiled.count(id) || !said.insert(id).second) continue;
+    r.compiled.seen = true;
+    if (r.compiled.torch.empty()) r.compiled.torch = r.run.torch_version;
+    r.compiled.not_measured.push_back("graph " + id + " was compiled before the profile began: its layout decisions "
+                                      "were not read and its generated kernels emit no events; start the profile "
+                                      "before the model's first call");
+  }
+}
+
 }  // namespace
 
 void EagerSession::note_compiled(const std::string& json) {
@@ -277,6 +301,7 @@ Report EagerSession::finish() {
   Report report = analyze(std::move(s.trace));
   add_warnings(report, s.warned);
   report.compiled = std::move(s.compiled);
+  note_precompiled_regions(report);
   return report;
 }
 

@@ -12,6 +12,9 @@
 - every sample's hazards are its manifest entry's (none where it names none), and the
   in-process hazard cases (samples/sample_hazard_steps.py: a weight loader, metrics code after
   the step, optimizers) report theirs, with the run's status;
+- models under torch.compile (inductor, on the CPU: samples/sample_compiled.py) report their
+  recompiles, the layout copies inside their graphs, graph breaks and forward and backward
+  graphs, each at the user's line, on the text report's first screen (compiled_checks.py);
 - a torch other than the one layoutprof was built against fails the import in one line.
 
 Exits 1 naming each failure.
@@ -30,6 +33,7 @@ import torch
 
 import layoutprof
 from block_model import Block
+from compiled_checks import check_compiled_cases
 from hazard_checks import check_hazards, hazard_problems
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -658,6 +662,7 @@ def main():
     check_gradient_verdicts(samples)
     check_samples(samples)
     check_hazards(fail)
+    check_compiled_cases(fail)
     check_batch_permuted_outside(samples)
     print(f"in_process: {len(failures)} failed")
     return 1 if failures else 0

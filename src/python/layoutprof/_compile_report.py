@@ -134,6 +134,19 @@ def _graphs(entries):
     return rows
 
 
+def _break_reason(lines):
+    """Dynamo's words for a break: what it met ("Call to `torch._dynamo.graph_break()`") and its
+    explanation, from the lines after "Graph Break Reason:" (torch 2.13 and 2.14 print them so),
+    or the message's first line."""
+    start = next((i for i, l in enumerate(lines) if l.startswith("Graph Break Reason:")), None)
+    if start is None:
+        return lines[0].strip() if lines else ""
+    what = next((l.strip() for l in lines[start + 1:start + 4] if not l.startswith("Graph Break Reason")), "")
+    why = next((l.strip()[len("Explanation:"):].strip() for l in lines[start:start + 8]
+                if l.strip().startswith("Explanation:")), "")
+    return f"{what}: {why}" if what and why else what or lines[start].split(":", 1)[1].strip()
+
+
 def _breaks(watch, entries):
     rows = []
     for b in watch.breaks:
@@ -146,8 +159,7 @@ def _breaks(watch, entries):
                     if not code.tensor_name(n).startswith(("parameter", "buffer"))]
         rows.append({"compile_id": b["compile_id"], "step": b["step"],
                      "where": f"{user[-1][0]}:{user[-1][1]}" if user else "",
-                     "reason": next((l.strip() for l in lines if "Graph break" in l or "graph break" in l),
-                                    lines[0].strip() if lines else ""),
+                     "reason": _break_reason(lines),
                      "crossing": crossing})
     return rows
 
