@@ -17,10 +17,13 @@ namespace {
 
 thread_local ThreadBuffer* t_buffer = nullptr;
 thread_local uint64_t t_session = 0;
+thread_local bool t_paused = false;  // pause_thread()
 
 // The calling thread's buffer of the active session, or null when nothing records (and in a
-// process forked from a recording one, which records nothing: g_forked_child).
+// process forked from a recording one, which records nothing: g_forked_child; and while the
+// thread is paused).
 inline ThreadBuffer* thread_buffer() {
+  if (C10_UNLIKELY(t_paused)) return nullptr;
   const uint64_t session = g_session.load(std::memory_order_acquire);
   if (C10_UNLIKELY(t_buffer == nullptr || t_session != session))
     t_buffer = g_forked_child.load(std::memory_order_relaxed) ? nullptr : join_session(t_session);
@@ -151,6 +154,8 @@ void on_site_end(const at::RecordFunction& fn, at::ObserverContext*) {
 }
 
 }  // namespace
+
+void pause_thread(bool paused) { t_paused = paused; }
 
 uint64_t add_callbacks(const RecordingState& rec) {
   // Mode::figures leaves the inputs and outputs unboxed: RecordFunction packs them into

@@ -64,8 +64,9 @@ class CompileWatch:
     """Listens while installed; report() is the JSON report's "compiled" object (None when nothing
     was compiled)."""
 
-    def __init__(self, step_of=lambda: 0):
+    def __init__(self, step_of=lambda: 0, compiling=lambda _on: None):
         self.step_of = step_of       # the profile's step or model call under way (0-based)
+        self.compiling = compiling   # compiling(True) as dynamo starts a frame, (False) as it is done
         self.compiles = {}           # compile id -> what was heard of it
         self.cache = {"fx_graph_cache_hit": 0, "fx_graph_cache_miss": 0, "aotautograd_cache_hit": 0,
                       "aotautograd_cache_miss": 0}
@@ -92,6 +93,7 @@ class CompileWatch:
         self._undo.append(kernel_profile(True))
 
     def remove(self):
+        self.compiling(False)
         for undo in reversed(self._undo):
             undo()
         self._undo = []
@@ -117,6 +119,7 @@ class CompileWatch:
         """The step, and the user's line that called the compiled function: the last frame of the
         stack outside torch, before the function's own."""
         entry["step"] = self.step_of()
+        self.compiling(True)
         stack = metadata["dynamo_start"].get("stack") or []
         for frame in reversed(stack[:-1]):
             path = self._strings.get(frame.get("filename"), "")
@@ -130,6 +133,7 @@ class CompileWatch:
         self._strings[index] = text
 
     def _on_compilation_metrics(self, entry, metadata, _payload):
+        self.compiling(False)
         m = metadata["compilation_metrics"]
         entry.update(function=m.get("co_name") or "", where=f"{m.get('co_filename')}:{m.get('co_firstlineno')}",
                      compile_s=m.get("entire_frame_compile_time_s") or 0.0, fail=m.get("fail_reason") or "",

@@ -98,7 +98,9 @@ class profile:
         self._ddp = DdpWarnings()
         self._warned = LayoutWarnings()
         self._tap = WarningTap(self._ddp, self._warned)  # shown warnings to both, one hook
-        self._compiles = CompileWatch(lambda: self._index)  # torch.compile's records, the whole run
+        # torch.compile's records over the whole run; a frame's compile is not recorded (its
+        # fake-tensor ops are the compiler's).
+        self._compiles = CompileWatch(lambda: self._index, _native.pause_thread)
         self._pid = None  # the process that records
         self._parameters = None  # the model's named parameters, once it is known
         self._buffers = None  # and its named buffers

@@ -10,6 +10,7 @@
 
 #include "eager/module_sites.h"
 #include "eager/session.h"
+#include "record/callbacks.h"
 #include "runner/model.h"
 #include "support/errors.h"
 #include "user_frames.h"
@@ -112,5 +113,6 @@ PYBIND11_MODULE(_native, m) {
     module_sites().set_source_probe(&user_source_now);
   });
   // profile(lines=False): module paths only, no line read per op.
+  m.def("pause_thread", &pause_thread, py::arg("paused"));
   m.def("read_user_lines", [](bool read) { module_sites().set_source_probe(read ? &user_source_now : nullptr); });
 }
