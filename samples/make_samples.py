@@ -88,6 +88,7 @@ import sample_export  # noqa: E402
 import sample_gates  # noqa: E402
 import sample_hazards  # noqa: E402
 import sample_libraries  # noqa: E402
+import sample_packages  # noqa: E402
 import sample_ops  # noqa: E402
 import sample_scripting  # noqa: E402
 import sample_training  # noqa: E402
@@ -385,6 +386,9 @@ def main(argv: Optional[List[str]] = None) -> int:
         print(f"wrote {write_state_dict(args.out)}")
         if major >= 2 and "transpose_reshape" in pt2_paths:
             print(f"wrote {', '.join(write_refused_programs(args.out))}")
+        if major >= 2 and "channels_last_convnet" in pt2_paths:
+            packages = sample_packages.write_packages(args.out, pt2_paths["channels_last_convnet"])
+            print(f"wrote {', '.join(packages)}")
     with open(os.path.join(args.out, "manifest.json"), "w", encoding="utf-8") as f:
         json.dump(manifest(), f, indent=2)
         f.write("\n")

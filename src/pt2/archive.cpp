@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <iterator>
+#include <map>
+#include <set>
 #include <utility>
 
 #include "support/errors.h"
@@ -11,16 +14,66 @@
 namespace layoutprof::pt2 {
 namespace {
 
-const std::string kModelJson = "models/model.json";
 // Deflate inflates at most about 1032 to 1; other methods are refused when read.
 constexpr uint64_t kMaxInflation = 1100;
+// The names a refusal lists before "and N more".
+constexpr size_t kNamesListed = 4;
 
-// "<x>/" when `entry` is "<x>/<tail>" with one folder <x>, else "".
-std::string folder_of(const std::string& entry, const std::string& tail) {
-  if (entry.size() <= tail.size() + 1 || entry.compare(entry.size() - tail.size(), tail.size(), tail) != 0) return "";
-  std::string folder = entry.substr(0, entry.size() - tail.size());
-  if (folder.back() != '/' || folder.find('/') != folder.size() - 1) return "";
-  return folder;
+// An entry "<folder>/<rest>" with one folder level, split after its first '/'.
+bool split_entry(const std::string& entry, std::string& folder, std::string& rest) {
+  const size_t slash = entry.find('/');
+  if (slash == 0 || slash == std::string::npos || slash + 1 == entry.size()) return false;
+  folder = entry.substr(0, slash + 1);
+  rest = entry.substr(slash + 1);
+  return true;
+}
+
+// <name> of "models/<name>.json" (the program torch.export.save names "model"), else "".
+std::string program_of(const std::string& rest) {
+  const std::string head = "models/", tail = ".json";
+  if (rest.size() <= head.size() + tail.size() || rest.compare(0, head.size(), head) != 0 ||
+      rest.compare(rest.size() - tail.size(), tail.size(), tail) != 0)
+    return "";
+  std::string name = rest.substr(head.size(), rest.size() - head.size() - tail.size());
+  return name.find('/') == std::string::npos ? name : "";
+}
+
+// <model> of "data/aotinductor/<model>/<file>" (AOTInductor's compiled code), else "".
+std::string aotinductor_model_of(const std::string& rest) {
+  const std::string head = "data/aotinductor/";
+  if (rest.size() <= head.size() || rest.compare(0, head.size(), head) != 0) return "";
+  const size_t slash = rest.find('/', head.size());
+  if (slash == std::string::npos || slash == head.size()) return "";
+  return rest.substr(head.size(), slash - head.size());
+}
+
+// What the central directory lists, by "<folder>/": programs and AOTInductor models.
+struct Contents {
+  std::map<std::string, std::set<std::string>> programs, aotinductor;
+};
+
+Contents list_contents(zip_t* z) {
+  Contents c;
+  std::string folder, rest;
+  const zip_int64_t n = zip_get_num_entries(z, 0);
+  for (zip_int64_t i = 0; i < n; ++i) {
+    const char* entry = zip_get_name(z, static_cast<zip_uint64_t>(i), ZIP_FL_ENC_RAW);
+    if (!entry || !split_entry(entry, folder, rest)) continue;
+    if (std::string program = program_of(rest); !program.empty()) c.programs[folder].insert(program);
+    else if (std::string model = aotinductor_model_of(rest); !model.empty()) c.aotinductor[folder].insert(model);
+  }
+  return c;
+}
+
+// "head<a>tail, head<b>tail and 3 more", each name bounded.
+std::string listed(const std::set<std::string>& names, const std::string& head = "", const std::string& tail = "") {
+  std::string text;
+  size_t shown = 0;
+  for (const std::string& name : names) {
+    if (shown == kNamesListed) return text + " and " + std::to_string(names.size() - shown) + " more";
+    text += (shown++ ? ", " : "") + head + bounded(name, 60) + tail;
+  }
+  return text;
 }
 
 std::string zip_problem(int code) {
@@ -45,7 +98,7 @@ Archive::Archive(const std::string& path) : name_(path) {
   std::error_code error;
   archive_bytes_ = std::filesystem::file_size(path, error);
   if (error) throw ModelLoadError(bounded(path, 200) + ": its size is unknown (" + error.message() + ")");
-  find_prefix();
+  find_program();
 }
 
 Archive Archive::from_bytes(std::string bytes, const std::string& name) {
@@ -63,26 +116,35 @@ Archive Archive::from_bytes(std::string bytes, const std::string& name) {
     if (source) zip_source_free(source);  // only an opened archive owns its source
     throw ModelLoadError(bounded(name, 200) + ": not a readable zip archive (" + problem + ")");
   }
-  a.find_prefix();
+  a.find_program();
   return a;
 }
 
 void Archive::Discard::operator()(zip* z) const { zip_discard(z); }  // read-only: nothing to write back
 
-// The one folder with models/model.json: an archive of several programs (or none) is refused,
-// since nothing would say which one to run.
-void Archive::find_prefix() {
-  const zip_int64_t n = zip_get_num_entries(zip_.get(), 0);
-  for (zip_int64_t i = 0; i < n; ++i) {
-    const char* entry = zip_get_name(zip_.get(), static_cast<zip_uint64_t>(i), ZIP_FL_ENC_RAW);
-    if (!entry) continue;
-    std::string folder = folder_of(entry, kModelJson);
-    if (folder.empty() || folder == prefix_) continue;
-    if (!prefix_.empty())
-      fail(kModelJson, "found in two folders, " + bounded(prefix_) + " and " + bounded(folder) + ": one program per archive");
-    prefix_ = folder;
-  }
-  if (prefix_.empty()) fail("<folder>/" + kModelJson, "missing: not a torch.export archive (.pt2)");
+// The one folder with models/<name>.json, and the one program there: an archive of several
+// programs is refused, since nothing would say which one to run; one of AOTInductor's compiled
+// code alone is refused by what it is, with what to profile instead.
+void Archive::find_program() {
+  const Contents c = list_contents(zip_.get());
+  if (c.programs.size() > 1)
+    fail("models/<name>.json", "found in two folders, " + bounded(c.programs.begin()->first) + " and " +
+                                   bounded(std::next(c.programs.begin())->first) + ": one program per archive");
+  if (c.programs.empty() && !c.aotinductor.empty())
+    throw ModelLoadError(bounded(name_, 200) + ": an AOTInductor package (compiled code for " +
+                         listed(c.aotinductor.begin()->second) + ", no exported program): layoutprof profiles the "
+                         "exported program it was compiled from: save it with torch.export.save(ep, 'model.pt2') "
+                         "and profile that");
+  if (c.programs.empty()) fail("<folder>/models/<name>.json", "missing: not a torch.export archive (.pt2)");
+  prefix_ = c.programs.begin()->first;
+  const std::set<std::string>& programs = c.programs.begin()->second;
+  if (programs.size() > 1)
+    throw ModelLoadError(bounded(name_, 200) + ": " + std::to_string(programs.size()) + " exported programs (" +
+                         listed(programs, "models/", ".json") + "): layoutprof profiles one program per archive: "
+                         "save the one to profile with torch.export.save(ep, 'model.pt2')");
+  program_ = *programs.begin();
+  if (const auto code = c.aotinductor.find(prefix_); code != c.aotinductor.end())
+    aotinductor_models_.assign(code->second.begin(), code->second.end());
 }
 
 void Archive::fail(const std::string& entry, const std::string& problem) const {
@@ -144,12 +206,13 @@ bool is_pt2_archive(const std::string& path) {
     zip_t* z = zip_open(path.c_str(), ZIP_RDONLY, &code);
     if (!z) return false;
     std::unique_ptr<zip_t, void (*)(zip_t*)> closer(z, zip_discard);
+    std::string folder, rest;
     const zip_int64_t n = zip_get_num_entries(z, 0);
     for (zip_int64_t i = 0; i < n; ++i) {
       const char* entry = zip_get_name(z, static_cast<zip_uint64_t>(i), ZIP_FL_ENC_RAW);
-      if (!entry) continue;
-      if (!folder_of(entry, kModelJson).empty()) return true;
-      if (folder_of(entry, "archive_format").empty()) continue;
+      if (!entry || !split_entry(entry, folder, rest)) continue;
+      if (!program_of(rest).empty()) return true;
+      if (rest != "archive_format") continue;
       ZipFile f(zip_fopen_index(z, static_cast<zip_uint64_t>(i), 0));
       char text[4] = {};
       if (f && zip_fread(f.get(), text, 4) == 3 && std::string(text, 3) == "pt2") return true;

@@ -112,6 +112,7 @@ struct RangeConstraint {
 };
 
 struct Program {
+  std::string name;  // <name> of models/<name>.json: "model" from torch.export.save
   int schema_major = 0, schema_minor = 0;
   std::string torch_version;
   Graph graph;
@@ -121,6 +122,9 @@ struct Program {
   std::map<std::string, StoredTensor> weights;    // by fully qualified name
   std::map<std::string, StoredTensor> constants;  // by fully qualified name
   std::string sample_inputs_entry;  // "" where the archive stores none
+  // The models of the AOTInductor code packaged beside the program (data/aotinductor/<model>/),
+  // which layoutprof does not run; none for torch.export.save's archives.
+  std::vector<std::string> aotinductor_models;
 };
 
 }  // namespace layoutprof::pt2

@@ -11,7 +11,7 @@
 namespace layoutprof::pt2 {
 namespace {
 
-// model.json of a large model is tens of MB; the configs are far smaller.
+// A large model's program (models/<name>.json) is tens of MB; the configs are far smaller.
 constexpr uint64_t kMaxModelJson = uint64_t{512} << 20;
 constexpr uint64_t kMaxConfigJson = uint64_t{64} << 20;
 
@@ -130,7 +130,7 @@ void read_range_constraints(Program& p, const Json& model, const std::string& at
 }
 
 void read_model(Program& p, const Archive& archive) {
-  const std::string entry = archive.prefix() + "models/model.json";
+  const std::string entry = archive.prefix() + "models/" + archive.program() + ".json";
   const std::string at = place(archive, entry);
   const JsonDocument doc = read_json(archive, entry, kMaxModelJson);
   const Json& model = doc.root;
@@ -143,11 +143,11 @@ void read_model(Program& p, const Archive& archive) {
   read_range_constraints(p, model, at);
 }
 
-// data/weights/model_weights_config.json or data/constants/model_constants_config.json: each
-// stored tensor's entry, checked to hold what its metadata needs.
-std::map<std::string, StoredTensor> read_payloads(const Archive& archive, const std::string& folder, const std::string& config) {
+// data/weights/<program>_weights_config.json or data/constants/<program>_constants_config.json:
+// each stored tensor's entry, checked to hold what its metadata needs.
+std::map<std::string, StoredTensor> read_payloads(const Archive& archive, const std::string& folder, const std::string& kind) {
   std::map<std::string, StoredTensor> stored;
-  const std::string entry = archive.prefix() + folder + config;
+  const std::string entry = archive.prefix() + folder + archive.program() + "_" + kind + "_config.json";
   if (!archive.has(entry)) return stored;  // an archive with nothing stored there may leave it out
   const std::string at = place(archive, entry);
   const JsonDocument doc = read_json(archive, entry, kMaxConfigJson);
@@ -179,10 +179,12 @@ std::map<std::string, StoredTensor> read_payloads(const Archive& archive, const 
 Program read_program(const Archive& archive) {
   Program p;
   read_model(p, archive);
-  p.weights = read_payloads(archive, "data/weights/", "model_weights_config.json");
-  p.constants = read_payloads(archive, "data/constants/", "model_constants_config.json");
-  const std::string samples = archive.prefix() + "data/sample_inputs/model.pt";
+  p.name = archive.program();
+  p.weights = read_payloads(archive, "data/weights/", "weights");
+  p.constants = read_payloads(archive, "data/constants/", "constants");
+  const std::string samples = archive.prefix() + "data/sample_inputs/" + archive.program() + ".pt";
   if (archive.has(samples)) p.sample_inputs_entry = samples;
+  p.aotinductor_models = archive.aotinductor_models();
   return p;
 }
 

@@ -1,5 +1,5 @@
-// Reads a torch.export archive's program (program.h) without LibTorch: models/model.json (schema
-// 8.x), the weights' and constants' configs, and where the sample inputs are. Checks what the
+// Reads a torch.export archive's program (program.h) without LibTorch: models/<name>.json (schema
+// 8.x), the weights' and constants' configs named after it, and where its sample inputs are. Checks what the
 // executor must be able to trust: every name defined before use, every stored tensor's entry
 // present and long enough for its sizes, strides and offset. Anything else is a ModelLoadError
 // of one line; no read allocates more than the archive's own entries hold.

@@ -55,6 +55,9 @@ class Model {
   // Where each op comes from (module path, source line), for the recorder: lives as long as
   // the model.
   virtual OpSiteSource& op_sites() = 0;
+  // What the file holds that the run does not execute, each a note of the run's not_measured
+  // (a .pt2's AOTInductor code beside its program); none by default.
+  virtual std::vector<std::string> not_run() const { return {}; }
 };
 
 // The model's parameters and buffers as a run lists them (core/trace.h's ModelTensor): the

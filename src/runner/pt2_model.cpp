@@ -89,6 +89,7 @@ class Pt2Model final : public Model {
   c10::IValue forward(std::vector<c10::IValue>& inputs) override;
   std::string error_reason(const std::exception& e) const override;
   OpSiteSource& op_sites() override { return sites_; }
+  std::vector<std::string> not_run() const override;
 
  private:
   std::vector<NamedTensor> named(InputKind kind) const {
@@ -108,6 +109,17 @@ class Pt2Model final : public Model {
   Pt2Sites sites_;
   Pt2Executor executor_;
 };
+
+// The AOTInductor code packaged beside the program (compiled from it, as aoti_compile_and_package
+// compiles): the run executes the program's graph, never that code.
+std::vector<std::string> Pt2Model::not_run() const {
+  if (program_.aotinductor_models.empty()) return {};
+  std::string folders;
+  for (const std::string& m : program_.aotinductor_models)
+    folders += (folders.empty() ? "" : ", ") + std::string("data/aotinductor/") + bounded(m, 60) + "/";
+  return {"AOTInductor code in the archive (" + folders + "): not run; layoutprof ran its exported program (models/" +
+          bounded(program_.name, 60) + ".json) op by op through LibTorch's dispatcher"};
+}
 
 // What the signature asks that layoutprof does not run, refused as the program loads.
 void Pt2Model::check_signature() const {

@@ -262,6 +262,7 @@ Trace run_profile(const ProfileConfig& config, const ProgressFn& progress, std::
   run.model_format = model->format();
   run.model_mode = model->mode();
   run.model_tensors = describe_model_tensors(model->named_parameters(), model->named_buffers());
+  for (std::string& note : model->not_run()) run.not_measured.push_back(std::move(note));
   // The inputs the file stores, as they are, where no --input or conversion asks for others.
   std::vector<c10::IValue> inputs = config.inputs.empty() && config.convert_to.empty()
                                         ? stored_inputs(model->sample_inputs(), device, run.inputs)

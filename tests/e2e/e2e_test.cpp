@@ -629,7 +629,7 @@ TEST(Pt2, ATrainingStepOnADecomposedProgramThatWritesBackSaysWhyItFails) {
 
 // What a 2.x build refuses in one line (exit 3), nothing run: a custom op whose library is not
 // loaded (named, with the flag that loads it), a node kind the executor does not run, a library
-// that does not load, a truncated archive.
+// that does not load, a truncated archive, AOTInductor's code without its program, two programs.
 TEST(Pt2, RefusedProgramsSayWhatInOneLine) {
   if (version_matches("1", LIBTORCH_VERSION)) GTEST_SKIP() << "LibTorch 1.x refuses every .pt2 (Pt2.RefusedByLibTorch1)";
   const fs::path dir = fs::path(MADE_SAMPLES_DIR) / "not_torchscript";
@@ -650,6 +650,10 @@ TEST(Pt2, RefusedProgramsSayWhatInOneLine) {
       {{(dir / "custom_op.pt2").string(), "--input", "2x3", "--load-library", "/nonexistent/libops.so"},
        "cannot load the op library '/nonexistent/libops.so'"},
       {{truncated.string(), "--input", "2x8x16"}, ""},
+      {{(fs::path(MADE_SAMPLES_DIR) / "packages" / "aoti_only.pt2").string()},
+       "an AOTInductor package (compiled code for model, no exported program): layoutprof profiles the exported program"},
+      {{(fs::path(MADE_SAMPLES_DIR) / "packages" / "two_programs.pt2").string()},
+       "2 exported programs (models/first.json, models/second.json): layoutprof profiles one program per archive"},
   };
   for (const Case& c : cases) {
     Result r = run(c.args);

@@ -1,6 +1,8 @@
 // The .pt2 model on the programs make_samples.py made under LibTorch 2.x: what a decomposed
-// program's functional graph returns is written back as eager PyTorch mutates in place, and
-// the mode fixed at export is the one reported.
+// program's functional graph returns is written back as eager PyTorch mutates in place, the
+// mode fixed at export is the one reported, and the archives torch's other writers make
+// (sample_packages.py) are run or refused as they hold a program or not.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <torch/script.h>
 #include <torch/version.h>
@@ -11,6 +13,8 @@
 #include <string>
 
 #include "runner/model.h"
+#include "runner/runner.h"
+#include "support/errors.h"
 
 namespace layoutprof {
 namespace {
@@ -75,6 +79,70 @@ TEST(Pt2Model, TheModeIsTheOneFixedAtExportWhateverTheRunAsks) {
   EXPECT_EQ(mode.value, "eval");
   EXPECT_EQ(mode.chosen_by, "export");
   EXPECT_EQ(mode.evidence, "20 ops in eval mode (their training flags)") << "resnet18's 20 batch norms";
+}
+
+// make_samples.py's packages/: channels_last_convnet's program as package_pt2 and AOTInductor
+// write it.
+std::string package(const std::string& name) { return std::string(MADE_SAMPLES_DIR) + "/packages/" + name + ".pt2"; }
+
+std::string load_refusal(const std::string& path) {
+  try {
+    load_model(path);
+  } catch (const ModelLoadError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << path << " loaded";
+  return "";
+}
+
+TEST(Pt2Model, AProgramNamedOtherThanModelRunsAsTorchExportSaveWroteIt) {
+  if (!libtorch_reads_pt2()) GTEST_SKIP() << "LibTorch 1.x refuses .pt2 programs (the e2e tests check how)";
+  std::unique_ptr<Model> saved = load_model(std::string(MADE_SAMPLES_DIR) + "/channels_last_convnet.pt2");
+  std::unique_ptr<Model> renamed = load_model(package("renamed"));  // models/channels_last_convnet.json
+  const std::vector<NamedTensor> want = saved->named_parameters(), got = renamed->named_parameters();
+  ASSERT_FALSE(want.empty());
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(got[i].name, want[i].name);
+    EXPECT_TRUE(torch::equal(got[i].tensor, want[i].tensor)) << got[i].name;
+  }
+  std::vector<c10::IValue> inputs = renamed->sample_inputs(), saved_inputs = saved->sample_inputs();
+  ASSERT_EQ(inputs.size(), 1u) << "its stored inputs, data/sample_inputs/channels_last_convnet.pt";
+  EXPECT_TRUE(inputs[0].toTensor().is_contiguous(at::MemoryFormat::ChannelsLast));
+  torch::NoGradGuard no_grad;
+  EXPECT_TRUE(torch::allclose(renamed->forward(inputs).toTensor(), saved->forward(saved_inputs).toTensor()));
+  EXPECT_TRUE(renamed->not_run().empty());
+}
+
+TEST(Pt2Model, AOTInductorCodeAloneOrTwoProgramsAreRefusedInOneLine) {
+  if (!libtorch_reads_pt2()) GTEST_SKIP() << "LibTorch 1.x refuses .pt2 programs (the e2e tests check how)";
+  const std::string aoti = package("aoti_only");
+  EXPECT_EQ(load_refusal(aoti), aoti + ": an AOTInductor package (compiled code for model, no exported program): "
+                                "layoutprof profiles the exported program it was compiled from: save it with "
+                                "torch.export.save(ep, 'model.pt2') and profile that");
+  const std::string two = load_refusal(package("two_programs"));
+  EXPECT_THAT(two, ::testing::HasSubstr(": 2 exported programs (models/first.json, models/second.json): layoutprof "
+                                        "profiles one program per archive"));
+  EXPECT_EQ(two.find('\n'), std::string::npos);
+}
+
+// package_pt2(f, exported_programs=ep, aoti_files=...): the program runs, and the run's notes
+// say that the compiled code did not.
+TEST(Pt2Model, AProgramPackagedWithAOTInductorCodeRunsAndItsNotesSayTheCodeDidNot) {
+  if (!libtorch_reads_pt2()) GTEST_SKIP() << "LibTorch 1.x refuses .pt2 programs (the e2e tests check how)";
+  ProfileConfig config;
+  config.model = package("aoti_and_program");
+  config.warmup = 0;
+  config.iters = 1;
+  config.counters = false;
+  const Trace trace = run_profile(config, [](const std::string&) {});
+  EXPECT_EQ(trace.run.status, RunStatus::ok) << trace.run.error;
+  EXPECT_EQ(trace.run.model_format, "pt2");
+  ASSERT_EQ(trace.calls.size(), 1u);
+  EXPECT_GT(trace.calls[0].events.size(), 0u);
+  EXPECT_THAT(trace.run.not_measured,
+              ::testing::Contains("AOTInductor code in the archive (data/aotinductor/model/): not run; layoutprof ran "
+                                  "its exported program (models/model.json) op by op through LibTorch's dispatcher"));
 }
 
 TEST(Model, TorchScriptsModeIsTheOneLayoutprofSets) {

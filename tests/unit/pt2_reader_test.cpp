@@ -240,28 +240,122 @@ TEST(Pt2Reader, RefusesWhatIsNotAZipOrNotAProgram) {
   EXPECT_NE(refusal([&] { Archive::from_bytes(real.substr(0, real.size() / 2)); }).find("not a readable zip"), std::string::npos);
   EXPECT_NE(refusal([] { Archive::from_bytes("hello, not a zip"); }).find("not a readable zip"), std::string::npos);
   EXPECT_NE(refusal([] { Archive("/nonexistent/model.pt2"); }).find("not a readable zip"), std::string::npos);
-  EXPECT_NE(refusal({{"m/archive_format", "pt2"}}).find("models/model.json: missing"), std::string::npos);
+  EXPECT_NE(refusal({{"m/archive_format", "pt2"}}).find("models/<name>.json: missing"), std::string::npos);
   EXPECT_NE(refusal({{"a/models/model.json", "{}"}, {"b/models/model.json", "{}"}}).find("two folders"), std::string::npos);
   EXPECT_FALSE(is_pt2_archive("/nonexistent/model.pt2"));
 }
 
+bool written_is_pt2(const std::map<std::string, std::string>& entries) {
+  char path[] = "/tmp/pt2_layoutXXXXXX";
+  const int fd = mkstemp(path);
+  const std::string bytes = make_zip(entries);
+  EXPECT_EQ(write(fd, bytes.data(), bytes.size()), ssize_t(bytes.size()));
+  close(fd);
+  const bool pt2 = is_pt2_archive(path);
+  std::remove(path);
+  return pt2;
+}
+
 // Told apart from a TorchScript zip by its layout alone, as `run` must before loading either.
 TEST(Pt2Reader, KnowsAPt2ArchiveByItsLayout) {
-  auto written = [](const std::map<std::string, std::string>& entries) {
-    char path[] = "/tmp/pt2_layoutXXXXXX";
-    const int fd = mkstemp(path);
-    const std::string bytes = make_zip(entries);
-    EXPECT_EQ(write(fd, bytes.data(), bytes.size()), ssize_t(bytes.size()));
-    close(fd);
-    const bool pt2 = is_pt2_archive(path);
-    std::remove(path);
-    return pt2;
-  };
+  const auto written = written_is_pt2;
   EXPECT_TRUE(written({{"x/archive_format", "pt2"}}));
   EXPECT_TRUE(written({{"x/models/model.json", "{}"}}));
+  EXPECT_TRUE(written({{"x/models/encoder.json", "{}"}}));
+  EXPECT_FALSE(written({{"x/models/a/model.json", "{}"}}));
   EXPECT_FALSE(written({{"x/archive_format", "pt3"}}));
   EXPECT_FALSE(written({{"model/data.pkl", ""}, {"model/version", "3"}}));  // TorchScript's layout
   EXPECT_FALSE(written({{"a/b/models/model.json", "{}"}}));
+}
+
+// The entries package_pt2(f, exported_programs={name: ep}) writes for one program: its JSON,
+// configs and sample inputs named after it (torch 2.14.1's pt2_archive_constants).
+std::map<std::string, std::string> program_entries(const std::string& name, const std::string& weight = "weight_0") {
+  json weights = small_weights();
+  weights["config"]["w"]["path_name"] = weight;
+  return {{"m/models/" + name + ".json", small_model().dump()},
+          {"m/data/weights/" + name + "_weights_config.json", weights.dump()},
+          {"m/data/constants/" + name + "_constants_config.json", R"({"config": {}})"},
+          {"m/data/sample_inputs/" + name + ".pt", "stored inputs"},
+          {"m/data/weights/" + weight, floats({1.f, 2.f})}};
+}
+
+// What aoti_compile_and_package(ep) wrote on the CPU under torch 2.14.1: compiled code and its
+// metadata for "model", no program (entry names as listed from a real package).
+std::map<std::string, std::string> aotinductor_entries(const std::string& folder) {
+  const std::string code = folder + "data/aotinductor/model/";
+  return {{code + "c5xab7rgssjtujklbpcipog2ktp7s732r2msrzacm2xxptbmqqws.wrapper.cpp", "// wrapper"},
+          {code + "clp5lyue7x7dvu7plx7og5ewp2d7rhwxzhxug7xj73o4v5ifcyv7.kernel.cpp", "// kernel"},
+          {code + "c5xab7rgssjtujklbpcipog2ktp7s732r2msrzacm2xxptbmqqws.wrapper_metadata.json", "{}"},
+          {code + "clp5lyue7x7dvu7plx7og5ewp2d7rhwxzhxug7xj73o4v5ifcyv7.kernel_metadata.json", "{}"},
+          {code + "c5xab7rgssjtujklbpcipog2ktp7s732r2msrzacm2xxptbmqqws.wrapper.so", "\x7f" "ELF"},
+          {folder + "archive_format", "pt2"}, {folder + "archive_version", "0"}, {folder + ".data/version", "6"},
+          {folder + "byteorder", "little"}, {folder + ".data/serialization_id", "0123456789"}};
+}
+
+TEST(Pt2Reader, ReadsAProgramNamedOtherThanModelWithItsOwnConfigs) {
+  auto entries = program_entries("encoder");
+  entries["m/data/weights/model_weights_config.json"] = R"({"config": {"other": 1}})";  // not this program's
+  const Archive archive = Archive::from_bytes(make_zip(entries));
+  EXPECT_EQ(archive.program(), "encoder");
+  EXPECT_TRUE(archive.aotinductor_models().empty());
+  const Program p = read_program(archive);
+  EXPECT_EQ(p.name, "encoder");
+  ASSERT_EQ(p.weights.size(), 1u);
+  EXPECT_EQ(p.weights.at("w").entry, "m/data/weights/weight_0");
+  EXPECT_TRUE(p.constants.empty());
+  EXPECT_EQ(p.sample_inputs_entry, "m/data/sample_inputs/encoder.pt");
+  EXPECT_TRUE(p.aotinductor_models.empty());
+  // Its configs are read: one naming a missing entry is refused.
+  entries["m/data/weights/encoder_weights_config.json"] = program_entries("encoder", "weight_9").at(
+      "m/data/weights/encoder_weights_config.json");
+  EXPECT_NE(refusal(entries).find("m/data/weights/encoder_weights_config.json: config.w: its entry m/data/weights/weight_9 "
+                                  "is missing"), std::string::npos);
+}
+
+TEST(Pt2Reader, RefusesSeveralProgramsNamingThem) {
+  auto entries = program_entries("foo");
+  const auto bar = program_entries("bar", "weight_1");
+  entries.insert(bar.begin(), bar.end());
+  EXPECT_TRUE(written_is_pt2(entries));
+  EXPECT_EQ(refusal(entries), "test.pt2: 2 exported programs (models/bar.json, models/foo.json): layoutprof profiles "
+                              "one program per archive: save the one to profile with torch.export.save(ep, 'model.pt2')");
+  for (const char* name : {"a", "b", "c", "d"}) entries["m/models/" + std::string(name) + ".json"] = "{}";
+  EXPECT_NE(refusal(entries).find("6 exported programs (models/a.json, models/b.json, models/bar.json, models/c.json and 2 "
+                                  "more)"), std::string::npos);
+  EXPECT_NE(refusal({{"a/models/x.json", "{}"}, {"b/models/y.json", "{}"}}).find("found in two folders, a/ and b/"),
+            std::string::npos);
+}
+
+TEST(Pt2Reader, RefusesAnAOTInductorPackageSayingWhatToProfileInstead) {
+  const auto entries = aotinductor_entries("aoti/");
+  EXPECT_TRUE(written_is_pt2(entries));  // archive_format "pt2": the load is reached, and says what it is
+  EXPECT_EQ(refusal([&] { Archive::from_bytes(make_zip(entries), "aoti.pt2"); }),
+            "aoti.pt2: an AOTInductor package (compiled code for model, no exported program): layoutprof profiles "
+            "the exported program it was compiled from: save it with torch.export.save(ep, 'model.pt2') and profile that");
+  auto two = entries;
+  two["aoti/data/aotinductor/decoder/d.wrapper.so"] = "";
+  EXPECT_NE(refusal([&] { Archive::from_bytes(make_zip(two)); }).find("(compiled code for decoder, model, no exported"),
+            std::string::npos);
+}
+
+// package_pt2(f, exported_programs=ep, aoti_files=...): the program is read, and the code's
+// models are named for the run's notes.
+TEST(Pt2Reader, ReadsTheProgramOfAPackageHoldingAOTInductorCodeToo) {
+  auto entries = program_entries("model");
+  const auto code = aotinductor_entries("m/");
+  entries.insert(code.begin(), code.end());
+  entries["m/data/aotinductor/model/weights_config.json"] = "{}";
+  const Program p = read(entries);
+  EXPECT_EQ(p.name, "model");
+  EXPECT_EQ(p.graph.nodes.size(), 1u);
+  EXPECT_EQ(p.weights.size(), 1u);
+  EXPECT_EQ(p.aotinductor_models, std::vector<std::string>{"model"});
+  // Code in another folder is not this program's.
+  entries = small_entries();
+  const auto elsewhere = aotinductor_entries("other/");
+  entries.insert(elsewhere.begin(), elsewhere.end());
+  EXPECT_TRUE(read(entries).aotinductor_models.empty());
 }
 
 TEST(Pt2Reader, RefusesBrokenJson) {
