@@ -36,7 +36,9 @@ void write_recompiles(std::ostream& out, const CompiledRun& c) {
 
 std::string copy_line(const CompiledCopy& c) {
   std::string s = c.tensor + " " + c.from + " -> " + c.to + ", " + mb(c.bytes) + " MB";
-  if (c.kind == "code") return s + ": the code's own copy at " + c.where + (c.code.empty() ? "" : " (`" + c.code + "`)");
+  if (c.kind == "code")
+    return s + (c.where.empty() ? ": a copy in the graph with no user line (autograd's, in a backward graph)"
+                                : ": the code's own copy at " + c.where + (c.code.empty() ? "" : " (`" + c.code + "`)"));
   if (!c.before.empty()) s += ", before " + c.before + (c.module.empty() ? "" : " in " + c.module);
   return s + at(c.where) + (c.kernel.empty() ? "" : " [" + c.kernel + "]");
 }
