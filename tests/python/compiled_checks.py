@@ -6,6 +6,7 @@ the case names, and the text report's first screen (before the heatmap) names th
 Usage alone: compiled_checks.py [CASE ...] (the samples folder must be importable)."""
 import linecache
 import os
+import subprocess
 import sys
 
 import torch
@@ -99,6 +100,20 @@ def check_case(case, fail):
           f"{compiled['summary']['copies_per_call']} layout copies a call, {len(compiled['breaks'])} breaks")
 
 
+def check_script_line(fail):
+    """python -m layoutprof on a script whose compiled model recompiles for its batches' layout
+    (samples/train/compiled_steps.py) ends with one stderr line naming it."""
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    out = subprocess.run([sys.executable, "-m", "layoutprof", "--quiet", "samples/train/compiled_steps.py"],
+                         cwd=root, capture_output=True, text=True)
+    lines = [l for l in out.stderr.splitlines() if "torch.compile recompile" in l]
+    if out.returncode != 0 or len(lines) != 1 or "stride mismatch" not in lines[0] or "called at" not in lines[0]:
+        fail(f"python -m layoutprof compiled_steps.py: exit {out.returncode}, lines {lines}, "
+             f"stderr {out.stderr[-300:]!r}")
+    else:
+        print(f"python -m layoutprof: {lines[0][:160]}")
+
+
 def check_compiled_cases(fail, names=None):
     os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", os.path.expanduser("~/.cache/layoutprof/inductor"))
     import sample_compiled
@@ -109,6 +124,8 @@ def check_compiled_cases(fail, names=None):
             check_case(case, fail)
         except Exception as e:  # noqa: BLE001: a case that raises is a failure, named
             fail(f"{case.name}: raised {type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''}")
+    if not names:
+        check_script_line(fail)
 
 
 if __name__ == "__main__":

@@ -59,7 +59,7 @@ def main(argv=None):
         why = p.nothing_recorded()
         if why:
             print(f"layoutprof: nothing recorded: {why}", file=sys.stderr)
-        for line in hazard_lines(p.report):
+        for line in hazard_lines(p.report) + recompile_lines(p.report):
             print(line, file=sys.stderr)
     if terminated:  # the reports are written: end as SIGTERM would have ended the script
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
@@ -76,6 +76,18 @@ def hazard_lines(report):
             by_kind.setdefault(h["kind"], []).append(h)
     return [f"layoutprof: {len(found)} {kind.replace('_', ' ')}{'' if len(found) == 1 else 's'}, first at "
             f"{found[0]['where'] or found[0]['tensor']}: {found[0]['text']}" for kind, found in by_kind.items()]
+
+
+def recompile_lines(report):
+    """One line for the torch.compile recompiles an input's layout caused, with the first's
+    guard and the line that called the model."""
+    layout = [r for r in ((report or {}).get("compiled") or {}).get("recompiles", []) if r["layout"]]
+    if not layout:
+        return []
+    r = layout[0]
+    return [f"layoutprof: {len(layout)} torch.compile recompile{'' if len(layout) == 1 else 's'} caused by an "
+            f"input's layout, first of {r['function']} ({r['where']}) in step {r['step'] + 1}"
+            f"{', called at ' + r['called_at'] if r['called_at'] else ''}: {r['reason']}"]
 
 
 def _terminate(_signum, _frame):
