@@ -4,10 +4,12 @@ the CPU; its report's "compiled" section holds what the case expects, each at th
 the case names, and the text report's first screen (before the heatmap) names that line.
 
 Usage alone: compiled_checks.py [CASE ...] (the samples folder must be importable)."""
+import json
 import linecache
 import os
 import subprocess
 import sys
+import tempfile
 
 import torch
 
@@ -78,6 +80,23 @@ def _other_problems(name, want, report, compiled, text):
     return problems
 
 
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+
+
+def _schema_problems(name, report):
+    """The report against the repository's JSON Schema (Debian's python3-jsonschema, as the
+    command's reports are validated: tests/e2e/validate_report.py)."""
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump(report, f)
+    try:
+        out = subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "tests/e2e/validate_report.py"),
+                              os.path.join(ROOT, "src/report/report.schema.json"), f.name],
+                             capture_output=True, text=True)
+    finally:
+        os.unlink(f.name)
+    return [] if out.returncode == 0 else [f"{name}: the report is not the schema's: {out.stderr.strip()[:400]}"]
+
+
 def check_case(case, fail):
     torch.set_num_threads(1)
     torch._dynamo.reset()
@@ -92,7 +111,7 @@ def check_case(case, fail):
         return
     want = case.expect
     for problem in (_recompile_problems(case.name, want, compiled, text) + _copy_problems(case.name, want, compiled, text)
-                    + _other_problems(case.name, want, report, compiled, text)):
+                    + _other_problems(case.name, want, report, compiled, text) + _schema_problems(case.name, report)):
         fail(problem)
     if "recompiles" not in want and compiled["recompiles"]:
         fail(f"{case.name}: recompiles {[r['reason'] for r in compiled['recompiles']]}, the case expects none")
@@ -103,15 +122,37 @@ def check_case(case, fail):
 def check_script_line(fail):
     """python -m layoutprof on a script whose compiled model recompiles for its batches' layout
     (samples/train/compiled_steps.py) ends with one stderr line naming it."""
-    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
     out = subprocess.run([sys.executable, "-m", "layoutprof", "--quiet", "samples/train/compiled_steps.py"],
-                         cwd=root, capture_output=True, text=True)
+                         cwd=ROOT, capture_output=True, text=True)
     lines = [l for l in out.stderr.splitlines() if "torch.compile recompile" in l]
     if out.returncode != 0 or len(lines) != 1 or "stride mismatch" not in lines[0] or "called at" not in lines[0]:
         fail(f"python -m layoutprof compiled_steps.py: exit {out.returncode}, lines {lines}, "
              f"stderr {out.stderr[-300:]!r}")
     else:
         print(f"python -m layoutprof: {lines[0][:160]}")
+
+
+def scale_rows(x):
+    return x.t().contiguous() * 2
+
+
+def check_limit_hit(fail):
+    """A function recompiled past torch._dynamo.config.recompile_limit (1 here) for its input's
+    layout: the report lists the hit (dynamo's own warning record), with the function."""
+    torch._dynamo.reset()
+    compiled = torch.compile(scale_rows, dynamic=False)
+    with torch._dynamo.config.patch(recompile_limit=1, automatic_dynamic_shapes=False):
+        p = layoutprof.profile(warmup=1)
+        with p:
+            for step in range(3):
+                x = torch.randn(8, 8)
+                compiled(x if step == 0 else x.t())
+                p.step()
+    hits = (p.report.get("compiled") or {}).get("limit_hits", [])
+    if len(hits) != 1 or "scale_rows" not in hits[0]["function"] or hits[0]["step"] != 1:
+        fail(f"recompile_limit: hits {hits}, want one in step 2 naming scale_rows")
+    else:
+        print(f"recompile_limit: {hits[0]['limit']} hit in step {hits[0]['step'] + 1} by {hits[0]['function']}")
 
 
 def check_compiled_cases(fail, names=None):
@@ -125,6 +166,7 @@ def check_compiled_cases(fail, names=None):
         except Exception as e:  # noqa: BLE001: a case that raises is a failure, named
             fail(f"{case.name}: raised {type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''}")
     if not names:
+        check_limit_hit(fail)
         check_script_line(fail)
 
 

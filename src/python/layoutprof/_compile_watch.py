@@ -172,7 +172,8 @@ class CompileWatch:
         self.breaks.append({"compile_id": entry["compile_id"], "step": self.step_of(), "text": payload or ""})
 
     def _dynamo_log(self, record):
-        if "recompile_limit" in str(record.msg) and isinstance(record.args, tuple) and len(record.args) >= 4:
+        # "torch._dynamo hit config.%s (%s)", the limit's name and value, the function, the reason
+        if "hit config." in str(record.msg) and isinstance(record.args, tuple) and len(record.args) >= 4:
             self.limit_hits.append({"step": self.step_of(), "limit": f"{record.args[0]} ({record.args[1]})",
                                     "function": str(record.args[2]), "reason": str(record.args[3])})
 
