@@ -51,6 +51,13 @@ class Collector {
   // first). On the recorder's hot path.
   virtual void op_start(uint32_t /*op*/) {}
   virtual void op_end() {}
+  // Whether it also hooks the top-level ops (and copies) of the call's other threads, from
+  // those threads, several at once: thread_op_start() gets the op's external id
+  // (gpu_external_id) and returns whether it hooked it; thread_op_end() is called for those it
+  // did, on the same thread. At most one such collector per call.
+  virtual bool any_thread() const { return false; }
+  virtual bool thread_op_start(uint64_t /*external_id*/) { return false; }
+  virtual void thread_op_end() {}
   // After stop(): what it took during the call, into its part of `out`.
   virtual void collect(CallRecords& out) = 0;
   // What the run's report says of it: its events' statuses, how they were read, the device.

@@ -59,6 +59,9 @@ class GpuCollector : public Collector {
   bool per_op() const override { return true; }
   void op_start(uint32_t op) override;
   void op_end() override;
+  bool any_thread() const override { return true; }
+  bool thread_op_start(uint64_t external_id) override { return tracer_.push_on_thread(external_id); }
+  void thread_op_end() override { tracer_.pop_on_thread(); }
   void collect(CallRecords& out) override;
   void notes(RunInfo& run) const override;
 

@@ -120,6 +120,18 @@ class CuptiTracer : public GpuTracer {
     return true;
   }
 
+  // Another thread's: no depth kept (stop() runs once every other thread's callbacks are done,
+  // their pushes popped).
+  bool push_on_thread(uint64_t id) override {
+    return active_ &&
+           cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, tag(id)) == CUPTI_SUCCESS;
+  }
+
+  void pop_on_thread() override {
+    uint64_t last = 0;
+    if (active_) cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last);
+  }
+
   void pop() override {
     if (!active_ || depth_ == 0) return;
     uint64_t last = 0;

@@ -54,6 +54,16 @@ struct GpuAttribution {
 // records may arrive late or out of order, from several buffers.
 GpuAttribution attribute_gpu_activity(const GpuRecords& records);
 
+// The external id of a recorded op's GPU work, unique within the call: the main thread's op
+// index + 1; another thread's (autograd's device threads, a forked branch) has the top bit set,
+// its buffer's ordinal (below 256) in bits 23..30 and its index + 1 (below 2^23). 0 where the op
+// is past what an id holds: its kernels are then counted unattributed, never charged elsewhere.
+inline uint64_t gpu_external_id(bool main, uint32_t ordinal, uint32_t local) {
+  if (main) return local + 1u < (1u << 31) ? local + 1u : 0;
+  if (ordinal >= 256 || local + 1u >= (1u << 23)) return 0;
+  return (1u << 31) | (ordinal << 23) | (local + 1u);
+}
+
 // The CUPTI tracer. Each top-level op (and each copy) pushes an external correlation id while
 // it runs, so that every kernel it launches is attributed to it.
 class GpuTracer {
@@ -67,6 +77,10 @@ class GpuTracer {
   // only what was.
   virtual bool push(uint64_t external_id) = 0;
   virtual void pop() = 0;
+  // The same from the call's other threads, several at once (CUPTI keeps each thread's ids
+  // apart), between start() and stop(); what a thread pushed, it pops.
+  virtual bool push_on_thread(uint64_t /*external_id*/) { return false; }
+  virtual void pop_on_thread() {}
   // Flushes and returns every record since start(). Call after the device is synchronised.
   virtual GpuRecords stop() noexcept = 0;
   // GPU name, driver and CUDA versions.

@@ -13,7 +13,10 @@ void GpuCollector::start(size_t /*ops*/) {
 
 void GpuCollector::stop() { records_ = tracer_.stop(); }
 
-void GpuCollector::op_start(uint32_t op) { pushed_.push_back(tracer_.push(static_cast<uint64_t>(op) + 1)); }
+void GpuCollector::op_start(uint32_t op) {
+  const uint64_t id = gpu_external_id(true, 0, op);
+  pushed_.push_back(id != 0 && tracer_.push(id));
+}
 
 void GpuCollector::op_end() {
   if (pushed_.empty()) return;

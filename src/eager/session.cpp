@@ -269,7 +269,7 @@ void note_precompiled_regions(Report& r) {
 
 void EagerSession::note_compiled(const std::string& json) {
   try {
-    state_->compiled = compiled_from(nlohmann::json::parse(json));
+    state_->compiled = compiled_from_text(json);
   } catch (const std::exception& e) {
     throw UsageError(std::string("layoutprof: torch.compile's records could not be read: ") + bounded(e.what(), 200));
   }

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "counters/collector.h"
+#include "counters/gpu.h"
 #include "record/op_clock.h"
 #include "record/recording_state.h"
 #include "record/tensor_capture.h"
@@ -50,6 +51,12 @@ inline void open_counted(const ThreadBuffer& b, RawEvent& e, int32_t index) {
   for (Collector* c : hooks) c->op_start(static_cast<uint32_t>(index));
 }
 
+// Another thread's top-level op or copy starts: the any-thread collector (GPU ids) hooks it.
+inline void open_thread_hooked(const ThreadBuffer& b, RawEvent& e, int32_t index) {
+  const uint64_t id = gpu_external_id(false, b.ordinal, static_cast<uint32_t>(index));
+  e.thread_hooked = id != 0 && b.rec->any_thread->thread_op_start(id);
+}
+
 // It ends: the same, in reverse order.
 inline void close_counted(const ThreadBuffer& b) {
   const std::vector<Collector*>& hooks = b.rec->per_op;
@@ -89,12 +96,16 @@ std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction& fn) {
   e.counted = false;
   e.forked = top && task_top_level(b);
   e.sited = false;
+  e.thread_hooked = false;
   if (C10_UNLIKELY(rec.capture_sites) && top && (b.main || e.forked)) {
     take_site(b, e.name);  // before the op's time starts
     e.sited = true;
   }
   const auto index = static_cast<int32_t>(b.events.size());
-  if (counted_op(b.main, top, e.name)) open_counted(b, e, index);
+  if (counted_op(b.main, top, e.name))
+    open_counted(b, e, index);
+  else if (C10_UNLIKELY(rec.any_thread != nullptr) && !b.main && (top || e.name->is_copy))
+    open_thread_hooked(b, e, index);
   if (rec.training && fn.seqNr() >= 0) b.seqs.emplace_back(index, fn.seqNr());
   e.start = ticks();  // last, so that recording the inputs stays outside the op's time
   b.events.push_back(e);
@@ -116,6 +127,7 @@ void on_op_end(const at::RecordFunction& fn, at::ObserverContext*) {
   RawEvent& e = b.events[index];
   e.end = end;
   if (e.counted) close_counted(b);
+  if (e.thread_hooked) b.rec->any_thread->thread_op_end();
   e.failed = b.uncaught.now() > e.uncaught;
   if (kTensors) {
     RawTensors& r = b.ranges[index];

@@ -16,8 +16,8 @@ void Collected::fill_call_figures(Call& call) const {
 }
 
 GpuOpTime* Collected::launched(const ThreadBuffer& b, int32_t local) {
-  if (!gpu_traced || !b.main) return nullptr;
-  auto it = gpu.by_external.find(static_cast<uint64_t>(local) + 1);
+  if (!gpu_traced) return nullptr;
+  auto it = gpu.by_external.find(gpu_external_id(b.main, b.ordinal, static_cast<uint32_t>(local)));
   return it == gpu.by_external.end() ? nullptr : &it->second;
 }
 
@@ -56,7 +56,7 @@ Collected collect(RecordingState& rec) {
   }
   for (const auto& b : buffers) c.ops_not_recorded += b->not_recorded;
   // The collectors stopped, now that the caller has synchronised the device, and what they took
-  // kept; the GPU's records joined by external id (main-thread index + 1) to what each op launched.
+  // kept; the GPU's records joined by external id (gpu_external_id) to what each op launched.
   for (Collector* collector : rec.collectors) {
     collector->stop();
     collector->collect(c.records);

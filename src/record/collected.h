@@ -48,7 +48,7 @@ struct Collected {
   }
 
   void fill_call_figures(Call& call) const;
-  // What the main-thread op at local index `local` launched on the GPU, if anything.
+  // What the op at local index `local` of buffer `b` launched on the GPU, if anything.
   GpuOpTime* launched(const ThreadBuffer& b, int32_t local);
 };
 

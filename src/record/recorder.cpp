@@ -46,10 +46,12 @@ void Recorder::start(Mode mode, const std::vector<Collector*>& collectors) {
     std::lock_guard<std::mutex> lock(threads_mutex());
     s.collectors.clear();
     s.per_op.clear();
+    s.any_thread = nullptr;
     for (Collector* c : collectors) {
       if (mode == Mode::sites || !c || !c->active()) continue;
       s.collectors.push_back(c);
       if (c->per_op()) s.per_op.push_back(c);
+      if (c->any_thread()) s.any_thread = c;
     }
     s.mode = mode;
     s.tensors = mode == Mode::timed;

@@ -43,6 +43,7 @@ struct RecordingState {
   bool tensors = true;  // Mode::timed records tensors; Mode::figures does not
   std::vector<Collector*> collectors;  // the active ones (Collector::active), started and stopped
   std::vector<Collector*> per_op;      // those of them hooking each counted op, on the main thread
+  Collector* any_thread = nullptr;     // the one hooking the other threads' (Collector::any_thread)
   std::thread::id main_thread;  // the thread that starts and stops recording
   uint64_t handle = 0;  // the callbacks' registration (add_callbacks); 0: none
   int64_t start_ns = 0;

@@ -53,6 +53,8 @@ struct RawEvent {  // 32 bytes: a call's array of them is walked once per op
   // on after a wait), not a chunk of an intra-op parallel region: it has no parent.
   uint8_t forked : 1;
   uint8_t sited : 1;  // its module and source line were taken: the buffer's next site
+  // Another thread's op that the any-thread collector hooked (a GPU id pushed): unhooked as it ends.
+  uint8_t thread_hooked : 1;
 };
 static_assert(sizeof(RawEvent) == 32, "RawEvent is packed by hand");
 
@@ -114,6 +116,7 @@ struct ThreadBuffer {
   size_t site_events = 0;   // every op of the sites call, nested included
   size_t site_tensors = 0;  // and their tensors, inputs and outputs
   bool main = false;
+  uint32_t ordinal = 0;  // its place among the call's buffers as it joined (GPU external ids)
   int tid = 0;  // the kernel's thread id: which buffer a perf sample's thread recorded into
   UncaughtCount uncaught;  // the thread's std::uncaught_exceptions(), as one load
   // Another thread's callbacks against stop() reading this buffer (InFlight): the callbacks

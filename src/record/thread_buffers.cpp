@@ -88,6 +88,7 @@ ThreadBuffer* join_session(uint64_t& session) {
   b.shapes = thread_shape_cache();
   b.rec = rec;
   b.main = std::this_thread::get_id() == rec->main_thread;
+  b.ordinal = static_cast<uint32_t>(rec->buffers.size() - 1);
   b.tid = static_cast<int>(::syscall(SYS_gettid));
   reserve(b, *rec);
   return &b;

@@ -150,4 +150,6 @@ CompiledRun compiled_from(const json& j) {
   return c;
 }
 
+CompiledRun compiled_from_text(const std::string& text) { return compiled_from(json::parse(text)); }
+
 }  // namespace layoutprof

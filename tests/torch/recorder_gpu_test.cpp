@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <torch/script.h>
 
+#include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -19,7 +21,8 @@ class LoggingTracer : public GpuTracer {
  public:
   void start() noexcept override {
     pushed.clear();
-    depth = max_depth = 0;
+    thread_pushed.clear();
+    depth = max_depth = thread_depth = 0;
   }
   bool push(uint64_t id) override {
     pushed.push_back(id);
@@ -27,11 +30,24 @@ class LoggingTracer : public GpuTracer {
     return true;
   }
   void pop() override { --depth; }
-  // One kernel per pushed id, id * 10 ns long, named after the id.
+  bool push_on_thread(uint64_t id) override {
+    std::lock_guard<std::mutex> lock(mutex);
+    thread_pushed.push_back(id);
+    ++thread_depth;
+    return true;
+  }
+  void pop_on_thread() override {
+    std::lock_guard<std::mutex> lock(mutex);
+    --thread_depth;
+  }
+  // One kernel per pushed id (the main thread's, then the others'), id * 10 ns long, named
+  // after the id.
   GpuRecords stop() noexcept override {
     depth_at_stop = depth;
+    thread_depth_at_stop = thread_depth;
     GpuRecords r;
     r.traced = true;
+    pushed.insert(pushed.end(), thread_pushed.begin(), thread_pushed.end());
     for (size_t i = 0; i < pushed.size(); ++i) {
       uint32_t correlation = static_cast<uint32_t>(i + 1);
       r.activities.push_back({GpuActivity::Kind::kernel, "k" + std::to_string(pushed[i]), 0,
@@ -42,8 +58,9 @@ class LoggingTracer : public GpuTracer {
   }
   std::string describe() override { return "logging tracer"; }
 
-  std::vector<uint64_t> pushed;
-  int depth = 0, max_depth = 0, depth_at_stop = -1;
+  std::vector<uint64_t> pushed, thread_pushed;
+  int depth = 0, max_depth = 0, depth_at_stop = -1, thread_depth = 0, thread_depth_at_stop = -1;
+  std::mutex mutex;
 };
 
 // CUPTI refused the call: nothing pushed, nothing traced.
@@ -72,14 +89,29 @@ Call record(const std::string& sample, const at::Tensor& input, GpuTracer& trace
   return recorder.stop();
 }
 
+// Another thread's op whose id was pushed holds that id's kernel and time: an id with the top
+// bit set (gpu_external_id), its own. Returns how many did.
+size_t check_other_threads(const Call& call, const LoggingTracer& tracer) {
+  EXPECT_EQ(tracer.thread_depth_at_stop, 0) << "every other thread's push popped";
+  std::set<uint64_t> ids;
+  for (const OpEvent& e : call.events) {
+    if (e.thread == 0 || e.kernels.empty()) continue;
+    EXPECT_EQ(e.kernels.size(), 1u) << e.name;
+    const uint64_t id = std::stoull(e.kernels[0].str().substr(1));
+    EXPECT_EQ(id >> 31, 1u) << e.name << ": another thread's id has the top bit set";
+    EXPECT_EQ(e.gpu_ns, static_cast<int64_t>(id * 10)) << e.name;
+    EXPECT_TRUE(ids.insert(id).second) << e.name << ": id " << id << " is another op's too";
+  }
+  EXPECT_EQ(ids.size(), tracer.thread_pushed.size()) << "each pushed id lands on its op";
+  return ids.size();
+}
+
 void check_attribution(const Call& call, const LoggingTracer& tracer) {
   EXPECT_EQ(tracer.depth_at_stop, 0) << "every push popped";
+  check_other_threads(call, tracer);
   size_t expected_pushes = 0, main_index = 0;
   for (const OpEvent& e : call.events) {
-    if (e.thread != 0) {
-      EXPECT_EQ(e.gpu_ns, 0) << e.name << " ran on another thread: no id of its own";
-      continue;
-    }
+    if (e.thread != 0) continue;
     const uint64_t id = ++main_index;  // ids are main-thread event indices + 1
     const bool pushes = e.parent < 0 || e.name == "aten::copy_";
     if (pushes) {
@@ -92,7 +124,7 @@ void check_attribution(const Call& call, const LoggingTracer& tracer) {
       EXPECT_TRUE(e.kernels.empty());
     }
   }
-  EXPECT_EQ(tracer.pushed.size(), expected_pushes);
+  EXPECT_EQ(tracer.pushed.size(), expected_pushes + tracer.thread_pushed.size());
 }
 
 TEST(RecorderGpu, EachTopLevelOpAndCopyGetsItsOwnIdAndItsKernels) {
@@ -114,6 +146,15 @@ TEST(RecorderGpu, ConvolutionsCopyingTheirWeightsKeepTheCopyTimeApart) {
   int copies = 0;
   for (const OpEvent& e : call.events) copies += e.name == "aten::copy_" && e.thread == 0;
   EXPECT_GT(copies, 0);
+}
+
+// A forked branch runs on an inter-op pool thread (as backward ops run on autograd's device
+// threads): its ops push ids of their own there, and get their kernels.
+TEST(RecorderGpu, AnotherThreadsOpsPushIdsOfTheirOwnAndGetTheirKernels) {
+  LoggingTracer tracer;
+  Call call = record("fork_wait.pt", torch::randn({2, 8, 16}), tracer);
+  check_attribution(call, tracer);
+  EXPECT_GT(check_other_threads(call, tracer), 0u) << "the forked branch's ops launched on the GPU";
 }
 
 TEST(RecorderGpu, ACallCuptiRefusedHasNoGpuFiguresRatherThanZeros) {
