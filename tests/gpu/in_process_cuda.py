@@ -5,6 +5,8 @@ Each case runs under layoutprof.profile with one warm-up step; its report goes t
 and one row of gpu-check's table to stdout:
 
     in_process_cuda.py DIR
+    in_process_cuda.py --ladder      each step of a recording, from an import to a CUDA training
+                                     step, in a process of its own: the first that crashes is named
 
 The rows say what the report holds, not what it should: a GPU run is read, then fixed on the
 CPU machine. Needs the samples folder on sys.path (for sample_compiled).
@@ -106,6 +108,35 @@ def row(name, report, seconds):
           f"{report['run']['status']} ({seconds:.0f} s) |", flush=True)
 
 
+LADDER = [
+    ("import", "import layoutprof"),
+    ("cpu op", "p = layoutprof.profile()\nwith p:\n    torch.ones(3).add(1)\n    p.step()"),
+    ("cuda op", "p = layoutprof.profile()\nwith p:\n    torch.ones(3, device='cuda').add(1)\n    p.step()"),
+    ("cuda forward", "m = TrainNet().cuda()\np = layoutprof.profile()\nwith p:\n"
+                     "    m(torch.randn(2, 3, 16, 16, device='cuda'))\n    p.step()"),
+    ("cuda backward, no profile", "m = TrainNet().cuda()\nm(torch.randn(2, 3, 16, 16, device='cuda')).sum().backward()"),
+    ("cuda backward", "m = TrainNet().cuda()\np = layoutprof.profile()\nwith p:\n"
+                      "    m(torch.randn(2, 3, 16, 16, device='cuda')).sum().backward()\n    p.step()"),
+    ("cuda training step, warm-up", "p = layoutprof.profile(warmup=1)\nwith p:\n"
+                                    "    eager_training_step(p.step)"),
+]
+
+
+def ladder():
+    """Each rung in its own process (a crash kills only it), with Python's stack on a fatal signal."""
+    import subprocess
+    here = os.path.dirname(os.path.abspath(__file__))
+    for name, code in LADDER:
+        prog = (f"import sys; sys.path.insert(0, {here!r})\nimport torch\nimport layoutprof\n"
+                f"from in_process_cuda import *\n{code}\nprint('ok')")
+        out = subprocess.run([sys.executable, "-X", "faulthandler", "-c", prog], capture_output=True, text=True,
+                             timeout=300)
+        print(f"in-process ladder: {name}: exit {out.returncode}", flush=True)
+        if out.returncode != 0:
+            print(out.stderr[-3000:], flush=True)
+            return
+
+
 def main(out_dir):
     os.makedirs(out_dir, exist_ok=True)
     os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", os.path.join(out_dir, "inductor"))
@@ -134,4 +165,7 @@ def main(out_dir):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    if sys.argv[1] == "--ladder":
+        ladder()
+    else:
+        main(sys.argv[1])
