@@ -134,7 +134,26 @@ def ladder():
         print(f"in-process ladder: {name}: exit {out.returncode}", flush=True)
         if out.returncode != 0:
             print(out.stderr[-3000:], flush=True)
+            if out.returncode < 0:
+                native_stack(prog)
             return
+
+
+def native_stack(prog):
+    """A crashed rung again under gdb (cuda-gdb where that is the one there): the native stack."""
+    import shutil
+    import subprocess
+    debugger = shutil.which("gdb") or shutil.which("cuda-gdb")
+    if debugger is None:
+        print("in-process ladder: no gdb here for the native stack", flush=True)
+        return
+    try:
+        out = subprocess.run([debugger, "-batch", "-ex", "run", "-ex", "bt 40", "--args", sys.executable, "-c", prog],
+                             capture_output=True, text=True, timeout=180)
+        lines = [l for l in out.stdout.splitlines() if l.startswith("#") or "signal" in l.lower()]
+        print("\n".join(lines[-60:]), flush=True)
+    except subprocess.TimeoutExpired:
+        print(f"in-process ladder: {debugger} took over 180 s", flush=True)
 
 
 def main(out_dir):
