@@ -19,9 +19,11 @@ cd "$(dirname "$0")/.."
 B=${1:?usage: scripts/tsan-runs.sh BUILD_DIR}
 export TSAN_OPTIONS="exitcode=66 halt_on_error=0 second_deadlock_stack=1"
 failed=0 runs=0
-if ! "$B/tests/recorder_tests" >"$B/tsan-recorder.log" 2>&1; then
-  echo "tsan: recorder_tests FAILED (exit $?): $B/tsan-recorder.log"; failed=1
-  grep -m3 -A8 "WARNING: ThreadSanitizer" "$B/tsan-recorder.log"
+"$B/tests/recorder_tests" >"$B/tsan-recorder.log" 2>&1
+rc=$?
+if [ "$rc" -ne 0 ]; then
+  echo "tsan: recorder_tests FAILED (exit $rc): $B/tsan-recorder.log"; failed=1
+  grep -m3 -A8 -e "WARNING: ThreadSanitizer" -e "Failure$" "$B/tsan-recorder.log"
 else
   echo "tsan: recorder_tests passed, no report"
 fi
