@@ -36,6 +36,12 @@ inline ThreadBuffer* thread_buffer() {
 // op that started them, nested under it.
 bool task_top_level(const ThreadBuffer& b) { return !b.main && b.stack.empty() && !at::in_parallel_region(); }
 
+// A main-thread op directly inside a compiled region: its own site (the compiled code's line,
+// which the front end maps to the user's), not the region's call.
+inline bool in_region(const ThreadBuffer& b) {
+  return b.main && b.stack.size() == 1 && b.stack.back() >= 0 && b.events[b.stack.back()].name->is_region;
+}
+
 // Where the op starting now comes from, as ids of the model's front end (resolved at stop).
 void take_site(ThreadBuffer& b, const Name* name) {
   OpSiteSource* source = b.rec->site_source;
@@ -97,7 +103,7 @@ std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction& fn) {
   e.forked = top && task_top_level(b);
   e.sited = false;
   e.thread_hooked = false;
-  if (C10_UNLIKELY(rec.capture_sites) && top && (b.main || e.forked)) {
+  if (C10_UNLIKELY(rec.capture_sites) && ((top && (b.main || e.forked)) || in_region(b))) {
     take_site(b, e.name);  // before the op's time starts
     e.sited = true;
   }

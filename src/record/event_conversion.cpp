@@ -78,7 +78,7 @@ class EventConverter {
     if (static_cast<size_t>(at.local) < b.ranges.size())  // Mode::timed
       set_tensors(e, b, b.ranges[at.local], base_[at.buffer]);
     if (raw.sited && next_site_[at.buffer] < b.sites.size()) set_site(e, b.sites[next_site_[at.buffer]++].second);
-    place(e, i, raw.forked);
+    place(e, i, raw.forked, raw.sited);
     return e;
   }
 
@@ -122,8 +122,9 @@ class EventConverter {
     e.source_text = texts_.source(id).second;
   }
 
-  // Event `i`'s parent where a pool thread recorded none, its depth, and its parent's site.
-  void place(OpEvent& e, size_t i, bool forked) {
+  // Event `i`'s parent where a pool thread recorded none, its depth, and its parent's site
+  // (unless it has one of its own: an op directly inside a compiled region).
+  void place(OpEvent& e, size_t i, bool forked, bool sited) {
     if (e.thread != 0 && e.parent < 0 && !forked) {
       // An op on an intra-op pool thread: its parent is the innermost main-thread op that
       // was running around it.
@@ -138,7 +139,7 @@ class EventConverter {
     if (e.parent >= 0) {
       const OpEvent& p = call_.events[e.parent];
       e.depth = p.depth + 1;
-      if (call_.sites_recorded) {  // nested ops belong where their top-level op does
+      if (call_.sites_recorded && !sited) {  // nested ops belong where their top-level op does
         e.module = p.module;
         e.source = p.source;
         e.source_text = p.source_text;

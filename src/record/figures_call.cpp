@@ -88,10 +88,11 @@ std::vector<int32_t> match_by_site(const Collected& c, const Call& first, const 
     const ThreadBuffer& b = *c.buffers[at.buffer];
     const RawEvent& raw = b.events[at.local];
     Key key{Str(raw.name->str).id(), none.id(), none.id(), -1};
+    const bool sited = raw.sited && next_site[at.buffer] < b.sites.size();
+    const SiteId id = sited ? b.sites[next_site[at.buffer]++].second : SiteId{};  // nested ones' too
     if (raw.parent >= 0) {
       std::get<3>(key) = to_first[c.id(at.buffer, raw.parent)];
-    } else if (raw.sited && next_site[at.buffer] < b.sites.size()) {
-      const SiteId id = b.sites[next_site[at.buffer]++].second;
+    } else if (sited) {
       std::get<1>(key) = texts.module(id).id();
       std::get<2>(key) = texts.source(id).first.id();
     } else if (!b.main && !raw.forked) {

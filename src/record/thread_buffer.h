@@ -32,7 +32,10 @@ ShapeCache* thread_shape_cache();
 struct Name {
   std::string text;
   bool is_copy;  // aten::copy_: counted like a top-level op
-  Str str;       // the text, interned for the OpEvents
+  // "Torch-Compiled Region: 0/0" (dynamo's scope around a compiled function's call): the ops
+  // directly inside it (extern kernels, inductor's kernels) take sites of their own.
+  bool is_region;
+  Str str;  // the text, interned for the OpEvents
 };
 
 // The ops that get counters: forward()'s thread's top-level ops and its copies.
@@ -92,7 +95,9 @@ struct NameTable {
     auto it = index.find(name);
     if (__builtin_expect(it != index.end() && std::strcmp(it->second->text.c_str(), name) == 0, 1))
       return it->second;
-    names.push_back({name, std::strcmp(name, "aten::copy_") == 0, Str(name)});
+    static constexpr char kRegion[] = "Torch-Compiled Region";
+    names.push_back({name, std::strcmp(name, "aten::copy_") == 0, std::strncmp(name, kRegion, sizeof kRegion - 1) == 0,
+                     Str(name)});
     index[name] = &names.back();
     return &names.back();
   }

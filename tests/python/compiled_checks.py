@@ -64,6 +64,31 @@ def _copy_problems(name, want, compiled, text):
     return problems
 
 
+def _region_ops(report):
+    """The ops directly inside a compiled region: [(name, "file:line", line text)]."""
+    o = report["ops"]
+    rows = o["rows"]
+    regions = {i for i, r in enumerate(rows) if o["names"][r[1]].startswith("Torch-Compiled Region")}
+    return [(o["names"][r[1]],) + tuple(o["sources"][r[3]] if r[3] is not None else ("", ""))
+            for r in rows if r[0] in regions]
+
+
+def _op_line_problems(name, want, report):
+    """Each op inside a compiled region carries the user's line of its FX node: never a line of
+    inductor's generated code; the ops the case names, at the line of the code it names."""
+    ops, problems = _region_ops(report), []
+    cache = os.environ.get("TORCHINDUCTOR_CACHE_DIR", "torchinductor")
+    generated = [(n, where) for n, where, _code in ops if cache in where or "torchinductor" in where]
+    if generated:
+        problems.append(f"{name}: {len(generated)} ops inside compiled regions carry generated code's lines: "
+                        f"{generated[:2]}")
+    for w in want.get("ops", []):
+        if not any(w["name"] in n and w["code"] in code for n, _where, code in ops):
+            problems.append(f"{name}: no {w['name']} op at `{w['code']}` inside a compiled region: "
+                            f"{sorted({(n[:40], code) for n, _w, code in ops})[:8]}")
+    return problems
+
+
 def _other_problems(name, want, report, compiled, text):
     problems = []
     for w in want.get("breaks", []):
@@ -111,7 +136,8 @@ def check_case(case, fail):
         return
     want = case.expect
     for problem in (_recompile_problems(case.name, want, compiled, text) + _copy_problems(case.name, want, compiled, text)
-                    + _other_problems(case.name, want, report, compiled, text) + _schema_problems(case.name, report)):
+                    + _other_problems(case.name, want, report, compiled, text)
+                    + _op_line_problems(case.name, want, report) + _schema_problems(case.name, report)):
         fail(problem)
     if "recompiles" not in want and compiled["recompiles"]:
         fail(f"{case.name}: recompiles {[r['reason'] for r in compiled['recompiles']]}, the case expects none")
@@ -155,6 +181,30 @@ def check_limit_hit(fail):
         print(f"recompile_limit: {hits[0]['limit']} hit in step {hits[0]['step'] + 1} by {hits[0]['function']}")
 
 
+def check_precompiled(fail):
+    """A model compiled (and called) before the profile began: the report says its decisions were
+    not read, and the ops inside its region still carry the user's lines, from inductor's own line
+    map of the generated code (layoutprof/_compiled_lines.py)."""
+    import sample_compiled
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    model = torch.compile(sample_compiled.ShuffleNet().eval())
+    x = torch.randn(2, 3, 16, 16)
+    with torch.no_grad():
+        model(x)
+        p = layoutprof.profile()
+        with p:
+            model(x)
+    report = p.report
+    notes = (report.get("compiled") or {}).get("not_measured", [])
+    problems = _op_line_problems("precompiled", {"ops": [{"name": "aten::convolution", "code": "self.a(x)"}]}, report)
+    if not any("compiled before the profile began" in n for n in notes):
+        problems.append(f"precompiled: the report does not say the graph was compiled before the profile: {notes}")
+    for problem in problems:
+        fail(problem)
+    print(f"precompiled: {len(_region_ops(report))} ops inside the region, each at a user's line")
+
+
 def check_compiled_cases(fail, names=None):
     os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", os.path.expanduser("~/.cache/layoutprof/inductor"))
     import sample_compiled
@@ -168,6 +218,7 @@ def check_compiled_cases(fail, names=None):
     if not names:
         check_limit_hit(fail)
         check_script_line(fail)
+        check_precompiled(fail)
 
 
 if __name__ == "__main__":

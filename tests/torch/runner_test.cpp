@@ -323,5 +323,50 @@ TEST(Recorder, AsksItsSiteSourceForTopLevelOpsOnly) {
   EXPECT_EQ(call.events[0].source, "model.py:12");
 }
 
+// A source whose answers count up: source k is "model.py:k".
+class CountingSites final : public OpSiteSource {
+ public:
+  SiteId current() override { return {0, static_cast<uint32_t>(++asked)}; }
+  std::string module_path(uint32_t) const override { return ""; }
+  SourceLine source_line(uint32_t source) const override { return {"model.py:" + std::to_string(source), ""}; }
+  int asked = 0;
+};
+
+// The ops directly inside a compiled region (inductor's kernels and extern kernels, which dynamo
+// runs under "Torch-Compiled Region: f/c") are asked where they come from, each on its own: the
+// compiled code's line, which the front end maps to the user's. Deeper ops, and the children
+// of any other op, take their parent's.
+TEST(Recorder, OpsDirectlyInsideACompiledRegionTakeSitesOfTheirOwn) {
+  CountingSites source;
+  Recorder recorder;
+  recorder.set_site_source(&source);
+  recorder.set_capture_sites(true);
+  for (Recorder::Mode mode : {Recorder::Mode::timed, Recorder::Mode::figures}) {
+    source.asked = 0;
+    recorder.start(mode);
+    {
+      RECORD_FUNCTION("Torch-Compiled Region: 0/0", std::vector<c10::IValue>());
+      {
+        RECORD_FUNCTION("layoutprof_test::extern_conv", std::vector<c10::IValue>());
+        { RECORD_FUNCTION("layoutprof_test::inner", std::vector<c10::IValue>()); }
+      }
+      { RECORD_FUNCTION("cpp_fused_clone_0", std::vector<c10::IValue>()); }
+    }
+    {
+      RECORD_FUNCTION("layoutprof_test::eager", std::vector<c10::IValue>());
+      { RECORD_FUNCTION("layoutprof_test::eager_child", std::vector<c10::IValue>()); }
+    }
+    Call call = recorder.stop();
+    EXPECT_EQ(source.asked, 4) << "the region, its two children and the eager op";
+    if (mode != Recorder::Mode::timed) continue;
+    ASSERT_EQ(call.events.size(), 6u);
+    std::vector<std::string> sources;
+    for (const OpEvent& e : call.events) sources.push_back(e.source.str());
+    EXPECT_EQ(sources, (std::vector<std::string>{"model.py:1", "model.py:2", "model.py:2", "model.py:3",
+                                                 "model.py:4", "model.py:4"}));
+  }
+  recorder.set_capture_sites(false);
+}
+
 }  // namespace
 }  // namespace layoutprof

@@ -19,11 +19,14 @@ import os as _os  # noqa: E402
 
 import torch as _torch  # noqa: E402
 
-from . import _native  # noqa: E402
+from . import _compiled_lines, _native  # noqa: E402
 from ._native import version as __version__  # noqa: E402
 from .profile import profile, step  # noqa: E402
 
 # An op's source line is the user's: the nearest frame outside torch's package and this one.
-_native.watch_user_lines(_os.path.dirname(_torch.__file__) + _os.sep, _os.path.dirname(__file__) + _os.sep)
+_LIBRARY = (_os.path.dirname(_torch.__file__) + _os.sep, _os.path.dirname(__file__) + _os.sep)
+_native.watch_user_lines(*_LIBRARY)
+# Inside a compiled region: the user's line of the FX node behind inductor's code, not the code's.
+_compiled_lines.install(_native, _LIBRARY)
 
 __all__ = ["profile", "step", "__version__"]

@@ -4,7 +4,8 @@ torch 2.13 and 2.14 (the releases CI tests: the 2.13.0 CPU wheel and the 2.14.1 
 emit every record _compile_watch.py reads through torch._logging's structured trace
 (torch._logging._internal.trace_structured, with the same record names in both), and read the
 C++ kernels' profiling switch as torch._inductor.config.cpp.enable_kernel_profile (environment
-TORCHINDUCTOR_CPP_ENABLE_KERNEL_PROFILE when the config is not yet imported). A torch without
+TORCHINDUCTOR_CPP_ENABLE_KERNEL_PROFILE when the config is not yet imported), and the provenance
+switch as torch._inductor.config.trace.provenance_tracking_level (INDUCTOR_PROVENANCE). A torch without
 the structured trace (before 2.3) gives none of them: the report lists them as not measured.
 """
 import os
@@ -15,6 +16,7 @@ import torch
 _RECORDS = ("compilation_metrics", "recompile_reasons", "dynamo_output_graph", "create_symbol",
             "inductor_post_grad_graph", "inductor_output_code", "dynamo_graph_break_reason")
 _KERNEL_PROFILE_ENV = "TORCHINDUCTOR_CPP_ENABLE_KERNEL_PROFILE"
+_PROVENANCE_ENV = "INDUCTOR_PROVENANCE"
 
 
 def dynamo_skips(code):
@@ -50,23 +52,36 @@ def compile_sources():
                              "(torch._logging._internal.trace_structured, torch 2.3 and later)"]}
 
 
-def kernel_profile(on):
-    """Turns inductor's C++ kernel events on (each generated kernel a RecordFunction event, for
-    the graphs compiled from here on); returns a function that puts the setting back."""
+def _switch(section, name, env, value):
+    """Sets torch._inductor.config.<section>.<name> to `value` (its environment variable `env`
+    while the config is not yet imported: it reads it on import) for the graphs compiled from
+    here on; returns a function that puts the setting back."""
     config = sys.modules.get("torch._inductor.config")
-    if config is not None and hasattr(config, "cpp") and hasattr(config.cpp, "enable_kernel_profile"):
-        before = config.cpp.enable_kernel_profile
-        config.cpp.enable_kernel_profile = on
-        return lambda: setattr(config.cpp, "enable_kernel_profile", before)
-    before = os.environ.get(_KERNEL_PROFILE_ENV)
-    os.environ[_KERNEL_PROFILE_ENV] = "1" if on else "0"
+    if config is not None and hasattr(getattr(config, section, None), name):
+        before = getattr(getattr(config, section), name)
+        setattr(getattr(config, section), name, value)
+        return lambda: setattr(getattr(config, section), name, before)
+    before = os.environ.get(env)
+    os.environ[env] = str(int(value))
 
     def restore():
         loaded = sys.modules.get("torch._inductor.config")
-        if loaded is not None and hasattr(loaded, "cpp"):
-            loaded.cpp.enable_kernel_profile = before == "1"
+        if loaded is not None and hasattr(getattr(loaded, section, None), name):
+            setattr(getattr(loaded, section), name, type(value)(int(before or 0)))
         if before is None:
-            os.environ.pop(_KERNEL_PROFILE_ENV, None)
+            os.environ.pop(env, None)
         else:
-            os.environ[_KERNEL_PROFILE_ENV] = before
+            os.environ[env] = before
     return restore
+
+
+def kernel_profile(on):
+    """Inductor's C++ kernel events (each generated kernel a RecordFunction event)."""
+    return _switch("cpp", "enable_kernel_profile", _KERNEL_PROFILE_ENV, bool(on))
+
+
+def provenance(on):
+    """Inductor's provenance records (trace.provenance_tracking_level 1): each kernel call of the
+    generated code with the post-grad FX nodes it runs, the structured trace's
+    "inductor_provenance_tracking_node_mappings" artifact (cppCodeToPost), on a cache hit too."""
+    return _switch("trace", "provenance_tracking_level", _PROVENANCE_ENV, 1 if on else 0)

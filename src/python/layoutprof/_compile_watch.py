@@ -19,7 +19,8 @@ import json
 import logging
 
 from . import _inductor_code as code
-from ._compile_api import compile_sources, kernel_profile
+from . import _compiled_lines
+from ._compile_api import compile_sources, kernel_profile, provenance
 
 _RESERVED = {"frame_id", "frame_compile_id", "attempt", "rank", "has_payload", "stack", "compiled_autograd_id",
              "subgraph_name"}
@@ -90,7 +91,7 @@ class CompileWatch:
             logger.setLevel(min(level, logger.getEffectiveLevel()))
             self._undo.append(lambda logger=logger, tap=tap, before=before: (logger.removeFilter(tap),
                                                                                logger.setLevel(before)))
-        self._undo.append(kernel_profile(True))
+        self._undo += [kernel_profile(True), provenance(True)]
 
     def remove(self):
         self.compiling(False)
@@ -160,13 +161,26 @@ class CompileWatch:
     def _on_inductor_post_grad_graph(self, entry, _metadata, payload):
         text = payload or ""
         entry["graphs"].append({"copies": code.graph_copies(text), "placeholders": code.placeholders(text),
-                                "conversions": [], "layout_opt_skipped": self._layout_opt_skips})
+                                "conversions": [], "layout_opt_skipped": self._layout_opt_skips,
+                                "post_nodes": code.nodes(text)})
         self._layout_opt_skips = []
 
-    def _on_inductor_output_code(self, entry, _metadata, payload):
+    def _on_inductor_output_code(self, entry, metadata, payload):
         if not entry["graphs"]:
             entry["graphs"].append({"copies": [], "placeholders": [], "conversions": [], "layout_opt_skipped": []})
-        entry["graphs"][-1]["conversions"] = code.conversions(payload or "")
+        graph = entry["graphs"][-1]
+        graph["conversions"] = code.conversions(payload or "")
+        where = metadata["inductor_output_code"]
+        graph["code"] = (where.get("file_path") or where.get("filename") or "", payload or "")
+
+    def _on_inductor_provenance_tracking_node_mappings(self, entry, _metadata, payload):
+        """Each kernel call of the graph's generated code with its post-grad nodes: the user's
+        line of the ops the call runs (_compiled_lines.py)."""
+        graph = entry["graphs"][-1] if entry["graphs"] else {}
+        path, text = graph.get("code", ("", ""))
+        mapping = json.loads(payload).get("cppCodeToPost") if payload else None
+        if path and isinstance(mapping, dict):
+            _compiled_lines.learn(path, code.call_sites(text, mapping, graph.get("post_nodes", {})))
 
     def _on_dynamo_graph_break_reason(self, entry, _metadata, payload):
         self.breaks.append({"compile_id": entry["compile_id"], "step": self.step_of(), "text": payload or ""})

@@ -260,3 +260,59 @@ def conversions(output_code):
                 c["feeds"], c["feeds_sources"] = op, sources
                 break
     return reader.conversions
+
+
+_STATEMENT = re.compile(r"^\s+(?:[\w, ]+ = )?([\w.]+?)(?:\.run)?\(")
+_COPY_OP = re.compile(r"aten\.(clone|contiguous|_to_copy|copy_?)\b")
+
+
+def _call_statements(code):
+    """call()'s statements that call something: [(line number in the file, callee)]."""
+    lines = code.splitlines()
+    start = next((i for i, l in enumerate(lines) if l.strip() in ("def call(self, args):", "def call(args):")), None)
+    if start is None:
+        return []
+    indent = len(lines[start]) - len(lines[start].lstrip())
+    out = []
+    for i in range(start + 1, len(lines)):
+        line = lines[i]
+        if line.strip() and len(line) - len(line.lstrip()) <= indent:
+            break
+        m = _STATEMENT.match(line)
+        if m:
+            out.append((i + 1, m.group(1)))
+    return out
+
+
+def _node_line(names, post_nodes):
+    """The user's line of a kernel call that runs post-grad nodes `names`: a layout copy's when
+    it has one (the line where a layout is changed), else the first node's that has a line."""
+    known = [post_nodes[n] for n in names if n in post_nodes and post_nodes[n]["where"]]
+    chosen = next((n for n in known if _COPY_OP.search(n["op"])), known[0] if known else None)
+    if chosen is None:
+        return None
+    path, _, line = chosen["where"].rpartition(":")
+    return (path, int(line)) if path and line.isdigit() else None
+
+
+def call_sites(output_code, code_to_post, post_nodes):
+    """The user's line of each kernel call in call(): {line number in the generated file: (file,
+    line)}. `code_to_post` is inductor's provenance ({"<kernel>:<k>": [post-grad node names]}, k
+    the call's order in the code); `post_nodes` the post-grad graph's nodes (nodes()). Each
+    provenance entry takes the next call() statement that calls its kernel."""
+    statements = _call_statements(output_code)
+    keyed = []
+    for key, names in code_to_post.items():
+        kernel, _, order = key.rpartition(":")
+        if kernel and order.isdigit():
+            keyed.append((int(order), kernel, names))
+    sites, at = {}, 0
+    for _order, kernel, names in sorted(keyed, key=lambda k: k[0]):
+        j = next((j for j in range(at, len(statements)) if statements[j][1] == kernel), None)
+        if j is None:
+            continue
+        at = j + 1
+        where = _node_line(names, post_nodes)
+        if where:
+            sites[statements[j][0]] = where
+    return sites

@@ -112,6 +112,8 @@ PYBIND11_MODULE(_native, m) {
     set_library_folders(torch_folder, package_folder);
     module_sites().set_source_probe(&user_source_now);
   });
+  // Lines of inductor's generated code, mapped to the user's (layoutprof/_compiled_lines.py).
+  m.def("translate_lines", [](py::object translator) { set_source_translator(translator.ptr()); });
   // profile(lines=False): module paths only, no line read per op.
   m.def("pause_thread", &pause_thread, py::arg("paused"));
   m.def("read_user_lines", [](bool read) { module_sites().set_source_probe(read ? &user_source_now : nullptr); });

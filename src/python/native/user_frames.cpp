@@ -19,6 +19,7 @@ struct Known {
   std::string folders[2];
   std::unordered_map<PyCodeObject*, bool> users;           // code object → the user's
   std::map<std::pair<PyCodeObject*, int>, uint32_t> lines;  // (code, line) → source id
+  PyObject* translator = nullptr;                           // set_source_translator
 };
 
 Known& known() {
@@ -58,10 +59,25 @@ std::string line_text(const std::string& file, int line) {
   return first == std::string::npos ? "" : out.substr(first, last - first + 1);
 }
 
+// The translator's answer for a line of generated code: `file` and `line` replaced, or kept.
+void translate(std::string& file, int& line) {
+  if (!known().translator) return;
+  PyObject* found = PyObject_CallFunction(known().translator, "si", file.c_str(), line);
+  const char* to_file = nullptr;
+  int to_line = 0;
+  if (found && PyTuple_Check(found) && PyArg_ParseTuple(found, "si", &to_file, &to_line)) {
+    file = to_file;
+    line = to_line;
+  }
+  Py_XDECREF(found);
+  PyErr_Clear();  // a translator that fails leaves the generated line, never raises into the op
+}
+
 uint32_t intern(PyCodeObject* code, int line) {
   auto [it, added] = known().lines.emplace(std::make_pair(code, line), 0u);
   if (added) {
-    const std::string file = utf8(code->co_filename);
+    std::string file = utf8(code->co_filename);
+    translate(file, line);
     it->second = module_sites().source_id(file + ":" + std::to_string(line), line_text(file, line));
   }
   return it->second;
@@ -91,6 +107,12 @@ uint32_t users_line(PyFrameObject* frame) {
 void set_library_folders(const std::string& torch_folder, const std::string& package_folder) {
   known().folders[0] = torch_folder;
   known().folders[1] = package_folder;
+}
+
+void set_source_translator(PyObject* translator) {
+  Py_XINCREF(translator == Py_None ? nullptr : translator);
+  Py_XDECREF(known().translator);
+  known().translator = translator == Py_None ? nullptr : translator;
 }
 
 uint32_t user_source_now() {

@@ -1,6 +1,8 @@
 // The user's source line of an op, read from the Python stack of the thread that runs it.
 #pragma once
 
+#include <Python.h>
+
 #include <cstdint>
 #include <string>
 
@@ -9,6 +11,11 @@ namespace layoutprof {
 // Frames whose file lies under one of these folders are not the user's (torch's package,
 // layoutprof's own); the nearest other frame is. Call once, with the GIL held.
 void set_library_folders(const std::string& torch_folder, const std::string& package_folder);
+
+// A Python callable (file, line) -> None or (file, line): where a line of generated code comes
+// from (inductor's code for a compiled region: the user's line of the FX node it runs). Asked
+// once per new (code, line); None forgets it. Call with the GIL held.
+void set_source_translator(PyObject* translator);
 
 // ModuleSites' source probe: takes the GIL (the op's Python binding has released it), finds the
 // nearest user frame of the calling thread, and interns its "file:line" and text once. 0 on a

@@ -1,0 +1,43 @@
+"""The user's line of an op that inductor's generated code runs.
+
+Inside a compiled region the nearest frame outside torch is the generated module's call(), at a
+line of inductor's code; the native probe asks user_line() once per new such line. Two maps:
+- the graphs compiled while a profile listened: inductor's provenance (each kernel call with the
+  post-grad FX nodes it runs) joined to the post-grad graph's "# File:" lines, learnt by the
+  CompileWatch (_inductor_code.call_sites): a fused kernel's line is its layout copy's;
+- any other generated module (compiled before the profile): inductor's own line map
+  (torch._inductor.codecache.PyCodeCache.linemaps, read by PyCodeCache.stack_frames_for_code,
+  as torch's tracebacks of compiled code read it; 2.13 and 2.14), which gives each line the
+  node whose code begins above it, coarser: a kernel call may get the node before it.
+"""
+import os
+import sys
+
+_library = ()
+_learnt = {}  # generated file -> {line: (file, line)}
+
+
+def learn(path, sites):
+    _learnt.setdefault(os.path.abspath(path), {}).update(sites)
+
+
+def install(native, library_folders):
+    global _library
+    _library = tuple(library_folders)
+    native.translate_lines(user_line)
+
+
+def user_line(file, line):
+    """(file, line) of the user's code behind line `line` of generated module `file`, or None
+    (not inductor's code, or a line no node owns: argument checks, allocations)."""
+    learnt = _learnt.get(os.path.abspath(file))
+    if learnt and line in learnt:
+        return learnt[line]
+    codecache = sys.modules.get("torch._inductor.codecache")
+    cache = getattr(codecache, "PyCodeCache", None)
+    if cache is None or file not in getattr(cache, "linemaps", {}):
+        return None
+    for frame in cache.stack_frames_for_code(file, line) or []:  # the innermost first
+        if not frame["filename"].startswith(_library):
+            return frame["filename"], int(frame["line"])
+    return None
