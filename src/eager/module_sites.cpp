@@ -1,6 +1,7 @@
 // ModuleSites: interned names, and one stack of module ids per thread.
 #include "eager/module_sites.h"
 
+#include <map>
 #include <mutex>
 #include <unordered_map>
 #include <vector>
@@ -15,6 +16,7 @@ struct Interned {
   std::unordered_map<std::string, uint32_t> module_ids{{"", 0}};
   std::vector<SourceLine> sources{SourceLine{}};  // id 0: not known
   std::unordered_map<std::string, uint32_t> source_ids;
+  std::map<std::pair<uint32_t, uint32_t>, uint32_t> joined;  // (outer, nested) → module id
 };
 
 Interned& interned() {
@@ -56,7 +58,30 @@ void ModuleSites::reset_thread() { this_thread = ThreadSites{}; }
 
 SiteId ModuleSites::current() {
   const ThreadSites& t = this_thread;
-  return SiteId{t.modules.empty() ? outside_ : t.modules.back(), probe_ ? probe_() : 0u};
+  SiteId site{t.modules.empty() ? outside_ : t.modules.back(), 0u};
+  if (!probe_) return site;
+  uint32_t nested = kNoModule;
+  site.source = probe_(&nested);
+  if (nested != kNoModule) site.module = joined(site.module, nested);
+  return site;
+}
+
+// The path of module `nested` inside module `outer` ("backbone" and "units.0.a":
+// "backbone.units.0.a"), interned once per pair.
+uint32_t ModuleSites::joined(uint32_t outer, uint32_t nested) {
+  Interned& n = interned();
+  std::string path;
+  {
+    std::lock_guard<std::mutex> lock(n.mutex);
+    auto it = n.joined.find({outer, nested});
+    if (it != n.joined.end()) return it->second;
+    const std::string& o = outer == outside_ ? n.modules[0] : n.modules[outer];
+    path = o.empty() ? n.modules[nested] : n.modules[nested].empty() ? o : o + "." + n.modules[nested];
+  }
+  const uint32_t id = module_id(path);
+  std::lock_guard<std::mutex> lock(n.mutex);
+  n.joined[{outer, nested}] = id;
+  return id;
 }
 
 ModuleSites::ModuleSites() : outside_(module_id(kOutsideTheModel)) {}

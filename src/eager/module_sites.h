@@ -27,8 +27,11 @@ class ModuleSites : public OpSiteSource {
   void enter(uint32_t id);
   void leave();
   // Asked, as each recorded top-level op starts on its thread, for the id of the user's source
-  // line running there (0: none known). Null: no lines.
-  using SourceProbe = uint32_t (*)();
+  // line running there (0: none known). Null: no lines. A line of compiled code may also name
+  // the module its FX node belongs to, relative to the module running the compiled code: it
+  // sets `*nested` to that path's module_id() (left alone otherwise).
+  static constexpr uint32_t kNoModule = ~0u;
+  using SourceProbe = uint32_t (*)(uint32_t* nested);
   void set_source_probe(SourceProbe probe) { probe_ = probe; }
   // Forgets every thread's stack (a new recording starts from the top).
   void reset_thread();
@@ -38,6 +41,8 @@ class ModuleSites : public OpSiteSource {
   SourceLine source_line(uint32_t source) const override;
 
  private:
+  uint32_t joined(uint32_t outer, uint32_t nested);
+
   uint32_t outside_;
   SourceProbe probe_ = nullptr;
 };

@@ -65,27 +65,28 @@ def _copy_problems(name, want, compiled, text):
 
 
 def _region_ops(report):
-    """The ops directly inside a compiled region: [(name, "file:line", line text)]."""
+    """The ops directly inside a compiled region: [(name, "file:line", line text, module)]."""
     o = report["ops"]
     rows = o["rows"]
     regions = {i for i, r in enumerate(rows) if o["names"][r[1]].startswith("Torch-Compiled Region")}
     return [(o["names"][r[1]],) + tuple(o["sources"][r[3]] if r[3] is not None else ("", ""))
-            for r in rows if r[0] in regions]
+            + (o["modules"][r[2]] if r[2] is not None else "",) for r in rows if r[0] in regions]
 
 
 def _op_line_problems(name, want, report):
     """Each op inside a compiled region carries the user's line of its FX node: never a line of
-    inductor's generated code; the ops the case names, at the line of the code it names."""
+    inductor's generated code; the ops the case names, at the line of the code it names (and in
+    the module it names)."""
     ops, problems = _region_ops(report), []
     cache = os.environ.get("TORCHINDUCTOR_CACHE_DIR", "torchinductor")
-    generated = [(n, where) for n, where, _code in ops if cache in where or "torchinductor" in where]
+    generated = [(n, where) for n, where, _code, _module in ops if cache in where or "torchinductor" in where]
     if generated:
         problems.append(f"{name}: {len(generated)} ops inside compiled regions carry generated code's lines: "
                         f"{generated[:2]}")
     for w in want.get("ops", []):
-        if not any(w["name"] in n and w["code"] in code for n, _where, code in ops):
-            problems.append(f"{name}: no {w['name']} op at `{w['code']}` inside a compiled region: "
-                            f"{sorted({(n[:40], code) for n, _w, code in ops})[:8]}")
+        if not any(w["name"] in n and w["code"] in code and w.get("module", m) == m for n, _where, code, m in ops):
+            problems.append(f"{name}: no {w['name']} op at `{w['code']}` in module {w.get('module', '(any)')} "
+                            f"inside a compiled region: {sorted({(n[:40], code, m) for n, _w, code, m in ops})[:8]}")
     return problems
 
 

@@ -178,9 +178,9 @@ class CompileWatch:
         line of the ops the call runs (_compiled_lines.py)."""
         graph = entry["graphs"][-1] if entry["graphs"] else {}
         path, text = graph.get("code", ("", ""))
-        mapping = json.loads(payload).get("cppCodeToPost") if payload else None
+        mapping = json.loads(payload) if payload else None
         if path and isinstance(mapping, dict):
-            _compiled_lines.learn(path, code.call_sites(text, mapping, graph.get("post_nodes", {})))
+            _compiled_lines.learn(path, code.call_sites(text, mapping, graph.get("post_nodes", {}), entry["nodes"]))
 
     def _on_dynamo_graph_break_reason(self, entry, _metadata, payload):
         self.breaks.append({"compile_id": entry["compile_id"], "step": self.step_of(), "text": payload or ""})

@@ -3,8 +3,9 @@
 Inside a compiled region the nearest frame outside torch is the generated module's call(), at a
 line of inductor's code; the native probe asks user_line() once per new such line. Two maps:
 - the graphs compiled while a profile listened: inductor's provenance (each kernel call with the
-  post-grad FX nodes it runs) joined to the post-grad graph's "# File:" lines, learnt by the
-  CompileWatch (_inductor_code.call_sites): a fused kernel's line is its layout copy's;
+  post-grad FX nodes it runs, and their dynamo nodes) joined to the post-grad graph's "# File:"
+  lines and to the modules of dynamo's nodes that use a parameter, learnt by the CompileWatch
+  (_inductor_code.call_sites): a fused kernel's line is its layout copy's;
 - any other generated module (compiled before the profile): inductor's own line map
   (torch._inductor.codecache.PyCodeCache.linemaps, read by PyCodeCache.stack_frames_for_code,
   as torch's tracebacks of compiled code read it; 2.13 and 2.14), which gives each line the
@@ -14,7 +15,7 @@ import os
 import sys
 
 _library = ()
-_learnt = {}  # generated file -> {line: (file, line)}
+_learnt = {}  # generated file -> {line: (file, line, module path inside the compiled module)}
 
 
 def learn(path, sites):
@@ -28,8 +29,9 @@ def install(native, library_folders):
 
 
 def user_line(file, line):
-    """(file, line) of the user's code behind line `line` of generated module `file`, or None
-    (not inductor's code, or a line no node owns: argument checks, allocations)."""
+    """(file, line[, module]) of the user's code behind line `line` of generated module `file`, or
+    None (not inductor's code, or a line no node owns: argument checks, allocations). The module
+    is the FX node's path inside the compiled module, when its dynamo node uses a parameter."""
     learnt = _learnt.get(os.path.abspath(file))
     if learnt and line in learnt:
         return learnt[line]

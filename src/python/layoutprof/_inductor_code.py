@@ -284,35 +284,36 @@ def _call_statements(code):
     return out
 
 
-def _node_line(names, post_nodes):
-    """The user's line of a kernel call that runs post-grad nodes `names`: a layout copy's when
-    it has one (the line where a layout is changed), else the first node's that has a line."""
-    known = [post_nodes[n] for n in names if n in post_nodes and post_nodes[n]["where"]]
-    chosen = next((n for n in known if _COPY_OP.search(n["op"])), known[0] if known else None)
-    if chosen is None:
-        return None
-    path, _, line = chosen["where"].rpartition(":")
-    return (path, int(line)) if path and line.isdigit() else None
+def _chosen_node(names, post_nodes):
+    """The node whose line a kernel call running post-grad nodes `names` takes: a layout copy's
+    when it has one (the line where a layout is changed), else the first node's that has a line."""
+    known = [n for n in names if n in post_nodes and post_nodes[n]["where"]]
+    return next((n for n in known if _COPY_OP.search(post_nodes[n]["op"])), known[0] if known else None)
 
 
-def call_sites(output_code, code_to_post, post_nodes):
+def call_sites(output_code, provenance, post_nodes, pre_nodes):
     """The user's line of each kernel call in call(): {line number in the generated file: (file,
-    line)}. `code_to_post` is inductor's provenance ({"<kernel>:<k>": [post-grad node names]}, k
-    the call's order in the code); `post_nodes` the post-grad graph's nodes (nodes()). Each
-    provenance entry takes the next call() statement that calls its kernel."""
+    line, module)}. `provenance` is inductor's node mappings: "cppCodeToPost" ({"<kernel>:<k>":
+    [post-grad node names]}, k the call's order in the code) and "postToPre" (post-grad node ->
+    dynamo's nodes); `post_nodes` and `pre_nodes` the post-grad and dynamo graphs' nodes (nodes():
+    a dynamo node that uses a parameter knows its module, relative to the compiled module; ""
+    unknown). Each provenance entry takes the next call() statement that calls its kernel."""
     statements = _call_statements(output_code)
     keyed = []
-    for key, names in code_to_post.items():
+    for key, names in (provenance.get("cppCodeToPost") or {}).items():
         kernel, _, order = key.rpartition(":")
         if kernel and order.isdigit():
             keyed.append((int(order), kernel, names))
+    to_pre = provenance.get("postToPre") or {}
     sites, at = {}, 0
     for _order, kernel, names in sorted(keyed, key=lambda k: k[0]):
         j = next((j for j in range(at, len(statements)) if statements[j][1] == kernel), None)
         if j is None:
             continue
         at = j + 1
-        where = _node_line(names, post_nodes)
-        if where:
-            sites[statements[j][0]] = where
+        node = _chosen_node(names, post_nodes)
+        path, _, line = post_nodes[node]["where"].rpartition(":") if node else ("", "", "")
+        if path and line.isdigit():
+            module = next((pre_nodes[p]["module"] for p in to_pre.get(node, []) if pre_nodes.get(p, {}).get("module")), "")
+            sites[statements[j][0]] = (path, int(line), module)
     return sites

@@ -18,7 +18,8 @@ namespace {
 struct Known {
   std::string folders[2];
   std::unordered_map<PyCodeObject*, bool> users;           // code object → the user's
-  std::map<std::pair<PyCodeObject*, int>, uint32_t> lines;  // (code, line) → source id
+  // (code, line) → source id, and the module the translator named (ModuleSites::kNoModule: none)
+  std::map<std::pair<PyCodeObject*, int>, std::pair<uint32_t, uint32_t>> lines;
   PyObject* translator = nullptr;                           // set_source_translator
 };
 
@@ -59,37 +60,43 @@ std::string line_text(const std::string& file, int line) {
   return first == std::string::npos ? "" : out.substr(first, last - first + 1);
 }
 
-// The translator's answer for a line of generated code: `file` and `line` replaced, or kept.
-void translate(std::string& file, int& line) {
-  if (!known().translator) return;
+// The translator's answer for a line of generated code: `file` and `line` replaced, or kept;
+// the module it names (ModuleSites::kNoModule: none).
+uint32_t translate(std::string& file, int& line) {
+  uint32_t module = ModuleSites::kNoModule;
+  if (!known().translator) return module;
   PyObject* found = PyObject_CallFunction(known().translator, "si", file.c_str(), line);
   const char* to_file = nullptr;
+  const char* path = nullptr;
   int to_line = 0;
-  if (found && PyTuple_Check(found) && PyArg_ParseTuple(found, "si", &to_file, &to_line)) {
+  if (found && PyTuple_Check(found) && PyArg_ParseTuple(found, "si|s", &to_file, &to_line, &path)) {
     file = to_file;
     line = to_line;
+    if (path && *path) module = module_sites().module_id(path);
   }
   Py_XDECREF(found);
   PyErr_Clear();  // a translator that fails leaves the generated line, never raises into the op
+  return module;
 }
 
-uint32_t intern(PyCodeObject* code, int line) {
-  auto [it, added] = known().lines.emplace(std::make_pair(code, line), 0u);
+std::pair<uint32_t, uint32_t> intern(PyCodeObject* code, int line) {
+  auto [it, added] = known().lines.emplace(std::make_pair(code, line), std::make_pair(0u, ModuleSites::kNoModule));
   if (added) {
     std::string file = utf8(code->co_filename);
-    translate(file, line);
-    it->second = module_sites().source_id(file + ":" + std::to_string(line), line_text(file, line));
+    it->second.second = translate(file, line);
+    it->second.first = module_sites().source_id(file + ":" + std::to_string(line), line_text(file, line));
   }
   return it->second;
 }
 
-uint32_t users_line(PyFrameObject* frame) {
+uint32_t users_line(PyFrameObject* frame, uint32_t* nested_module) {
   Py_XINCREF(frame);
   while (frame) {
     PyCodeObject* code = PyFrame_GetCode(frame);
     const bool mine = is_users(code);
     if (mine) {
-      const uint32_t id = intern(code, PyFrame_GetLineNumber(frame));
+      const auto [id, module] = intern(code, PyFrame_GetLineNumber(frame));
+      if (module != ModuleSites::kNoModule) *nested_module = module;
       Py_DECREF(code);
       Py_DECREF(frame);
       return id;
@@ -115,7 +122,7 @@ void set_source_translator(PyObject* translator) {
   known().translator = translator == Py_None ? nullptr : translator;
 }
 
-uint32_t user_source_now() {
+uint32_t user_source_now(uint32_t* nested_module) {
 #if PY_VERSION_HEX >= 0x030D0000
   if (!Py_IsInitialized() || Py_IsFinalizing()) return 0;
 #else
@@ -125,7 +132,7 @@ uint32_t user_source_now() {
   // with the GIL held): no user frame there, and no GIL to wait for.
   if (PyGILState_GetThisThreadState() == nullptr) return 0;
   const PyGILState_STATE gil = PyGILState_Ensure();
-  const uint32_t id = users_line(PyEval_GetFrame());
+  const uint32_t id = users_line(PyEval_GetFrame(), nested_module);
   PyGILState_Release(gil);
   return id;
 }

@@ -12,8 +12,9 @@ namespace layoutprof {
 // layoutprof's own); the nearest other frame is. Call once, with the GIL held.
 void set_library_folders(const std::string& torch_folder, const std::string& package_folder);
 
-// A Python callable (file, line) -> None or (file, line): where a line of generated code comes
-// from (inductor's code for a compiled region: the user's line of the FX node it runs). Asked
+// A Python callable (file, line) -> None, (file, line) or (file, line, module): where a line of
+// generated code comes from (inductor's code for a compiled region: the user's line of the FX
+// node it runs, and the node's module path inside the compiled module when it is known). Asked
 // once per new (code, line); None forgets it. Call with the GIL held.
 void set_source_translator(PyObject* translator);
 
@@ -21,6 +22,6 @@ void set_source_translator(PyObject* translator);
 // nearest user frame of the calling thread, and interns its "file:line" and text once. 0 on a
 // thread that has never run Python (it does not wait for the GIL there), or while Python is
 // finalizing.
-uint32_t user_source_now();
+uint32_t user_source_now(uint32_t* nested_module);
 
 }  // namespace layoutprof
