@@ -4,6 +4,7 @@
 #include <map>
 #include <tuple>
 
+#include "analysis/compiled_code.h"
 #include "analysis/mixed_formats.h"
 #include "support/format.h"
 
@@ -169,8 +170,9 @@ void describe(CopyCause& k, size_t rank) {
         return;
       }
       k.what = readers + needs + " dense data: the " + k.from + " tensor that " + k.origin + " makes is copied on every call";
-      k.fix = "make it contiguous once where " + k.origin + " makes it (`.contiguous()` on the result of the " + origin +
-              "), so that the ops after it read dense data";
+      k.fix = is_compiled_code(k.origin) ? compiled_layout_fix(origin)
+              : "make it contiguous once where " + k.origin + " makes it (`.contiguous()` on the result of the " + origin +
+                    "), so that the ops after it read dense data";
       return;
     case CauseKind::input_copy:
       k.what = readers + needs + " dense data: model input " + std::to_string(k.origin_input) + ", which arrives " +
@@ -187,7 +189,9 @@ void describe(CopyCause& k, size_t rank) {
       return;
     case CauseKind::unknown_origin:
       k.what = readers + copies + " a " + k.from + " tensor that no recorded op made";
-      k.fix = "keep the data these ops read dense, so that they need no copy";
+      k.fix = std::any_of(k.readers.begin(), k.readers.end(), is_compiled_code)
+                  ? compiled_layout_fix(readers)
+                  : "keep the data these ops read dense, so that they need no copy";
       return;
   }
 }

@@ -103,6 +103,9 @@ def _other_problems(name, want, report, compiled, text):
         problems.append(f"{name}: graphs {graphs}, want {want['graphs']}")
     if want.get("parameters") and not report.get("parameters"):
         problems.append(f"{name}: no gradient verdicts")
+    for words in want.get("screen", []):
+        if words not in _first_screen(text):
+            problems.append(f"{name}: the text report's first screen does not say `{words}`")
     return problems
 
 

@@ -82,6 +82,32 @@ TEST(CopyCauses, AReshapeAfterATransposeNamesTheTransposeAndWhereItWasCalled) {
   EXPECT_TRUE(contains(k.fix, "`.contiguous()` on the result of the transpose")) << k.fix;
 }
 
+// A compiled graph's backward makes a weight's gradient channels_last (inductor's layout
+// optimization) and AccumulateGrad copies it to the contiguous parameter's layout: the fix is a
+// compile setting, not a `.contiguous()` on the compiled function.
+TEST(CopyCauses, ALayoutBornInCompiledCodeIsFixedWhereInductorPicksIt) {
+  Call call;
+  TensorInfo grad_out = tensor({2, 16, 4, 4}, {256, 16, 4, 1}, 1);
+  TensorInfo grad_w = tensor({16, 8, 3, 3}, {72, 1, 24, 8}, 2);
+  TensorInfo param_grad = tensor({16, 8, 3, 3}, {72, 9, 3, 1}, 3);
+  add_op(call, "autograd::engine::evaluate_function: CompiledFunctionBackward", -1, {grad_out}, {grad_w});
+  const int64_t acc =
+      add_op(call, "autograd::engine::evaluate_function: torch::autograd::AccumulateGrad", -1, {grad_w}, {}, "c1");
+  const int64_t clone = add_op(call, "aten::clone", acc, {grad_w}, {param_grad});
+  TensorInfo dst = param_grad, src = grad_w;
+  src.arg = 1;
+  add_op(call, "aten::copy_", clone, {dst, src}, {param_grad});
+  call.wall_ns = 5000;
+  const Report r = analyze(testing::trace_of({call}));
+  const std::vector<CopyCause> causes = group_copy_causes(r);
+  ASSERT_EQ(causes.size(), 1u);
+  EXPECT_TRUE(contains(causes[0].fix, "torch._inductor.config.layout_optimization = False")) << causes[0].fix;
+  EXPECT_FALSE(contains(causes[0].fix, "`.contiguous()` on the result")) << causes[0].fix;
+  ASSERT_EQ(r.causes.size(), 1u);
+  ASSERT_FALSE(r.causes[0].fixes.empty());
+  EXPECT_TRUE(contains(r.causes[0].fixes[0], "inductor's choice inside the compiled graph")) << r.causes[0].fixes[0];
+}
+
 TEST(CopyCauses, DataConvertedToTheWeightsFormatAsksForInputInThatFormat) {
   Call call;
   add_conv(call, "conv", nchw_data(), nhwc_weight(10), 0, {128, 1, 32, 8}, 11);
