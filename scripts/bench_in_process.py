@@ -1,17 +1,20 @@
 """In-process recording's cost per call, side by side in one run (run it in a venv where the
 layoutprof package is installed: README, "In your Python").
 
-Per model, rounds interleave five ways of making the same calls:
+Per model, rounds interleave six ways of making the same calls:
   plain       model(x), nothing on;
   hooks       model(x) with layoutprof's module hooks on (its stand-in for Module.__call__ that
               tells the recorder which module runs) and no recording: their cost alone;
   no lines    as layoutprof, with profile(lines=False): module paths, no source line read per op;
+  no counters as layoutprof, with profile(counters=False): no perf events sampled;
   layoutprof  the steps of a layoutprof.profile() session: model(x), then p.step(), which ends
               the recorded call (the recorder stops, converts and keeps its events); the module
-              hooks and the line probe run as in any use;
+              hooks, the line probe and the sampled counters (task-clock, page-faults and what
+              the CPU has, on every thread of the process) run as in any use;
   profiler    each call inside torch.profiler.profile(record_shapes=True, with_stack=True),
               its exit (which builds the profiler's events) included.
-The line probe's cost is layoutprof's less no lines'; the hooks' is hooks' less plain.
+The line probe's cost is layoutprof's less no lines'; the counters' layoutprof's less no counters';
+the hooks' is hooks' less plain.
 A session's first call records every op's tensors (as the command's first call does): it is
 timed apart, as the command's bench times its first call apart. Prints each way's median per
 call, its ratio to plain and the spread of that ratio over the rounds (lowest-highest of each
@@ -116,12 +119,16 @@ def recorded_without_lines(model, x, calls):
     return recorded(model, x, calls, lines=False)
 
 
-def recorded(model, x, calls, lines=True):
+def recorded_without_counters(model, x, calls):
+    return recorded(model, x, calls, counters=False)
+
+
+def recorded(model, x, calls, lines=True, counters=True):
     """The session's calls after its first (which records every op's tensors, as the command's
     first call does, and is kept apart as the command's bench keeps it), the session's end, and
     the first call."""
     times = []
-    p = layoutprof.profile(lines=lines)
+    p = layoutprof.profile(lines=lines, counters=counters)
     with p:
         for _ in range(calls):
             t = time.perf_counter()
@@ -150,8 +157,8 @@ def main():
     o = parser.parse_args()
     if o.calls < 2:
         parser.error("--calls: at least 2 (a session's first call is timed apart)")
-    ways = {"plain": plain, "hooks": hooked, "no lines": recorded_without_lines, "layoutprof": recorded,
-            "profiler": profiled}
+    ways = {"plain": plain, "hooks": hooked, "no lines": recorded_without_lines,
+            "no counters": recorded_without_counters, "layoutprof": recorded, "profiler": profiled}
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, layoutprof {layoutprof.__version__}; "
           f"{o.rounds} rounds of {o.calls} calls each way, interleaved")
     with torch.no_grad():

@@ -16,6 +16,7 @@
 #include "runner/inputs.h"
 #include "runner/run_notes.h"
 #include "runner/model.h"
+#include "runner/open_collectors.h"
 #include "runner/runner.h"
 #include "runner/training.h"
 #include "support/atomic_file.h"
@@ -33,6 +34,8 @@ struct EagerSession::State {
   std::vector<TensorInfo> returned;      // note_output(), in the shown call
   std::vector<Hazard> warned;            // note_layout_warning()
   CompiledRun compiled;                  // note_compiled()
+  Collectors collectors;                 // opened as the first recorded call begins
+  bool collectors_open = false;
   bool in_call = false;
   bool finished = false;
   bool window = false;  // the recent ops are recorded (outside the calls)
@@ -57,6 +60,22 @@ struct EagerSession::State {
     return call;
   }
 
+  // The counters, once: as the first recorded call begins, when the threads that run ops exist
+  // (LibTorch's intra-op pool, after the warm-up steps). What did not open says why in the run.
+  void open_counters() {
+    if (collectors_open) return;
+    collectors_open = true;
+    ProfileConfig config;
+    config.counters = options.counters;
+    config.events = options.events;
+    try {
+      open_collectors(config, at::Device(at::kCPU), collectors, trace.run);
+    } catch (const std::exception& e) {
+      collectors = Collectors{};
+      trace.run.not_measured.push_back(std::string("performance counters: ") + e.what());
+    }
+  }
+
   // With autograd on, the first recorded call watches the parameters' gradients arrive.
   void watch_grads() {
     if (options.autograd && !parameters.empty()) grads = std::make_unique<GradWatch>(parameters, recorder);
@@ -75,7 +94,6 @@ EagerSession::EagerSession(EagerOptions options) : state_(std::make_unique<State
   run.threads = s.options.threads;
   run.warmup = s.options.warmup;
   run.max_ops = s.options.max_ops > 0 ? s.options.max_ops : default_max_ops();
-  run.not_measured.push_back("performance counters: not opened by a recording in process");
   s.recorder.set_max_ops(run.max_ops);
   s.recorder.set_training(s.options.autograd);
   s.recorder.set_backward_at_engine(s.options.autograd);
@@ -99,7 +117,8 @@ void EagerSession::begin_call() {
   if (s.trace.calls.size() == 1) s.trace.calls.front().park();  // the shown call waits on disk
   module_sites().reset_thread();  // the calling thread starts the call outside every module
   const bool first = s.trace.calls.empty();
-  s.recorder.start(first ? Recorder::Mode::timed : Recorder::Mode::figures);
+  s.open_counters();
+  s.recorder.start(first ? Recorder::Mode::timed : Recorder::Mode::figures, s.collectors.all());
   s.in_call = true;
   if (first) s.watch_grads();
 }
@@ -293,8 +312,15 @@ Report EagerSession::finish() {
   run.loss = run.backward ? "user" : "";
   ProfileConfig config;
   config.backward = run.backward;
+  config.counters = s.options.counters;
+  config.device = "";  // the user's code picks its devices
+  run.not_measured.push_back("GPU time: not traced by a recording in process (the command traces it: "
+                             "layoutprof model.pt2 --device cuda)");
   RecordedCalls recorded;
   recorded.iters = static_cast<int>(s.trace.calls.size());
+  recorded.counted = s.collectors.counters && s.collectors.counters->events() > 0;
+  recorded.sampled = s.collectors.sampler && s.collectors.sampler->events() > 0;
+  s.collectors = Collectors{};
   run.iters = recorded.iters;
   note_recorded_calls(config, recorded, s.trace);
   run.measured.insert(run.measured.end(), s.ddp_seen.begin(), s.ddp_seen.end());

@@ -27,6 +27,11 @@ struct EagerOptions {
   // Between the recorded calls, each thread's latest ops are kept (from this many to twice as
   // many), with their tensors and lines, so that a failure there is explained; 0: none kept.
   int64_t recent_ops = 4096;
+  // Perf events sampled over the recorded calls (the command's default, --counters sample) on
+  // every thread the process has as the first recorded call begins, attributed to the ops as the
+  // command attributes them; `events` empty: PerfCounters::default_events(). Off: none opened.
+  bool counters = true;
+  std::vector<std::string> events;
 };
 
 class EagerSession {

@@ -21,6 +21,7 @@
 #include "runner/device.h"
 #include "runner/inputs.h"
 #include "runner/model.h"
+#include "runner/open_collectors.h"
 #include "runner/plain_calls.h"
 #include "runner/run_notes.h"
 #include "runner/training.h"
@@ -144,43 +145,6 @@ std::vector<OpSite> locate_ops(const Calls& calls) {
   // calls: each timed call takes each top-level op's module and source line itself.
   calls.recorder.set_capture_sites(calls.recorder.saw_forks());
   return sites;
-}
-
-// The counters, sampler and GPU tracer the run opened, and the collectors over them that the
-// recorder takes.
-struct Collectors {
-  std::optional<PerfCounters> counters;
-  std::optional<PerfSampler> sampler;
-  std::unique_ptr<GpuTracer> gpu;
-  std::vector<std::unique_ptr<Collector>> list;
-  std::vector<Collector*> all() const {
-    std::vector<Collector*> out;
-    for (const auto& c : list) out.push_back(c.get());
-    return out;
-  }
-};
-
-// Counters open after warm-up, once LibTorch's intra-op threads exist: one group each.
-void open_collectors(const ProfileConfig& config, const at::Device& device, Collectors& open, RunInfo& run) {
-  const std::vector<std::string> events = config.events.empty() ? PerfCounters::default_events() : config.events;
-  const BandwidthEvents bandwidth =
-      config.counters ? PerfCounters::bandwidth_events(config.bandwidth_events) : BandwidthEvents{};
-  if (config.counters && config.sample_counters) {
-    // Sampled (the default): nothing is read per op; the samples are attributed after each call.
-    open.sampler.emplace(PerfSampler::create(events, process_threads(), bandwidth));
-    open.list.push_back(std::make_unique<SamplingCollector>(*open.sampler));
-  } else if (config.counters) {
-    open.counters.emplace(PerfCounters::create(events, process_threads(), bandwidth));
-    open.list.push_back(std::make_unique<CountingCollector>(*open.counters));
-  }
-  if (device.is_cuda()) {
-    std::string why;
-    open.gpu = create_gpu_tracer(device.has_index() ? device.index() : -1, &why);
-    if (open.gpu) open.list.push_back(std::make_unique<GpuCollector>(*open.gpu));
-    else run.not_measured.push_back("GPU time: " + why);
-  }
-  for (const auto& c : open.list) c->notes(run);
-  note_bandwidth(config, bandwidth, open.sampler.has_value(), run);
 }
 
 // One step under the recorder; false when the model raised (the run failed, and says where).

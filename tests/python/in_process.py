@@ -284,6 +284,22 @@ def check_one_profile_at_a_time():
     print(f"a profile inside another: refused ({error})")
 
 
+def check_counters(name, report, events=("task-clock", "page-faults")):
+    """The recording sampled `events` (software events: every machine has them) on the process's
+    threads, as the command samples them, and charged samples to more than one module's ops."""
+    status = {c["event"]: c for c in report["run"].get("counters", [])}
+    for event in events:
+        c = status.get(event)
+        if not c or not c["measured"] or c["mode"] != "sampled":
+            fail(f"{name}: {event} not sampled: {c or sorted(status)}; not measured: {report['run']['not_measured']}")
+            return
+    rows = [r for r in report["modules"] if r.get("counters", {}).get("task-clock", {}).get("raw", 0) > 0]
+    if len(rows) < 2:
+        fail(f"{name}: task-clock samples in {len(rows)} module rows, want several")
+        return
+    print(f"{name}: {', '.join(events)} sampled in process; task-clock samples in {len(rows)} module rows")
+
+
 def check_training_step():
     """The loss, backward and optimizer step of the user's own loop: their ops in a row of
     their own, each charged to its line."""
@@ -299,6 +315,7 @@ def check_training_step():
         fail(f"training step: modules {sorted(modules)}, lines {sorted(texts)}")
     if p.report["run"]["model_mode"]["value"] != "train":
         fail(f"training step: mode {p.report['run']['model_mode']}")
+    check_counters("training step", p.report)
     print(f"training step: modules {sorted(modules)}")
 
 
@@ -324,6 +341,7 @@ def check_resnet_against_pt2(samples_dir):
             model(x)
             p.step()
     got = p.report["summary"]
+    check_counters("resnet18 in process", p.report)
     for key in ("copies", "copy_bytes"):
         if got[key] != want[key]:
             fail(f"resnet18 in process: {key} {got[key]}, resnet18.pt2: {want[key]}")
@@ -372,7 +390,7 @@ sys.exit(int(sys.argv[1]))
 """
 
 
-def run_script(d, *args, calls="2", command=False):
+def run_script(d, *args, calls="2", command=False, extra=()):
     """python -m layoutprof (or, with command, `layoutprof run -- python`) on SCRIPT."""
     script = os.path.join(d, "train.py")
     with open(script, "w") as f:
@@ -380,7 +398,7 @@ def run_script(d, *args, calls="2", command=False):
     report = os.path.join(d, "r.json")
     if os.path.exists(report):
         os.remove(report)
-    options = ["--json", report, "--calls", calls]
+    options = ["--json", report, "--calls", calls, *extra]
     cli = os.path.join(os.path.dirname(sys.executable), "layoutprof")
     line = [cli, "run", *options, "--", sys.executable, script] if command else \
         [sys.executable, "-m", "layoutprof", *options, script]
@@ -411,6 +429,14 @@ def check_script():
                 not run["error"].startswith("RuntimeError: mat1 and mat2") or "after the recorded calls" in run["error"]:
             fail(f"python -m layoutprof, a recorded call raises: {run and (run['status'], run['calls_recorded'], run['error'])}")
         print(f"script: exit codes and output pass through; a raising script's report: {run and run['status']}")
+        _out, run = run_script(d, "0", "16", extra=["--events", "page-faults"])
+        events = run and [(c["event"], c["measured"]) for c in run.get("counters", [])]
+        if events != [("page-faults", True)]:
+            fail(f"python -m layoutprof --events page-faults: counters {events}")
+        _out, run = run_script(d, "0", "16", extra=["--no-counters"])
+        if run is None or run.get("counters"):
+            fail(f"python -m layoutprof --no-counters: counters {run and run.get('counters')}")
+        print(f"script: --events page-faults samples that one; --no-counters none")
 
 
 STEPS_SCRIPT = f"""

@@ -31,6 +31,9 @@ def parse(argv):
                         help="a birthplace or hazard line made on purpose: listed, not counted (repeatable)")
     parser.add_argument("--recent-ops", type=int, default=4096, metavar="N",
                         help="ops kept between the recorded calls, to explain a failure there (4096; 0: none)")
+    parser.add_argument("--events", metavar="E1,E2", help="perf events to sample (libpfm4 names), as the command's "
+                        "--events takes them (default: the command's)")
+    parser.add_argument("--no-counters", action="store_true", help="sample no performance counters")
     parser.add_argument("--quiet", action="store_true", help="no text report on stderr")
     parser.add_argument("script", help="the Python script to run")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="the script's arguments")
@@ -39,13 +42,17 @@ def parse(argv):
 
 def main(argv=None):
     o = parse(sys.argv[1:] if argv is None else argv)
+    if o.events and o.no_counters:
+        print("layoutprof: --events and --no-counters contradict each other", file=sys.stderr)
+        return 2
     if not os.path.isfile(o.script):
         print(f"layoutprof: no script {o.script!r}", file=sys.stderr)
         return 2
     sys.argv = [o.script] + o.args
     sys.path[0] = os.path.dirname(os.path.abspath(o.script))
     p = profile(json=o.json, html=o.html, warmup=o.warmup, calls=o.calls, by="call", accept=o.accept,
-                recent_ops=o.recent_ops)
+                recent_ops=o.recent_ops,
+                counters=False if o.no_counters else [e for e in o.events.split(",") if e] if o.events else True)
     signal.signal(signal.SIGTERM, _terminate)  # the script may set its own
     terminated = False
     try:

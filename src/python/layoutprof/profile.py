@@ -72,6 +72,10 @@ class profile:
     lines: read each op's source line from the Python stack (False: module paths only, cheaper).
     accept: birthplaces (and hazards' lines) made on purpose, as "file.py:24" (what --accept
     takes): listed in the report, not counted, not gated.
+    counters: perf events sampled over the recorded calls on every thread of the process, per op
+    and module, as the command samples them (True: its default events, task-clock and the DTLB
+    and cache events the CPU has; a list of libpfm4 names: those, as --events takes them; False:
+    none). What cannot open is listed in the report with the reason.
     recent_ops: between the recorded calls, each thread's latest ops (this many to twice as many)
     are recorded, so that a failure there (a warm-up step, metrics code) is explained; it costs
     what a recorded call's op costs (scripts/BENCHMARKS.md). 0: none.
@@ -79,7 +83,7 @@ class profile:
     """
 
     def __init__(self, json=None, html=None, text=None, warmup=0, calls=None, by="step", name=None, max_ops=0,
-                 lines=True, accept=(), recent_ops=4096):
+                 lines=True, accept=(), recent_ops=4096, counters=True):
         if warmup < 0 or (calls is not None and calls < 1):
             raise ValueError("layoutprof.profile: warmup must be >= 0 and calls >= 1")
         if by not in ("step", "call"):
@@ -88,6 +92,9 @@ class profile:
         self._warmup, self._calls, self._by, self._name, self._max_ops = warmup, calls, by, name, max_ops
         self._lines = lines
         self._recent_ops = recent_ops
+        if isinstance(counters, str) or not isinstance(counters, (bool, list, tuple)):
+            raise ValueError(f"layoutprof.profile: counters={counters!r}: True, False or a list of event names")
+        self._counters = counters
         self._accept = [str(a) for a in ([accept] if isinstance(accept, str) else accept)]
         self._session = None
         self._hooks = ModuleHooks()
@@ -203,7 +210,9 @@ class profile:
     def _new_session(self):
         session = _native.Session(name=self._name or "eager", torch_version=torch.__version__,
                                   threads=torch.get_num_threads(), autograd=torch.is_grad_enabled(),
-                                  warmup=self._warmup, max_ops=self._max_ops, recent_ops=self._recent_ops)
+                                  warmup=self._warmup, max_ops=self._max_ops, recent_ops=self._recent_ops,
+                                  counters=bool(self._counters),
+                                  events=[] if isinstance(self._counters, bool) else [str(e) for e in self._counters])
         session.accept(self._accept)
         return session
 

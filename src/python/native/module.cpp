@@ -21,7 +21,8 @@ using namespace layoutprof;
 namespace {
 
 std::shared_ptr<EagerSession> new_session(const std::string& name, const std::string& torch_version, int threads,
-                                          bool autograd, int warmup, int64_t max_ops, int64_t recent_ops) {
+                                          bool autograd, int warmup, int64_t max_ops, int64_t recent_ops,
+                                          bool counters, const std::vector<std::string>& events) {
   EagerOptions o;
   o.name = name;
   o.torch_version = torch_version;
@@ -30,6 +31,8 @@ std::shared_ptr<EagerSession> new_session(const std::string& name, const std::st
   o.warmup = warmup;
   o.max_ops = max_ops;
   o.recent_ops = recent_ops;
+  o.counters = counters;
+  o.events = events;
   return std::make_shared<EagerSession>(o);
 }
 
@@ -83,7 +86,8 @@ PYBIND11_MODULE(_native, m) {
   py::class_<EagerSession, std::shared_ptr<EagerSession>>(m, "Session")
       .def(py::init(&new_session), py::arg("name"), py::arg("torch_version"), py::arg("threads"),
            py::arg("autograd"), py::arg("warmup"), py::arg("max_ops") = 0,
-           py::arg("recent_ops") = 4096)
+           py::arg("recent_ops") = 4096, py::arg("counters") = true,
+           py::arg("events") = std::vector<std::string>{})
       .def("begin_call", &EagerSession::begin_call)
       .def("end_call", &EagerSession::end_call, py::arg("error") = "")
       .def("drop_call", &EagerSession::drop_call)

@@ -1,0 +1,35 @@
+#include "runner/open_collectors.h"
+
+#include "runner/run_notes.h"
+
+namespace layoutprof {
+
+std::vector<Collector*> Collectors::all() const {
+  std::vector<Collector*> out;
+  for (const auto& c : list) out.push_back(c.get());
+  return out;
+}
+
+void open_collectors(const ProfileConfig& config, const at::Device& device, Collectors& open, RunInfo& run) {
+  const std::vector<std::string> events = config.events.empty() ? PerfCounters::default_events() : config.events;
+  const BandwidthEvents bandwidth =
+      config.counters ? PerfCounters::bandwidth_events(config.bandwidth_events) : BandwidthEvents{};
+  if (config.counters && config.sample_counters) {
+    // Sampled (the default): nothing is read per op; the samples are attributed after each call.
+    open.sampler.emplace(PerfSampler::create(events, process_threads(), bandwidth));
+    open.list.push_back(std::make_unique<SamplingCollector>(*open.sampler));
+  } else if (config.counters) {
+    open.counters.emplace(PerfCounters::create(events, process_threads(), bandwidth));
+    open.list.push_back(std::make_unique<CountingCollector>(*open.counters));
+  }
+  if (device.is_cuda()) {
+    std::string why;
+    open.gpu = create_gpu_tracer(device.has_index() ? device.index() : -1, &why);
+    if (open.gpu) open.list.push_back(std::make_unique<GpuCollector>(*open.gpu));
+    else run.not_measured.push_back("GPU time: " + why);
+  }
+  for (const auto& c : open.list) c->notes(run);
+  note_bandwidth(config, bandwidth, open.sampler.has_value(), run);
+}
+
+}  // namespace layoutprof
