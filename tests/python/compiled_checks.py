@@ -209,6 +209,21 @@ def check_precompiled(fail):
     print(f"precompiled: {len(_region_ops(report))} ops inside the region, each at a user's line")
 
 
+def check_placeholder_names(fail):
+    """Dynamo's placeholder names read back as the user's module paths, underscores in a module's
+    own name included (timm's `conv_stem`, `conv_dw`)."""
+    from layoutprof import _inductor_code as code
+    cases = {"L_self_modules_conv_stem_parameters_weight_": ("parameter `conv_stem.weight`", "conv_stem"),
+             "L_self_modules_blocks_modules_0_modules_conv_dw_parameters_weight_":
+                 ("parameter `blocks.0.conv_dw.weight`", "blocks.0.conv_dw"),
+             "L_self_modules_bn1_buffers_running_mean_": ("buffer `bn1.running_mean`", "bn1"),
+             "L_self_parameters_w_": ("parameter `w`", ""), "L_x_": ("x", "")}
+    for placeholder, want in cases.items():
+        got = (code.tensor_name(placeholder), code.module_of(placeholder))
+        if got != want:
+            fail(f"placeholder {placeholder}: read as {got}, want {want}")
+
+
 def check_compiled_cases(fail, names=None):
     os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", os.path.expanduser("~/.cache/layoutprof/inductor"))
     import sample_compiled
@@ -220,6 +235,7 @@ def check_compiled_cases(fail, names=None):
         except Exception as e:  # noqa: BLE001: a case that raises is a failure, named
             fail(f"{case.name}: raised {type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''}")
     if not names:
+        check_placeholder_names(fail)
         check_limit_hit(fail)
         check_script_line(fail)
         check_precompiled(fail)

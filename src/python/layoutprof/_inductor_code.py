@@ -67,12 +67,19 @@ def channels_last_text(text):
     return layout is not None and layout.is_channels_last()
 
 
+def _module_path(modules):
+    """"modules_units_modules_0_modules_conv_dw_" -> ["units", "0", "conv_dw"]: dynamo joins the
+    path's names with "_modules_", and a name may hold underscores of its own."""
+    inner = modules[len("modules_"):-1] if modules else ""
+    return inner.split("_modules_") if inner else []
+
+
 def tensor_name(placeholder):
     """What the user calls a dynamo placeholder: L_x_ -> "x"; L_self_modules_c1_parameters_weight_
     -> "parameter `c1.weight`"."""
     m = _PARAM.match(placeholder)
     if m:
-        path = [p for p in re.findall(r"modules_(\w+?)_", m.group(1))]
+        path = _module_path(m.group(1))
         kind = "parameter" if m.group(2) == "parameters" else "buffer"
         return f"{kind} `{'.'.join(path + [m.group(3)])}`"
     name = re.sub(r"^[Ll]_", "", placeholder)
@@ -82,7 +89,7 @@ def tensor_name(placeholder):
 def module_of(placeholder):
     """The module path a parameter placeholder belongs to ("units.0.a"), or ""."""
     m = _PARAM.match(placeholder)
-    return ".".join(re.findall(r"modules_(\w+?)_", m.group(1))) if m else ""
+    return ".".join(_module_path(m.group(1))) if m else ""
 
 
 def placeholders(graph_text):
