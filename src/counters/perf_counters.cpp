@@ -16,6 +16,7 @@
 #include <stdexcept>
 
 #include "counters/perf_events.h"
+#include "counters/perf_permissions.h"
 #include "counters/counters.h"
 #include "support/errors.h"
 
@@ -46,9 +47,7 @@ std::string open_failure(int err) {
       return text + ": this machine exposes no PMU for it (usual in VMs and containers)";
     case EACCES:
     case EPERM:
-      return text + ": perf_event_paranoid is " + std::to_string(paranoid_level()) +
-             " (2 allows user-space counting of one's own threads, 1 kernel too, -1 "
-             "system-wide; above 2 only with CAP_PERFMON or root)";
+      return permission_failure(err, read_permissions());
     case ESRCH:
       return text + ": the thread exited";
     default:
@@ -96,7 +95,9 @@ EventFd open_probe(perf_event_attr& attr, int pid, int cpu, std::string& note) {
     attr.exclude_hv = 1;
     attempt = attr;
     fd = open_event(attempt, pid, cpu, -1);
-    if (fd) note = "user space only: perf_event_paranoid " + std::to_string(paranoid_level());
+    if (fd)
+      note = "user space only, kernel time left out of the counts: perf_event_paranoid " +
+             std::to_string(paranoid_level()) + " without CAP_PERFMON";
   }
   return fd;
 }

@@ -1,4 +1,5 @@
 #include "counters/counters.h"
+#include "counters/perf_permissions.h"
 
 #include <sys/mman.h>
 
@@ -166,6 +167,34 @@ TEST(PerfCounters, BandwidthEventsSayWhyWhenAbsent) {
     EXPECT_FALSE(bw.cpus.empty());
     EXPECT_THAT(bw.events[0], HasSubstr("UNC_M_CAS_COUNT"));
   }
+}
+
+// /proc/self/status as Docker's default container shows it (a seccomp filter, root's uid and no
+// CAP_PERFMON or CAP_SYS_ADMIN), and as a process with CAP_PERFMON shows it.
+constexpr const char* kContainerStatus = "Name:\tpython3\nUid:\t0\t0\t0\t0\nCapEff:\t00000000a80425fb\nSeccomp:\t2\n";
+constexpr const char* kPerfmonStatus = "Name:\tlayoutprof\nCapEff:\t0000004000000000\nSeccomp:\t0\n";
+
+TEST(PerfPermissions, ReadsSeccompAndTheCapabilitiesFromTheProcessStatus) {
+  const PerfPermissions container = parse_permissions(kContainerStatus, 2);
+  EXPECT_EQ(container.seccomp, 2);
+  EXPECT_FALSE(container.cap_perfmon);
+  EXPECT_FALSE(container.cap_sys_admin) << "root's uid is not CAP_SYS_ADMIN";
+  const PerfPermissions perfmon = parse_permissions(kPerfmonStatus, 3);
+  EXPECT_TRUE(perfmon.cap_perfmon);
+  EXPECT_EQ(perfmon.seccomp, 0);
+  EXPECT_EQ(parse_permissions("Name:\tx\n", 2).seccomp, -1) << "a kernel that does not say";
+}
+
+TEST(PerfPermissions, EachRefusalSaysWhatWouldChangeIt) {
+  const PerfPermissions container = parse_permissions(kContainerStatus, 2);
+  EXPECT_THAT(permission_failure(EPERM, container), HasSubstr("a seccomp filter refuses perf_event_open"));
+  EXPECT_THAT(permission_failure(EPERM, container), HasSubstr("--cap-add PERFMON"));
+  // EACCES is the paranoid level's or the capabilities', not seccomp's.
+  EXPECT_THAT(permission_failure(EACCES, container), HasSubstr("perf_event_paranoid is 2"));
+  EXPECT_THAT(permission_failure(EACCES, container), HasSubstr("neither CAP_PERFMON nor CAP_SYS_ADMIN"));
+  PerfPermissions debian = parse_permissions("Seccomp:\t0\nCapEff:\t0000000000000000\n", 3);
+  EXPECT_THAT(permission_failure(EACCES, debian), HasSubstr("Debian's kernels refuse every perf_event_open"));
+  EXPECT_THAT(permission_failure(EACCES, parse_permissions("", -9)), HasSubstr("could not be read"));
 }
 
 TEST(ProcessThreads, IncludesTheCallingThread) {

@@ -1,0 +1,87 @@
+// The counters where the process may not open them, as users meet it: under a seccomp filter
+// that refuses perf_event_open (a default Docker container), and as an unprivileged user with
+// no capabilities. The command still records and reports; each event that did not open says
+// why and what would change it, and a user-space-only open says that kernel time is left out.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using ::testing::HasSubstr;
+
+// A folder anybody may write (the unprivileged run writes its report there).
+fs::path shared_dir() {
+  static fs::path dir = [] {
+    fs::path d = fs::temp_directory_path() / ("layoutprof_permissions_" + std::to_string(::getpid()));
+    fs::create_directories(d);
+    ::chmod(d.c_str(), 0777);
+    return d;
+  }();
+  return dir;
+}
+
+// `prefix` then the command on the committed gate sample, its JSON report to `name`; the exit
+// code, and the report (empty when none was written).
+int run_sample(const std::string& prefix, const std::string& name, json* report) {
+  const fs::path out = shared_dir() / name;
+  const std::string cmd = prefix + " '" + LAYOUTPROF_BIN + "' '" + COMMITTED_SAMPLES_DIR +
+                          "/gate_base.pt' --input 2x16x32 --iters 1 --warmup 0 --json '" + out.string() +
+                          "' >'" + out.string() + ".log' 2>&1 </dev/null";
+  const int status = std::system(cmd.c_str());
+  std::ifstream in(out);
+  *report = in ? json::parse(in) : json::object();
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::string log_of(const std::string& name) {
+  std::ifstream in(shared_dir() / (name + ".log"));
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+TEST(Permissions, ASeccompFilterThatRefusesPerfEventOpenIsNamedAndTheRunGoesOn) {
+  json j;
+  ASSERT_EQ(run_sample(std::string("'") + NO_PERF_OPEN_BIN + "'", "seccomp.json", &j), 0) << log_of("seccomp.json");
+  ASSERT_FALSE(j["run"]["counters"].empty()) << "the default events are listed, opened or not";
+  for (const json& c : j["run"]["counters"]) {
+    EXPECT_FALSE(c["measured"].get<bool>()) << c.dump();
+    EXPECT_THAT(c["reason"].get<std::string>(), HasSubstr("a seccomp filter refuses perf_event_open")) << c.dump();
+  }
+  EXPECT_EQ(j["run"]["status"], "ok");
+}
+
+TEST(Permissions, AnUnprivilegedUserCountsUserSpaceOnlyAndSaysSo) {
+  std::ifstream sysctl("/proc/sys/kernel/perf_event_paranoid");
+  int paranoid = 0;
+  if (!(sysctl >> paranoid) || paranoid < 2) GTEST_SKIP() << "perf_event_paranoid " << paranoid << " (< 2 lets kernel time in)";
+  if (::geteuid() != 0 || ::access("/usr/bin/setpriv", X_OK) != 0) GTEST_SKIP() << "needs root and setpriv to drop to nobody";
+  json j;
+  const std::string nobody =
+      "ASAN_OPTIONS=detect_leaks=0 HOME=/tmp /usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups "
+      "--inh-caps=-all --bounding-set=-all";
+  ASSERT_EQ(run_sample(nobody, "nobody.json", &j), 0) << log_of("nobody.json");
+  bool software = false;
+  for (const json& c : j["run"]["counters"]) {
+    const std::string event = c["event"];
+    if (event != "task-clock" && event != "page-faults") continue;
+    software = true;
+    EXPECT_TRUE(c["measured"].get<bool>()) << c.dump();
+    EXPECT_THAT(c["note"].get<std::string>(), HasSubstr("kernel time left out of the counts")) << c.dump();
+  }
+  EXPECT_TRUE(software) << j["run"]["counters"].dump();
+}
+
+}  // namespace
