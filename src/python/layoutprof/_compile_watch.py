@@ -160,9 +160,13 @@ class CompileWatch:
 
     def _on_inductor_post_grad_graph(self, entry, _metadata, payload):
         text = payload or ""
-        entry["graphs"].append({"copies": code.graph_copies(text), "placeholders": code.placeholders(text),
+        # A cache hit's graph holds the paths of the checkout that compiled it: made current.
+        copies, post_nodes = code.graph_copies(text), code.nodes(text)
+        for row in copies + list(post_nodes.values()):
+            row["where"] = _compiled_lines.existing_where(row["where"])
+        entry["graphs"].append({"copies": copies, "placeholders": code.placeholders(text),
                                 "conversions": [], "layout_opt_skipped": self._layout_opt_skips,
-                                "post_nodes": code.nodes(text)})
+                                "post_nodes": post_nodes})
         self._layout_opt_skips = []
 
     def _on_inductor_output_code(self, entry, metadata, payload):

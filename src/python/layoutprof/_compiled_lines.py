@@ -16,6 +16,33 @@ import sys
 
 _library = ()
 _learnt = {}  # generated file -> {line: (file, line, module path inside the compiled module)}
+_moved = {}   # a path inductor's cache gave that is not there -> where its file is now
+
+
+def existing_path(path):
+    """`path`, or where its file is now. Inductor's cache gives back a graph compiled in another
+    checkout (another CI clone) with that checkout's paths in its nodes' stack traces and line
+    map: the loaded module of the same file name whose path shares the longest tail stands in."""
+    if not path or path in _moved or os.path.exists(path):
+        return _moved.get(path, path)
+    parts, best, best_n = path.split(os.sep), path, 0
+    for module in list(sys.modules.values()):
+        f = getattr(module, "__file__", None)
+        if not isinstance(f, str) or os.path.basename(f) != parts[-1]:
+            continue
+        theirs, n = f.split(os.sep), 0
+        while n < min(len(theirs), len(parts)) and theirs[-1 - n] == parts[-1 - n]:
+            n += 1
+        if n > best_n:
+            best, best_n = f, n
+    _moved[path] = best
+    return best
+
+
+def existing_where(where):
+    """"file:line" with the file as existing_path() finds it."""
+    path, _, line = where.rpartition(":")
+    return f"{existing_path(path)}:{line}" if path else where
 
 
 def learn(path, sites):
@@ -34,12 +61,13 @@ def user_line(file, line):
     is the FX node's path inside the compiled module, when its dynamo node uses a parameter."""
     learnt = _learnt.get(os.path.abspath(file))
     if learnt and line in learnt:
-        return learnt[line]
+        path, at, module = learnt[line]
+        return existing_path(path), at, module
     codecache = sys.modules.get("torch._inductor.codecache")
     cache = getattr(codecache, "PyCodeCache", None)
     if cache is None or file not in getattr(cache, "linemaps", {}):
         return None
     for frame in cache.stack_frames_for_code(file, line) or []:  # the innermost first
         if not frame["filename"].startswith(_library):
-            return frame["filename"], int(frame["line"])
+            return existing_path(frame["filename"]), int(frame["line"])
     return None
