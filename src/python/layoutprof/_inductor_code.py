@@ -172,11 +172,24 @@ def _tuples(text):
     return [_dims(t) for t in re.findall(r"\(([^()]*)\)", text)]
 
 
+def _call_lines(code):
+    """call()'s body (a Runner method, or a function in older releases): [(line number in the
+    file, line)], up to the first line indented no deeper than its def."""
+    lines = code.splitlines()
+    start = next((i for i, l in enumerate(lines) if l.strip() in ("def call(self, args):", "def call(args):")), None)
+    if start is None:
+        return []
+    indent = len(lines[start]) - len(lines[start].lstrip())
+    body = []
+    for i in range(start + 1, len(lines)):
+        if lines[i].strip() and len(lines[i]) - len(lines[i].lstrip()) <= indent:
+            break
+        body.append((i + 1, lines[i]))
+    return body
+
+
 def _call_body(code):
-    start = code.find("    def call(self, args):")
-    if start < 0:
-        start = code.find("def call(args):")
-    return [] if start < 0 else [l.strip() for l in code[start:].split("\n\n\n", 1)[0].splitlines()[1:]]
+    return [line.strip() for _number, line in _call_lines(code)]
 
 
 class _CallReader:
@@ -275,20 +288,7 @@ _COPY_OP = re.compile(r"aten\.(clone|contiguous|_to_copy|copy_?)\b")
 
 def _call_statements(code):
     """call()'s statements that call something: [(line number in the file, callee)]."""
-    lines = code.splitlines()
-    start = next((i for i, l in enumerate(lines) if l.strip() in ("def call(self, args):", "def call(args):")), None)
-    if start is None:
-        return []
-    indent = len(lines[start]) - len(lines[start].lstrip())
-    out = []
-    for i in range(start + 1, len(lines)):
-        line = lines[i]
-        if line.strip() and len(line) - len(line.lstrip()) <= indent:
-            break
-        m = _STATEMENT.match(line)
-        if m:
-            out.append((i + 1, m.group(1)))
-    return out
+    return [(number, m.group(1)) for number, line in _call_lines(code) for m in [_STATEMENT.match(line)] if m]
 
 
 def _chosen_node(names, post_nodes):
