@@ -32,10 +32,8 @@ bool pfm_ready(std::string* why) {
 }
 
 int paranoid_level() {
-  std::ifstream in("/proc/sys/kernel/perf_event_paranoid");
-  int level = 2;
-  in >> level;
-  return level;
+  const int level = read_paranoid_level();
+  return level == -9 ? 2 : level;  // unreadable: the usual default
 }
 
 // Why an event could not be opened, in words a user can act on.

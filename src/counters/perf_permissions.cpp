@@ -45,14 +45,18 @@ PerfPermissions parse_permissions(const std::string& proc_status, int paranoid) 
   return p;
 }
 
+int read_paranoid_level() {
+  std::ifstream sysctl("/proc/sys/kernel/perf_event_paranoid");
+  int paranoid = -9;
+  if (!(sysctl >> paranoid)) paranoid = -9;
+  return paranoid;
+}
+
 PerfPermissions read_permissions() {
   std::ifstream status("/proc/self/status");
   std::stringstream text;
   text << status.rdbuf();
-  std::ifstream sysctl("/proc/sys/kernel/perf_event_paranoid");
-  int paranoid = -9;
-  if (!(sysctl >> paranoid)) paranoid = -9;
-  return parse_permissions(text.str(), paranoid);
+  return parse_permissions(text.str(), read_paranoid_level());
 }
 
 std::string permission_failure(int err, const PerfPermissions& p) {

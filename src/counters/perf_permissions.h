@@ -16,6 +16,8 @@ struct PerfPermissions {
   bool cap_sys_admin = false;
 };
 
+// kernel.perf_event_paranoid as this process reads it; -9 when it cannot.
+int read_paranoid_level();
 // From /proc/self/status's text and the paranoid level read apart.
 PerfPermissions parse_permissions(const std::string& proc_status, int paranoid);
 // This process's, now.
