@@ -141,11 +141,18 @@ InputSpec parse_input_spec(const std::string& text) {
 
 std::string input_spec_text(const InputSpec& spec) {
   std::string text;
-  for (size_t d = 0; d < spec.sizes.size(); ++d) text += (d ? "x" : "") + std::to_string(spec.sizes[d]);
+  // Appended piece by piece: GCC 12's -Wrestrict misreads `"x" + std::to_string(...)` at -O2.
+  for (size_t d = 0; d < spec.sizes.size(); ++d) {
+    if (d) text += 'x';
+    text += std::to_string(spec.sizes[d]);
+  }
   if (spec.dtype != "f32") text += ":" + spec.dtype;
   if (spec.format == "perm") {
     text += ":perm=";
-    for (size_t d = 0; d < spec.perm.size(); ++d) text += (d ? "," : "") + std::to_string(spec.perm[d]);
+    for (size_t d = 0; d < spec.perm.size(); ++d) {
+      if (d) text += ',';
+      text += std::to_string(spec.perm[d]);
+    }
   } else if (spec.format != "contiguous") {
     text += ":" + spec.format;
   }
