@@ -117,6 +117,10 @@ class PerfSampler {
   // first recorded call, and keeps them on (Recorder). Each does nothing when already so.
   void enable() const;
   void disable() const;
+  // Opens the events on the threads of `tids` not tried before (a pool started after create():
+  // a recording in process rescans the process's threads at each call), enabled when the others
+  // are. A thread that cannot be set up is named in describe().
+  void add_threads(const std::vector<int>& tids) const;
   // Everything written since the last drain.
   void drain(SamplerDrain& out) const;
   // "ring buffers of N KB on T thread(s)".

@@ -3,14 +3,17 @@
 // events as a call starts, disables them as it stops, and drains the buffers then.
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <fstream>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <thread>
 #include <cstring>
 #include <ctime>
@@ -133,24 +136,37 @@ struct ThreadEvents {
   std::vector<uint64_t> ids;  // each event's sample id
 };
 
+// Why a thread's ring could not be mapped (`err`, mmap's errno): the locked-memory limit, said
+// with the setting that sets it.
+std::string ring_failure(int err) {
+  if (err != EPERM && err != ENOMEM) return open_failure(err);
+  std::ifstream sysctl("/proc/sys/kernel/perf_event_mlock_kb");
+  std::string kb;
+  sysctl >> kb;
+  return "its ring buffer is over the locked-memory limit (perf_event_mlock_kb " + (kb.empty() ? "?" : kb) +
+         " KB per CPU for the user's perf buffers, then RLIMIT_MEMLOCK; raise either, or give CAP_IPC_LOCK)";
+}
+
 // Opens `usable` on thread `tid`, maps a ring of `pages` data pages (fewer where the
 // locked-memory limit refuses) on the first, points the others' output at it and reads each
-// one's sample id. False, with errno saying why right after it, where a step failed (a thread
-// that exited since it was listed fails to open): what was set up stays in `t`.
-bool open_thread_events(const std::vector<Encoded>& usable, int tid, size_t pages, ThreadEvents& t) {
+// one's sample id. False, with `why` saying why, where a step failed (a thread that exited since
+// it was listed fails to open): what was set up stays in `t`.
+bool open_thread_events(const std::vector<Encoded>& usable, int tid, size_t pages, ThreadEvents& t,
+                        std::string& why) {
   for (const Encoded& e : usable) {
     perf_event_attr a = e.attr;
     EventFd fd = open_event(a, tid, -1, -1);
-    if (!fd) return false;
+    if (!fd) return why = open_failure(errno), false;
     t.opened.push_back(std::move(fd));
   }
   t.ring = map_ring(t.opened.front().get(), pages);
-  if (!t.ring) return false;
+  if (!t.ring) return why = ring_failure(errno), false;
   for (size_t k = 1; k < t.opened.size(); ++k)
-    if (::ioctl(t.opened[k].get(), PERF_EVENT_IOC_SET_OUTPUT, t.opened.front().get()) != 0) return false;
+    if (::ioctl(t.opened[k].get(), PERF_EVENT_IOC_SET_OUTPUT, t.opened.front().get()) != 0)
+      return why = open_failure(errno), false;
   t.ids.assign(t.opened.size(), 0);
   for (size_t k = 0; k < t.opened.size(); ++k)
-    if (::ioctl(t.opened[k].get(), PERF_EVENT_IOC_ID, &t.ids[k]) != 0) return false;
+    if (::ioctl(t.opened[k].get(), PERF_EVENT_IOC_ID, &t.ids[k]) != 0) return why = open_failure(errno), false;
   return true;
 }
 
@@ -171,6 +187,9 @@ struct PerfSampler::Impl {
   size_t events = 0;  // sampled per-thread events
   size_t threads = 0;
   size_t ring_kb = 0;
+  std::vector<Encoded> usable;  // the events that can be sampled, for the threads opened later
+  std::set<int> seen;            // the threads tried, opened or not, and the reader; under `mutex`
+  std::vector<std::string> not_sampled;  // "thread TID: why", each thread whose events could not be set up
 
   // While enabled, a thread of the sampler's own (`reader`) wakes every `interval` to read the
   // uncore events, and every kRingCheck (or as often, when there are none) to empty the rings
@@ -182,7 +201,7 @@ struct PerfSampler::Impl {
   std::thread reader;
   std::mutex mutex;
   std::condition_variable wake;
-  bool reading = false, quit = false;
+  bool reading = false, quit = false, reader_known = false;
   std::vector<std::pair<int64_t, std::vector<uint64_t>>> snapshots;  // (steady ns, snapshot)
   std::vector<uint64_t> drained;  // the last snapshot drain() read: the next interval starts there
   std::vector<RawSample> staged;  // samples the reader took off the rings since the last drain()
@@ -200,12 +219,12 @@ struct PerfSampler::Impl {
   // Each requested event encoded and probed on the first thread, its status in `status` (the
   // measured ones first, in their order, as the values will come): those that can be sampled.
   std::vector<Encoded> probe_events(const std::vector<std::string>& names, const std::vector<int>& tids) {
-    std::vector<Encoded> usable;
-    for (const std::string& name : names) probe_event(name, tids, usable);
+    std::vector<Encoded> encoded;
+    for (const std::string& name : names) probe_event(name, tids, encoded);
     std::stable_partition(status.begin(), status.end(), [](const CounterStatus& c) { return c.measured; });
-    for (const Encoded& e : usable) periods.push_back(e.attr.sample_period);
-    events = usable.size();
-    return usable;
+    for (const Encoded& e : encoded) periods.push_back(e.attr.sample_period);
+    events = encoded.size();
+    return encoded;
   }
 
   // One requested event's status, appended to `status`; its encoding appended to `usable`
@@ -230,22 +249,23 @@ struct PerfSampler::Impl {
     status.push_back(st);
   }
 
-  // Each thread's events and ring. A thread that cannot be set up is left out; where
-  // forward()'s own thread (the first) cannot, nothing is sampled.
-  void open_threads(const std::vector<Encoded>& usable, const std::vector<int>& tids) {
-    bool first_thread = true;
+  // Each thread's events and ring. A thread that cannot be set up is left out, and named; where
+  // forward()'s own thread (the first of a new sampler) cannot, nothing is sampled.
+  void open_threads(const std::vector<int>& tids, bool first_thread) {
     for (int tid : tids) {
       if (usable.empty()) break;
+      seen.insert(tid);
       ThreadEvents t;
+      std::string why;
       // forward()'s thread takes most samples: a larger ring.
-      if (!open_thread_events(usable, tid, first_thread ? 256 : 128, t)) {
-        const int err = errno;
+      if (!open_thread_events(usable, tid, first_thread ? 256 : 128, t, why)) {
         t.ring.reset();
         t.opened.clear();
         if (first_thread) {
-          sample_nothing(err);
+          sample_nothing(why);
           return;
         }
+        not_sampled.push_back("thread " + std::to_string(tid) + ": " + why);
         continue;
       }
       if (first_thread) ring_kb = (t.ring->bytes - page_size()) / 1024;
@@ -259,20 +279,24 @@ struct PerfSampler::Impl {
     }
   }
 
-  // forward()'s own thread has no ring (`err`): no per-thread event is measured.
-  void sample_nothing(int err) {
+  // forward()'s own thread has no ring (`why`): no per-thread event is measured.
+  void sample_nothing(const std::string& why) {
     for (CounterStatus& st : status)
       if (st.measured) {
         st.measured = false;
-        st.reason = "its ring buffer could not be set up: " + open_failure(err);
+        st.reason = "its ring buffer could not be set up: " + why;
       }
     events = 0;
     periods.clear();
   }
 
+  // Starts the reader, and waits until it has put itself among the threads never sampled.
   void start_reader() {
     staged_lost.assign(events, 0);
-    if (uncore_events() > 0 || !rings.empty()) reader = std::thread([this] { read_loop(); });
+    if (uncore_events() == 0 && rings.empty()) return;
+    reader = std::thread([this] { read_loop(); });
+    std::unique_lock<std::mutex> lock(mutex);
+    wake.wait(lock, [&] { return reader_known; });
   }
 
   void append_interval_statuses() {
@@ -297,6 +321,9 @@ struct PerfSampler::Impl {
 
   void read_loop() {
     std::unique_lock<std::mutex> lock(mutex);
+    seen.insert(static_cast<int>(::syscall(SYS_gettid)));  // never sampled: its work is layoutprof's
+    reader_known = true;
+    wake.notify_all();
     const auto tick = uncore_events() > 0 ? std::min<std::chrono::nanoseconds>(interval, kRingCheck)
                                           : std::chrono::nanoseconds(kRingCheck);
     auto next_check = std::chrono::steady_clock::now() + kRingCheck;
@@ -389,8 +416,14 @@ size_t PerfSampler::interval_events() const { return impl_->uncore_events(); }
 const std::vector<uint64_t>& PerfSampler::periods() const { return impl_->periods; }
 
 std::string PerfSampler::describe() const {
-  return "perf ring buffers of " + std::to_string(impl_->ring_kb) + " KB on " + std::to_string(impl_->threads) +
-         " thread(s), read after each recorded call (and every 5 ms where past half full)";
+  std::string text = "perf ring buffers of " + std::to_string(impl_->ring_kb) + " KB on " +
+                     std::to_string(impl_->threads) +
+                     " thread(s), read after each recorded call (and every 5 ms where past half full)";
+  const std::vector<std::string>& missed = impl_->not_sampled;
+  if (missed.empty()) return text;
+  text += "; " + std::to_string(missed.size()) + " thread(s) not sampled, their ops' samples missing: " + missed[0];
+  if (missed.size() > 1) text += " (and " + std::to_string(missed.size() - 1) + " more)";
+  return text;
 }
 
 void PerfSampler::enable() const {
@@ -405,6 +438,21 @@ void PerfSampler::enable() const {
     impl_->wake.notify_all();
   }
   for (const Impl::Fd& f : impl_->fds) ::ioctl(f.fd.get(), PERF_EVENT_IOC_ENABLE, 0);
+}
+
+void PerfSampler::add_threads(const std::vector<int>& tids) const {
+  Impl& m = *impl_;
+  if (m.events == 0 || m.fds.empty()) return;  // nothing samples: forward()'s own thread could not
+  const size_t before = m.fds.size();
+  {
+    std::lock_guard<std::mutex> lock(m.mutex);  // the reader walks the rings
+    std::vector<int> fresh;
+    for (int tid : tids)
+      if (!m.seen.count(tid)) fresh.push_back(tid);
+    m.open_threads(fresh, false);
+  }
+  if (m.enabled)
+    for (size_t k = before; k < m.fds.size(); ++k) ::ioctl(m.fds[k].fd.get(), PERF_EVENT_IOC_ENABLE, 0);
 }
 
 void PerfSampler::disable() const {
@@ -470,8 +518,8 @@ PerfSampler PerfSampler::create(const std::vector<std::string>& events, const st
   auto impl = std::make_unique<Impl>();
   impl->interval = std::chrono::nanoseconds(std::max<int64_t>(interval_ns, 10000));
   impl->add_interval_events(bandwidth);
-  const std::vector<Encoded> usable = impl->probe_events(events, tids);
-  impl->open_threads(usable, tids);
+  impl->usable = impl->probe_events(events, tids);
+  impl->open_threads(tids, true);
   impl->append_interval_statuses();
   impl->start_reader();
   return PerfSampler(std::move(impl));

@@ -60,10 +60,14 @@ struct EagerSession::State {
     return call;
   }
 
-  // The counters, once: as the first recorded call begins, when the threads that run ops exist
-  // (LibTorch's intra-op pool, after the warm-up steps). What did not open says why in the run.
+  // The counters, as the first recorded call begins, on the threads that exist then (LibTorch's
+  // intra-op pool, after the warm-up steps); at each later call on the threads started since.
+  // What did not open says why in the run.
   void open_counters() {
-    if (collectors_open) return;
+    if (collectors_open) {  // a pool started since: its threads sampled from this call on
+      if (collectors.sampler) collectors.sampler->add_threads(process_threads());
+      return;
+    }
     collectors_open = true;
     ProfileConfig config;
     config.counters = options.counters;
@@ -115,7 +119,7 @@ void EagerSession::begin_call() {
   if (s.in_call) throw std::logic_error("EagerSession: begin_call() inside a call");
   s.end_window(false);
   if (s.trace.calls.size() == 1) s.trace.calls.front().park();  // the shown call waits on disk
-  module_sites().reset_thread();  // the calling thread starts the call outside every module
+  if (s.options.reset_modules) module_sites().reset_thread();  // the call starts outside every module
   const bool first = s.trace.calls.empty();
   s.open_counters();
   s.recorder.start(first ? Recorder::Mode::timed : Recorder::Mode::figures, s.collectors.all());
@@ -176,6 +180,21 @@ void EagerSession::drop_call() {
   s.grads.reset();
   s.recorder.stop();
   s.start_window();
+}
+
+void EagerSession::end_last_call() {
+  State& s = *state_;
+  end_call("");
+  const Call& last = s.trace.calls.back();
+  const bool ran_nothing = last.figures_only ? last.duration_ns.size() == 0 : last.events.empty();
+  if (ran_nothing && s.trace.calls.size() > 1) s.trace.calls.pop_back();
+}
+
+void EagerSession::not_stopped(const std::string& when) {
+  interrupt("not stopped");
+  RunInfo& run = state_->trace.run;
+  run.error = "the recording was never stopped: its reports were written " + when + ", after " +
+              std::to_string(state_->trace.calls.size()) + " recorded calls";
 }
 
 void EagerSession::describe_model(const std::string& name, const std::string& mode) {
@@ -314,12 +333,13 @@ Report EagerSession::finish() {
   config.backward = run.backward;
   config.counters = s.options.counters;
   config.device = "";  // the user's code picks its devices
-  run.not_measured.push_back("GPU time: not traced by a recording in process (the command traces it: "
-                             "layoutprof model.pt2 --device cuda)");
+  run.not_measured.push_back(gpu_time_in_process(s.trace));
   RecordedCalls recorded;
   recorded.iters = static_cast<int>(s.trace.calls.size());
   recorded.counted = s.collectors.counters && s.collectors.counters->events() > 0;
   recorded.sampled = s.collectors.sampler && s.collectors.sampler->events() > 0;
+  // The threads sampled in the end: those the later calls added (open_counters) too.
+  if (s.collectors.sampler) run.counter_read = s.collectors.sampler->describe();
   s.collectors = Collectors{};
   run.iters = recorded.iters;
   note_recorded_calls(config, recorded, s.trace);

@@ -32,6 +32,9 @@ struct EagerOptions {
   // command attributes them; `events` empty: PerfCounters::default_events(). Off: none opened.
   bool counters = true;
   std::vector<std::string> events;
+  // Each call begins with the calling thread outside every module (the Python front end's
+  // module hooks re-enter them); false: the modules it is in stay (a C++ program's scopes).
+  bool reset_modules = true;
 };
 
 class EagerSession {
@@ -54,6 +57,13 @@ class EagerSession {
   void interrupt(const std::string& signal);
   // Ends the call and forgets it: a step begun that ran nothing (after the last p.step()).
   void drop_call();
+  // Ends the call as the recording's last: forgotten when it ran no op and a call before it
+  // was recorded (a step begun by the last step mark).
+  void end_last_call();
+  // The recording was never stopped by its front end: a call still open is handled as by
+  // interrupt(), and the run's status is interrupted; `when` says when its reports were
+  // written ("as the program exited").
+  void not_stopped(const std::string& when);
   bool in_call() const;
   // What the report calls the recorded code (the outermost module's class) and the mode its
   // code set ("train" or "eval"), once known.

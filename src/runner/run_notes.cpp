@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <csignal>
 
+#include "counters/gpu.h"
 #include "support/interrupt.h"
 #include "core/packed_ints.h"
 #include "record/recorder.h"
@@ -112,6 +113,26 @@ void note_recorded_calls(const ProfileConfig& config, const RecordedCalls& calls
                                " of a call (--max-ops): " + std::to_string(not_recorded) +
                                " were not recorded");
   note_gpu(config, calls.gpu_traced, trace.calls, run);
+}
+
+// GPU time is not traced in process: one line, which says so and, when the shown call ran ops on
+// a GPU, how many and whether this build could trace them at all.
+std::string gpu_time_in_process(const Trace& trace) {
+  int64_t on_gpu = 0;
+  if (!trace.calls.empty())
+    for (const OpEvent& e : trace.calls.front().events) {
+      bool gpu = false;
+      for (const TensorInfo& t : e.inputs) gpu |= t.device().rfind("cuda", 0) == 0;
+      for (const TensorInfo& t : e.outputs) gpu |= t.device().rfind("cuda", 0) == 0;
+      on_gpu += gpu;
+    }
+  const std::string command = "the command traces it: layoutprof model.pt2 --device cuda";
+  if (on_gpu == 0) return "GPU time: not traced by a recording in process (" + command + ")";
+  const std::string ran = "GPU time: not measured: " + std::to_string(on_gpu) + " ops of the shown call ran on CUDA, ";
+  if (!gpu_tracing_built())
+    return ran + "and this layoutprof was built without CUPTI (no CUDA toolkit at build time): neither a "
+                 "recording in process nor the command can trace them";
+  return ran + "and a recording in process does not trace GPU time (" + command + ")";
 }
 
 }  // namespace layoutprof

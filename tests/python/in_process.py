@@ -649,6 +649,72 @@ def check_interrupted():
         print(f"interrupted: reports written, status interrupted ({run and run['error']})")
 
 
+NEVER_EXITED = """
+import sys, torch, layoutprof
+sys.path.insert(0, {tests!r})
+from block_model import Block
+model = Block().eval()
+p = layoutprof.profile(json={report!r}).__enter__()  # never exited
+with torch.no_grad():
+    for _ in range(3):
+        model(torch.randn(2, 8, 16))
+        p.step()
+"""
+
+
+def check_never_exited():
+    """A profile entered and never exited: its reports are written as the interpreter exits,
+    status interrupted, with the steps it recorded."""
+    with tempfile.TemporaryDirectory() as d:
+        report, script = os.path.join(d, "r.json"), os.path.join(d, "never_exited.py")
+        with open(script, "w") as f:
+            f.write(NEVER_EXITED.format(tests=os.path.dirname(os.path.abspath(__file__)), report=report))
+        out = subprocess.run([sys.executable, script], capture_output=True, text=True, timeout=300)
+        run = json.load(open(report))["run"] if os.path.exists(report) else None
+        if out.returncode != 0 or run is None or run["status"] != "interrupted" or run["calls_recorded"] != 3 or \
+                "never stopped" not in run["error"]:
+            fail(f"a profile never exited: exit {out.returncode} {out.stderr[-300:]!r}, report "
+                 f"{run and (run['status'], run['calls_recorded'], run['error'])}")
+            return
+        print(f"never exited: reports written at exit ({run['error']})")
+
+
+POOL_IN_BLOCK = """
+import os, re, torch, layoutprof
+torch.set_num_threads(2)
+model = torch.nn.Sequential(torch.nn.Conv2d(3, 16, 3), torch.nn.ReLU()).eval()
+x = torch.randn(8, 3, 64, 64)
+before = len(os.listdir("/proc/self/task"))
+with torch.no_grad(), layoutprof.profile(warmup=0, calls=3) as p:
+    for i in range(3):
+        model(x)
+        if i == 1:
+            during = len(os.listdir("/proc/self/task")) - 1  # less the sampler's reader
+        p.step()
+sampled = int(re.search(r"on (\\d+) thread", p.report["run"]["counter_read"]).group(1))
+print(before, during, sampled)
+"""
+
+
+def check_pool_started_in_block():
+    """LibTorch's intra-op pool, started by the first recorded call (no warm-up): its threads are
+    sampled from the next call on, as every thread that existed when the block began."""
+    out = subprocess.run([sys.executable, "-c", POOL_IN_BLOCK], capture_output=True, text=True, timeout=300)
+    try:
+        before, during, sampled = map(int, out.stdout.split()[-3:])
+    except ValueError:
+        fail(f"a pool started in the block: exit {out.returncode}, {out.stdout[-200:]!r} {out.stderr[-300:]!r}")
+        return
+    if during <= before:
+        print(f"pool started in the block: not checked, the pool existed before the block ({before} threads)")
+        return
+    if sampled != during:
+        fail(f"a pool started in the block: {sampled} threads sampled, {during} ran the recorded calls "
+             f"({before} before the block)")
+        return
+    print(f"pool started in the block: {sampled} threads sampled ({before} before the block)")
+
+
 def check_failed_block():
     model = Block().eval()
     with tempfile.TemporaryDirectory() as d:
@@ -700,6 +766,8 @@ def main():
     check_ddp()
     check_workers_and_threads()
     check_interrupted()
+    check_never_exited()
+    check_pool_started_in_block()
     check_resnet_against_pt2(sys.argv[1])
     samples = load_samples()
     check_gradient_verdicts(samples)

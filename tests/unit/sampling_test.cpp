@@ -6,6 +6,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -277,6 +278,35 @@ TEST(PerfSampler, ClockSamplesAndUnsampleableEventsSayWhy) {
   EXPECT_LE(drain.samples.size(), 16u);
   EXPECT_GT(drain.enabled_ns[0], 0u);
   EXPECT_EQ(sampler.events(), 1u);
+}
+
+// A thread started after the sampler was made (a pool a recording in process meets at a later
+// call) is sampled once added, enabled as the others are; the sampler's own reader thread and a
+// thread added twice are not opened again.
+TEST(PerfSampler, AThreadStartedLaterIsSampledOnceAdded) {
+  const int tid = static_cast<int>(syscall(SYS_gettid));
+  PerfSampler sampler = PerfSampler::create({"task-clock"}, {tid});
+  if (!sampler.status()[0].measured) GTEST_SKIP() << "task-clock not sampled here: " << sampler.status()[0].reason;
+  sampler.enable();
+  std::atomic<int> later{0};
+  std::atomic<bool> added{false};
+  std::thread worker([&] {
+    later = static_cast<int>(syscall(SYS_gettid));
+    while (!added) std::this_thread::yield();
+    spin_thread_cpu(std::chrono::milliseconds(30));
+  });
+  while (later == 0) std::this_thread::yield();
+  sampler.add_threads(process_threads());
+  sampler.add_threads(process_threads());  // nothing new: nothing opened again
+  added = true;
+  worker.join();
+  sampler.disable();
+  SamplerDrain drain;
+  sampler.drain(drain);
+  size_t from_later = 0;
+  for (const RawSample& s : drain.samples) from_later += s.tid == later;
+  EXPECT_GE(from_later, 3u) << "30 ms of the later thread's CPU time at one sample per 2 ms";
+  EXPECT_THAT(sampler.describe(), HasSubstr("on 2 thread(s)")) << "this thread and the later one, not the reader";
 }
 
 TEST(AttributeIntervals, EachIntervalsCountSharedByTimeAmongTheOpsRunningInIt) {

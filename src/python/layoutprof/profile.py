@@ -17,6 +17,7 @@ parameter's gradient verdict. In a torchrun job of several processes, each rank 
 reports ("r.json" becomes "r.rank0.json"), and DDP's grad-strides warning is recorded from the
 block's start. A process forked from the block (a DataLoader worker) records nothing.
 """
+import atexit
 import json as _json
 import linecache
 import os
@@ -132,6 +133,7 @@ class profile:
         self._ddp.unit = "model call" if self._by == "call" else "step"
         self._hooks.install()
         _under_way.append(self)
+        atexit.register(self._at_exit)
         if self._by == "step":
             self._begin_if_recorded()
         return self
@@ -150,20 +152,37 @@ class profile:
         self._begin_if_recorded()
 
     def __exit__(self, exc_type, exc, _tb):
-        if self in _under_way:
-            _under_way.remove(self)
-        self._hooks.remove()
-        self._tap.remove()
-        self._compiles.remove()
-        _native.read_user_lines(True)
-        if self._forked():
-            return False  # its parent reports
+        if not self._close():
+            return False  # a forked process: its parent reports
         if _interrupted(exc):
             self._session.interrupt(_interrupted(exc))
         elif self._session.in_call:
             self._end_last(exc)
         elif _failure(exc) and not self._failed:
             self._session.fail(_failure(exc))
+        self._report()
+        return False  # what the block raised goes on
+
+    def _at_exit(self):
+        """The interpreter exits with the block never ended (a profile entered by hand, never
+        exited): its reports are written all the same, status interrupted."""
+        if self._close():
+            self._session.not_stopped("as the interpreter exited")
+            self._report()
+
+    def _close(self):
+        """The block ends: hooks removed. False in a forked process, which does not report."""
+        if self in _under_way:
+            _under_way.remove(self)
+        atexit.unregister(self._at_exit)
+        self._hooks.remove()
+        self._tap.remove()
+        self._compiles.remove()
+        _native.read_user_lines(True)
+        return not self._forked()
+
+    def _report(self):
+        """The run's notes, the analysis, and the files asked for."""
         root = self._hooks.root
         if root is not None:
             model = unwrapped(root)
@@ -180,7 +199,6 @@ class profile:
             if path is not None:
                 self._native_report.write(fmt, rank_path(path))
         self.report = _json.loads(self._native_report.text("json"))
-        return False  # what the block raised goes on
 
     def nothing_recorded(self):
         """Why no call was recorded, in one line ("" when one was)."""

@@ -93,6 +93,7 @@ PYBIND11_MODULE(_native, m) {
       .def("drop_call", &EagerSession::drop_call)
       .def("fail", &EagerSession::fail, py::arg("error"))
       .def("interrupt", &EagerSession::interrupt, py::arg("signal"))
+      .def("not_stopped", &EagerSession::not_stopped, py::arg("when"))
       .def("describe_model", &EagerSession::describe_model, py::arg("name"), py::arg("mode"))
       .def("accept", &EagerSession::accept, py::arg("places"))
       .def("note_input", [](EagerSession& s, const at::Tensor& t, const std::string& origin) { s.note_input({origin, t}); },
