@@ -7,8 +7,12 @@
 #   clang-wheel   clang 14, against the same wheel
 # Each builds the installed programs with warnings as errors (so "builds clean" is checked),
 # then installs into a fresh prefix and runs the installed layoutprof: --version, a model run
-# with --json, render of that report. The tests are not built here (the other suites build
-# and run them). The last line is the summary: "packaging: N passed, N failed".
+# with --json, render of that report. Then samples/cpp, a program using the C++ API, is built
+# against the installed package (find_package(layoutprof)) and its report of a TorchScript
+# model is compared with the installed command's (copies, bytes, module paths); the wheel's
+# package is shown to refuse Debian's LibTorch at configure time. The tests are not built here
+# (the other suites build and run them). The last line is the summary: "packaging: N passed,
+# N failed".
 #
 #   scripts/packaging.sh [VARIANT...]     default: all four
 set -euo pipefail
@@ -32,9 +36,15 @@ check() {  # description command...
 configure() {  # variant build_dir
   local cc=gcc cxx=g++ type=(-DCMAKE_BUILD_TYPE=Release) torch=()
   case "$1" in clang*) cc=clang-14 cxx=clang++-14 type=() ;; esac
+  TORCH_PREFIX_PATH="" TORCH_OTHER_ARGS=()  # for the sample program, beside the package's prefix
   if [[ "$1" == *wheel ]]; then
     TORCH_PYTHON=wheel torch_env_resolve || return 1
     torch=("${TORCH_CMAKE_ARGS[@]}")
+    local arg
+    for arg in "${torch[@]}"; do
+      case "$arg" in -DCMAKE_PREFIX_PATH=*) TORCH_PREFIX_PATH=${arg#-DCMAKE_PREFIX_PATH=} ;;
+                     *) TORCH_OTHER_ARGS+=("$arg") ;; esac
+    done
   fi
   rm -rf "$2"
   CC=$cc CXX=$cxx cmake -S . -B "$2" -G Ninja ${type[@]+"${type[@]}"} -DLAYOUTPROF_WERROR=ON \
@@ -54,14 +64,49 @@ installed_programs_work() {  # prefix
   "$1/bin/layoutprof" render "$out/r.json" | grep "Heatmap"
 }
 
+# The sample program against the installed package: its report of the model (but for its own
+# "preprocess" row) has the copies, bytes and module paths the installed command reports; a
+# session it never stops still writes its report, status interrupted.
+sample_matches_command() {  # variant prefix build_dir
+  local out=$3/sample-check model=samples/layernorm_drift.pt input=2x16x8x8 cc=gcc cxx=g++
+  mkdir -p "$out"
+  case "$1" in clang*) cc=clang-14 cxx=clang++-14 ;; esac
+  rm -rf "$3/sample"
+  CC=$cc CXX=$cxx cmake -S samples/cpp -B "$3/sample" -G Ninja -DCMAKE_CXX_FLAGS="-Wall -Wextra -Werror" \
+    ${TORCH_OTHER_ARGS[@]+"${TORCH_OTHER_ARGS[@]}"} -DCMAKE_PREFIX_PATH="$2${TORCH_PREFIX_PATH:+;$TORCH_PREFIX_PATH}" ||
+    return 1
+  cmake --build "$3/sample" || return 1
+  "$3/sample/layoutprof-sample" "$model" "$input" --json "$out/sample.json" || return 1
+  "$2/bin/layoutprof" "$model" --input "$input" --counters off --json "$out/command.json" >/dev/null || return 1
+  "$3/sample/layoutprof-sample" "$model" "$input" --json "$out/unstopped.json" --no-stop || return 1
+  /usr/bin/python3 scripts/compare_copies.py "$out/command.json" "$out/sample.json" --skip-module preprocess \
+    --interrupted "$out/unstopped.json"
+}
+
+# The wheel's package, found beside Debian's LibTorch: refused at configure time, in one line.
+refuses_another_torch() {  # wheel prefix build_dir
+  local log=$2/refused.log
+  rm -rf "$2/refused"
+  if cmake -S samples/cpp -B "$2/refused" -G Ninja -DCMAKE_PREFIX_PATH="$1" >"$log" 2>&1; then
+    echo "configured against Debian's LibTorch"; return 1
+  fi
+  grep -A1 "CMake Error" "$log"
+  grep -qE "^ +layoutprof .* was built against LibTorch [0-9.]+ .*finds LibTorch 1\.13" "$log"
+}
+
 for v in "${variants[@]}"; do
   B=build-pkg-$v P=$PWD/build-pkg-$v/prefix log=build-pkg-$v.log
   echo "=== $v ===" >&2
   check "$v: configured with plain CMake" configure "$v" "$B"
-  check "$v: layoutprof and layoutprof-run built without a warning" \
-    cmake --build "$B" -j "$(nproc)" --target layoutprof layoutprof-run
+  check "$v: layoutprof, layoutprof-run and the C++ API built without a warning" \
+    cmake --build "$B" -j "$(nproc)" --target layoutprof layoutprof-run layoutprof_api
   check "$v: cmake --install" cmake --install "$B" --prefix "$P"
   check "$v: the installed layoutprof runs a model and renders its report" installed_programs_work "$P"
+  check "$v: samples/cpp, built against the installed package, reports the model as the command does" \
+    sample_matches_command "$v" "$P" "$B"
+  if [[ "$v" == *wheel ]]; then
+    check "$v: the package refuses another LibTorch at configure time, in one line" refuses_another_torch "$P" "$B"
+  fi
 done
 echo "packaging: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -23,6 +23,14 @@ struct NamedTensor {
   at::Tensor tensor;
 };
 
+// A named_parameters() or named_buffers() list (each entry's name and value) as NamedTensors.
+template <typename List>
+std::vector<NamedTensor> named_tensors(const List& list) {
+  std::vector<NamedTensor> out;
+  for (const auto& t : list) out.push_back({t.name, t.value});
+  return out;
+}
+
 class Model {
  public:
   virtual ~Model() = default;

@@ -1,5 +1,6 @@
 #include "runner/pt2_sites.h"
 
+#include "support/format.h"
 
 namespace layoutprof {
 
@@ -10,12 +11,6 @@ struct Frame {
   std::string line;
   std::string code;
 };
-
-std::string trimmed(const std::string& s) {
-  auto first = s.find_first_not_of(" \t\r");
-  if (first == std::string::npos) return "";
-  return s.substr(first, s.find_last_not_of(" \t\r") - first + 1);
-}
 
 // `File "PATH", line N, in NAME` lines, each followed by the code line (when there is one).
 std::vector<Frame> frames_of(const std::string& stack_trace) {

@@ -34,6 +34,13 @@ inline std::string clip(const std::string& s, size_t w) {
   return out + "…";
 }
 
+// `s` without its leading and trailing blanks (spaces, tabs, line ends).
+inline std::string trimmed(const std::string& s) {
+  const auto first = s.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos) return "";
+  return s.substr(first, s.find_last_not_of(" \t\r\n") - first + 1);
+}
+
 inline std::string pad_right(const std::string& s, size_t w) {
   size_t have = width(s);
   return have >= w ? s : s + std::string(w - have, ' ');

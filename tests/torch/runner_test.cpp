@@ -16,6 +16,9 @@
 #include "support/errors.h"
 #include "record/recorder.h"
 #include "runner/model.h"
+#include "runner/run_notes.h"
+#include "counters/gpu.h"
+#include "../unit/synthetic.h"
 
 namespace layoutprof {
 namespace {
@@ -366,6 +369,24 @@ TEST(Recorder, OpsDirectlyInsideACompiledRegionTakeSitesOfTheirOwn) {
                                                  "model.py:4", "model.py:4"}));
   }
   recorder.set_capture_sites(false);
+}
+
+// A recording in process traces no GPU time; when its shown call ran ops on CUDA (a CUDA op in a
+// build without CUPTI among them), the report's line says how many, and why they were not timed.
+TEST(RunNotes, AReportInProcessSaysWhyGpuTimeWasNotMeasuredWhenOpsRanOnCuda) {
+  Call call;
+  TensorInfo on_gpu = testing::tensor({2, 3}, {3, 1});
+  on_gpu.set_shape({2, 3}, {3, 1}, "f32", "cuda:0", 4);
+  testing::add_op(call, "aten::relu", -1, {testing::tensor({2, 3}, {3, 1})}, {testing::tensor({2, 3}, {3, 1}, 2)});
+  Trace cpu_only = testing::trace_of({call});
+  EXPECT_EQ(gpu_time_in_process(cpu_only),
+            "GPU time: not traced by a recording in process (the command traces it: layoutprof model.pt2 --device cuda)");
+  testing::add_op(call, "aten::to", -1, {testing::tensor({2, 3}, {3, 1})}, {on_gpu});
+  testing::add_op(call, "aten::relu", -1, {on_gpu}, {on_gpu});
+  const std::string note = gpu_time_in_process(testing::trace_of({call}));
+  EXPECT_THAT(note, ::testing::StartsWith("GPU time: not measured: 2 ops of the shown call ran on CUDA, "));
+  EXPECT_THAT(note, ::testing::HasSubstr(gpu_tracing_built() ? "a recording in process does not trace GPU time"
+                                                              : "built without CUPTI"));
 }
 
 }  // namespace
