@@ -40,6 +40,9 @@ struct SessionOptions {
   // report with the reason. counters = false: none.
   bool counters = true;
   std::vector<std::string> events;
+  // GPU time per op through CUPTI, where layoutprof was built with it and the process has a CUDA
+  // device (the report says which, and why not). false: not traced.
+  bool gpu = true;
   // The steps are training steps: the backward pass's ops are recorded and charged to their
   // forward ops, and the first recorded step gives every watched parameter's gradient verdict
   // (describe_model in torchscript.h says which parameters).

@@ -575,6 +575,7 @@ Call keep_figures_only(const Call& call, const Call& first) {
   kept.gpu_unattributed = call.gpu_unattributed;
   kept.gpu_unattributed_ns = call.gpu_unattributed_ns;
   kept.gpu_dropped = call.gpu_dropped;
+  kept.gpu_graph_uncorrelated = call.gpu_graph_uncorrelated;
   kept.gpu_error = call.gpu_error;
   kept.ops_not_recorded = call.ops_not_recorded;
   kept.figures_only = true;

@@ -58,6 +58,7 @@ EagerOptions eager_options(const SessionOptions& o) {
   e.max_ops = o.max_ops;
   e.counters = o.counters;
   e.events = o.events;
+  e.gpu = o.gpu;
   e.reset_modules = false;  // a Scope open across steps stays open
   return e;
 }

@@ -219,6 +219,7 @@ struct Call {
   int64_t gpu_unattributed = 0;
   int64_t gpu_unattributed_ns = 0;
   uint64_t gpu_dropped = 0;
+  int64_t gpu_graph_uncorrelated = 0;  // CUDA-graph records whose correlation id was not trusted
   std::string gpu_error;
   // Op events the call ran past the --max-ops limit, which were not recorded (all threads).
   int64_t ops_not_recorded = 0;  // why CUPTI could not trace this call; empty when it did

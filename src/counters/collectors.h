@@ -64,11 +64,18 @@ class GpuCollector : public Collector {
   void thread_op_end() override { tracer_.pop_on_thread(); }
   void collect(CallRecords& out) override;
   void notes(RunInfo& run) const override;
+  // Another CUPTI client (PyTorch's profiler) is about to start: the tracer stops now, keeping
+  // the call's records so far, and the calls from now on go untraced, saying `why`, until
+  // resume(). From the thread that records, between ops.
+  void pause(const std::string& why);
+  void resume();
 
  private:
   GpuTracer& tracer_;
   std::vector<bool> pushed_;  // per running counted op, innermost last: whether it pushed
   GpuRecords records_;
+  std::string paused_;  // why the tracer is off ("": running)
+  bool running_ = false;  // the tracer runs for this call (not paused before it or during it)
 };
 
 }  // namespace layoutprof

@@ -44,6 +44,19 @@ std::string demangle(const char* name) {
   return out;
 }
 
+// layoutprof's own external correlation kind: PyTorch's profiler (Kineto) pushes CUSTOM0 for its
+// ops and CUSTOM1 for user annotations, so that each tool reads only its own ids.
+constexpr CUpti_ExternalCorrelationKind kOwnKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2;
+
+// A CUDA graph launch, through the runtime or the driver: the API calls whose correlation ids a
+// graph's kernels carry.
+bool is_graph_launch(CUpti_ActivityKind kind, uint32_t cbid) {
+  if (kind == CUPTI_ACTIVITY_KIND_RUNTIME)
+    return cbid == CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000 ||
+           cbid == CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000;
+  return cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch || cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz;
+}
+
 const char* copy_kind(uint8_t kind) {
   switch (kind) {
     case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD: return "memcpy HtoD";
@@ -85,6 +98,10 @@ class CuptiTracer : public GpuTracer {
     generation_ = ++s_generation_;
     depth_ = 0;
     current_.store(this);
+    // CUPTI keeps one pair of buffer callbacks per process, and another client (PyTorch's
+    // profiler registers its own at each start) may hold buffers: they go back to it, through
+    // its callbacks, before ours take their place. Late buffers of our own come back here too.
+    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     {
       std::lock_guard<std::mutex> lock(mutex_);
       // Buffers that came back after the last stop() hold an earlier call's records: not
@@ -98,10 +115,7 @@ class CuptiTracer : public GpuTracer {
     size_t stale = 0;
     cuptiActivityGetNumDroppedRecords(nullptr, 0, &stale);  // drops before this call: not ours
     try {
-      if (!registered_) {
-        check(cuptiActivityRegisterCallbacks(&CuptiTracer::request, &CuptiTracer::complete), "register callbacks");
-        registered_ = true;
-      }
+      check(cuptiActivityRegisterCallbacks(&CuptiTracer::request, &CuptiTracer::complete), "register callbacks");
       for (CUpti_ActivityKind kind : kinds()) check(cuptiActivityEnable(kind), "enable activity kind");
       active_ = true;
     } catch (const std::exception& e) {
@@ -114,7 +128,7 @@ class CuptiTracer : public GpuTracer {
   // record of an earlier call, however late, is never charged to an op of this one.
   bool push(uint64_t id) override {
     if (!active_) return false;
-    if (cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, tag(id)) != CUPTI_SUCCESS)
+    if (cuptiActivityPushExternalCorrelationId(kOwnKind, tag(id)) != CUPTI_SUCCESS)
       return false;
     ++depth_;
     return true;
@@ -124,18 +138,18 @@ class CuptiTracer : public GpuTracer {
   // their pushes popped).
   bool push_on_thread(uint64_t id) override {
     return active_ &&
-           cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, tag(id)) == CUPTI_SUCCESS;
+           cuptiActivityPushExternalCorrelationId(kOwnKind, tag(id)) == CUPTI_SUCCESS;
   }
 
   void pop_on_thread() override {
     uint64_t last = 0;
-    if (active_) cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last);
+    if (active_) cuptiActivityPopExternalCorrelationId(kOwnKind, &last);
   }
 
   void pop() override {
     if (!active_ || depth_ == 0) return;
     uint64_t last = 0;
-    cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last);
+    cuptiActivityPopExternalCorrelationId(kOwnKind, &last);
     --depth_;
   }
 
@@ -145,10 +159,11 @@ class CuptiTracer : public GpuTracer {
     if (!active_) return out;
     active_ = false;
     out.traced = true;
+    cudaDeviceSynchronize();  // the call's kernels done, so that their records exist
     // Ops left open (the model raised past them) leave their ids pushed: take them off.
     for (; depth_ > 0; --depth_) {
       uint64_t last = 0;
-      cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last);
+      cuptiActivityPopExternalCorrelationId(kOwnKind, &last);
     }
     // No new records, then every buffer back, partly filled ones too.
     for (CUpti_ActivityKind kind : kinds()) cuptiActivityDisable(kind);
@@ -171,6 +186,7 @@ class CuptiTracer : public GpuTracer {
         out.activities.erase(std::remove_if(out.activities.begin(), out.activities.end(),
                                             [&](const GpuActivity& a) { return parsed.earlier.count(a.correlation); }),
                              out.activities.end());
+      if (dropped_ + late_drops == 0) check_graph_correlation(out, parsed);
     } catch (const std::exception& e) {
       out = GpuRecords{};
       out.error = std::string("reading CUPTI records: ") + e.what();
@@ -199,8 +215,8 @@ class CuptiTracer : public GpuTracer {
  private:
   // CUPTI writes an external correlation record only in front of a runtime or driver API
   // record (cupti_activity.h, cuptiActivityPushExternalCorrelationId), so both API kinds are
-  // collected too, though their records are skipped: runtime for cudaLaunchKernel and
-  // cudaMemcpyAsync, driver for cuLaunchKernel (cuBLAS, cuDNN, Triton).
+  // collected too, their records read only for graph launches: runtime for cudaLaunchKernel,
+  // cudaMemcpyAsync and cudaGraphLaunch, driver for cuLaunchKernel (cuBLAS, cuDNN, Triton).
   static std::vector<CUpti_ActivityKind> kinds() {
     return {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,  CUPTI_ACTIVITY_KIND_MEMSET,
             CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER};
@@ -211,7 +227,21 @@ class CuptiTracer : public GpuTracer {
   struct Parsed {
     std::unordered_map<const char*, std::string> names;  // demangled, by CUPTI's name pointer
     std::unordered_set<uint32_t> earlier;                 // correlation ids of earlier calls
+    std::unordered_set<uint32_t> graph_launches;          // correlation ids of graph launches
   };
+
+  // A graph's kernels carry the correlation id of the graph launch that ran them. Where one
+  // carries an id of no graph launch of this call (CUPTI 13.0 after a process's first session,
+  // fixed in 13.1 Update 1), its id is not trusted: the record is counted unattributed rather
+  // than charged to whatever op that id names. Only with every record kept (a dropped API
+  // record would look the same).
+  static void check_graph_correlation(GpuRecords& out, const Parsed& parsed) {
+    for (GpuActivity& a : out.activities)
+      if (a.graph != 0 && !parsed.graph_launches.count(a.correlation)) {
+        a.correlation = 0;  // CUPTI's ids start at 1: matches no launch
+        ++out.graph_uncorrelated;
+      }
+  }
 
   void parse(CUpti_Activity* record, GpuRecords& out, Parsed& parsed) const {
     switch (record->kind) {
@@ -225,25 +255,33 @@ class CuptiTracer : public GpuTracer {
           name = it->second;
         }
         out.activities.push_back({GpuActivity::Kind::kernel, std::move(name), static_cast<int64_t>(k->start),
-                                  static_cast<int64_t>(k->end), k->correlationId, k->deviceId, k->streamId});
+                                  static_cast<int64_t>(k->end), k->correlationId, k->deviceId, k->streamId,
+                                  k->graphId, k->graphNodeId});
         break;
       }
       case CUPTI_ACTIVITY_KIND_MEMCPY: {
         auto* m = reinterpret_cast<MemcpyRecord*>(record);
         out.activities.push_back({GpuActivity::Kind::memcpy, copy_kind(m->copyKind),
                                   static_cast<int64_t>(m->start), static_cast<int64_t>(m->end),
-                                  m->correlationId, m->deviceId, m->streamId});
+                                  m->correlationId, m->deviceId, m->streamId, m->graphId, m->graphNodeId});
         break;
       }
       case CUPTI_ACTIVITY_KIND_MEMSET: {
         auto* m = reinterpret_cast<MemsetRecord*>(record);
         out.activities.push_back({GpuActivity::Kind::memset, "memset", static_cast<int64_t>(m->start),
-                                  static_cast<int64_t>(m->end), m->correlationId, m->deviceId, m->streamId});
+                                  static_cast<int64_t>(m->end), m->correlationId, m->deviceId, m->streamId,
+                                  m->graphId, m->graphNodeId});
+        break;
+      }
+      case CUPTI_ACTIVITY_KIND_RUNTIME:
+      case CUPTI_ACTIVITY_KIND_DRIVER: {
+        auto* api = reinterpret_cast<CUpti_ActivityAPI*>(record);
+        if (is_graph_launch(record->kind, api->cbid)) parsed.graph_launches.insert(api->correlationId);
         break;
       }
       case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
         auto* c = reinterpret_cast<CUpti_ActivityExternalCorrelation*>(record);
-        if (c->externalKind != CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0) break;  // another tool's ids
+        if (c->externalKind != kOwnKind) break;  // another tool's ids
         if ((c->externalId >> 32) == generation_)
           out.correlations.push_back({c->correlationId, c->externalId & 0xffffffffu});
         else
@@ -251,7 +289,7 @@ class CuptiTracer : public GpuTracer {
         break;
       }
       default:
-        break;  // runtime and driver API records: only there for the correlation records
+        break;
     }
   }
 
@@ -291,7 +329,6 @@ class CuptiTracer : public GpuTracer {
 
   static inline std::atomic<CuptiTracer*> current_{nullptr};
   static inline std::atomic<uint64_t> s_generation_{0};  // recorded calls in this process
-  static inline bool registered_ = false;  // CUPTI keeps one pair of buffer callbacks per process
   const int device_;
   std::mutex mutex_;
   std::vector<uint8_t*> pool_, free_;
@@ -300,7 +337,7 @@ class CuptiTracer : public GpuTracer {
   uint64_t dropped_ = 0;
   uint64_t generation_ = 0;
   size_t depth_ = 0;  // ids pushed and not yet popped (main thread)
-  bool active_ = false;
+  std::atomic<bool> active_{false};  // read by the call's other threads' pushes
   std::string error_;
 };
 

@@ -20,6 +20,8 @@ struct GpuActivity {
   uint32_t correlation = 0;  // CUDA API call that launched it
   uint32_t device = 0;
   uint32_t stream = 0;
+  uint32_t graph = 0;       // the CUDA graph it ran in (0: launched on its own)
+  uint64_t graph_node = 0;  // its node in that graph
 };
 
 // CUPTI's link from a CUDA API call to the external id pushed when it was made.
@@ -32,6 +34,8 @@ struct GpuRecords {
   std::vector<GpuActivity> activities;
   std::vector<GpuCorrelation> correlations;
   uint64_t dropped = 0;  // records CUPTI could not store (pool exhausted)
+  // Graph records whose correlation id named no graph launch of the call: left unattributed.
+  int64_t graph_uncorrelated = 0;
   bool traced = false;   // CUPTI traced the call (it may still have lost records: error)
   std::string error;     // what went wrong, if anything
 };
@@ -48,6 +52,7 @@ struct GpuAttribution {
   int64_t unattributed = 0;  // records whose launch matched no pushed id (lost correlation)
   int64_t unattributed_ns = 0;
   uint64_t dropped = 0;
+  int64_t graph_uncorrelated = 0;  // of the unattributed: graph records with an untrusted id
 };
 
 // Joins activities to external ids through their correlation ids. Order does not matter:
@@ -64,8 +69,11 @@ inline uint64_t gpu_external_id(bool main, uint32_t ordinal, uint32_t local) {
   return (1u << 31) | (ordinal << 23) | (local + 1u);
 }
 
-// The CUPTI tracer. Each top-level op (and each copy) pushes an external correlation id while
-// it runs, so that every kernel it launches is attributed to it.
+// The CUPTI tracer. Each top-level op (and each copy) pushes an external correlation id of
+// layoutprof's own kind while it runs, so that every kernel it launches is attributed to it.
+// CUPTI's Activity API is process-wide: start() registers the buffer callbacks (after handing
+// another client's buffers back to it) and enables the kinds, stop() disables them. Another
+// client, PyTorch's profiler, must not run between the two: GpuCollector::pause() stops first.
 class GpuTracer {
  public:
   virtual ~GpuTracer() = default;
@@ -81,7 +89,7 @@ class GpuTracer {
   // apart), between start() and stop(); what a thread pushed, it pops.
   virtual bool push_on_thread(uint64_t /*external_id*/) { return false; }
   virtual void pop_on_thread() {}
-  // Flushes and returns every record since start(). Call after the device is synchronised.
+  // Synchronises the current device, then flushes and returns every record since start().
   virtual GpuRecords stop() noexcept = 0;
   // GPU name, driver and CUDA versions.
   virtual std::string describe() = 0;

@@ -5,9 +5,20 @@
 
 namespace layoutprof {
 
+namespace {
+
+// A graph's node is named with its graph and node ids: the replay op lists each node it ran.
+std::string graph_node_name(const GpuActivity& act) {
+  if (act.graph == 0) return act.name;
+  return act.name + " [graph " + std::to_string(act.graph) + " node " + std::to_string(act.graph_node) + "]";
+}
+
+}  // namespace
+
 GpuAttribution attribute_gpu_activity(const GpuRecords& records) {
   GpuAttribution a;
   a.dropped = records.dropped;
+  a.graph_uncorrelated = records.graph_uncorrelated;
   std::unordered_map<uint32_t, uint64_t> external_of;
   for (const GpuCorrelation& c : records.correlations) external_of[c.correlation] = c.external;
   // Launch order within an op: by start time, whatever order the buffers came in.
@@ -26,8 +37,8 @@ GpuAttribution attribute_gpu_activity(const GpuRecords& records) {
     GpuOpTime& op = a.by_external[it->second];
     op.gpu_ns += ns;
     op.activities++;
-    if (std::find(op.kernels.begin(), op.kernels.end(), act->name) == op.kernels.end())
-      op.kernels.push_back(act->name);
+    const std::string name = graph_node_name(*act);
+    if (std::find(op.kernels.begin(), op.kernels.end(), name) == op.kernels.end()) op.kernels.push_back(name);
   }
   return a;
 }

@@ -8,10 +8,27 @@ void GpuCollector::start(size_t /*ops*/) {
   pushed_.clear();
   pushed_.reserve(64);
   records_ = GpuRecords{};
-  tracer_.start();
+  running_ = paused_.empty();
+  if (running_) tracer_.start();
+  else records_.error = paused_;  // untraced: no GPU figures, the reason instead
 }
 
-void GpuCollector::stop() { records_ = tracer_.stop(); }
+void GpuCollector::stop() {
+  if (running_) records_ = tracer_.stop();
+  running_ = false;
+}
+
+void GpuCollector::pause(const std::string& why) {
+  if (!paused_.empty()) return;
+  paused_ = why;
+  if (!running_) return;  // between calls
+  records_ = tracer_.stop();
+  running_ = false;
+  // The records up to now are this call's; the ops after them went untraced.
+  if (records_.traced && records_.error.empty()) records_.error = "part of a call: " + why;
+}
+
+void GpuCollector::resume() { paused_.clear(); }
 
 void GpuCollector::op_start(uint32_t op) {
   const uint64_t id = gpu_external_id(true, 0, op);

@@ -1,6 +1,8 @@
 // EagerSession: the recorder over calls the user's code makes, then the analysis.
 #include "eager/session.h"
 
+#include <ATen/Context.h>
+
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -36,6 +38,8 @@ struct EagerSession::State {
   CompiledRun compiled;                  // note_compiled()
   Collectors collectors;                 // opened as the first recorded call begins
   bool collectors_open = false;
+  std::string gpu_not_opened;            // why no GPU tracer opened
+  std::string gpu_paused;                // pause_gpu()'s reason, until resume_gpu()
   bool in_call = false;
   bool finished = false;
   bool window = false;  // the recent ops are recorded (outside the calls)
@@ -78,6 +82,16 @@ struct EagerSession::State {
       collectors = Collectors{};
       trace.run.not_measured.push_back(std::string("performance counters: ") + e.what());
     }
+    open_gpu();
+  }
+
+  // The GPU tracer, where wanted and a CUDA device exists (a GPU build without one, or a
+  // CPU build: at::hasCUDA() is false); paused already if a CUPTI client runs.
+  void open_gpu() {
+    if (!options.gpu) gpu_not_opened = "turned off (gpu=False)";
+    else if (!at::hasCUDA()) gpu_not_opened = "no CUDA device in this process";
+    else gpu_not_opened = open_gpu_tracer(-1, collectors, trace.run);
+    if (collectors.gpu_collector && !gpu_paused.empty()) collectors.gpu_collector->pause(gpu_paused);
   }
 
   // With autograd on, the first recorded call watches the parameters' gradients arrive.
@@ -315,6 +329,18 @@ void EagerSession::note_compiled(const std::string& json) {
 
 bool EagerSession::in_call() const { return state_->in_call; }
 
+void EagerSession::pause_gpu(const std::string& why) {
+  State& s = *state_;
+  if (s.gpu_paused.empty()) s.gpu_paused = why;
+  if (s.collectors.gpu_collector) s.collectors.gpu_collector->pause(s.gpu_paused);
+}
+
+void EagerSession::resume_gpu() {
+  State& s = *state_;
+  s.gpu_paused.clear();
+  if (s.collectors.gpu_collector) s.collectors.gpu_collector->resume();
+}
+
 int EagerSession::calls() const { return static_cast<int>(state_->trace.calls.size()); }
 
 Report EagerSession::finish() {
@@ -333,8 +359,10 @@ Report EagerSession::finish() {
   config.backward = run.backward;
   config.counters = s.options.counters;
   config.device = "";  // the user's code picks its devices
-  run.not_measured.push_back(gpu_time_in_process(s.trace));
   RecordedCalls recorded;
+  recorded.gpu_traced = s.collectors.gpu != nullptr;
+  if (!recorded.gpu_traced && !s.gpu_not_opened.empty())
+    run.not_measured.push_back(gpu_time_in_process(s.trace, s.gpu_not_opened));
   recorded.iters = static_cast<int>(s.trace.calls.size());
   recorded.counted = s.collectors.counters && s.collectors.counters->events() > 0;
   recorded.sampled = s.collectors.sampler && s.collectors.sampler->events() > 0;

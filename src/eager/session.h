@@ -35,6 +35,9 @@ struct EagerOptions {
   // Each call begins with the calling thread outside every module (the Python front end's
   // module hooks re-enter them); false: the modules it is in stay (a C++ program's scopes).
   bool reset_modules = true;
+  // GPU time per op through CUPTI where this build has it and the process has a CUDA device,
+  // opened as the first recorded call begins. Off: not traced, and the report says so.
+  bool gpu = true;
 };
 
 class EagerSession {
@@ -65,6 +68,11 @@ class EagerSession {
   // written ("as the program exited").
   void not_stopped(const std::string& when);
   bool in_call() const;
+  // Another CUPTI client (PyTorch's profiler) is about to start: GPU tracing stops now, keeping
+  // what the call traced so far, and the calls from now on are not traced, with `why` in the
+  // report, until resume_gpu(). Between ops, on the recording thread.
+  void pause_gpu(const std::string& why);
+  void resume_gpu();
   // What the report calls the recorded code (the outermost module's class) and the mode its
   // code set ("train" or "eval"), once known.
   void describe_model(const std::string& name, const std::string& mode);

@@ -12,6 +12,7 @@ void Collected::fill_call_figures(Call& call) const {
   call.gpu_unattributed = gpu.unattributed;
   call.gpu_unattributed_ns = gpu.unattributed_ns;
   call.gpu_dropped = gpu.dropped;
+  call.gpu_graph_uncorrelated = gpu.graph_uncorrelated;
   call.ops_not_recorded = ops_not_recorded;
 }
 

@@ -22,14 +22,22 @@ void open_collectors(const ProfileConfig& config, const at::Device& device, Coll
     open.counters.emplace(PerfCounters::create(events, process_threads(), bandwidth));
     open.list.push_back(std::make_unique<CountingCollector>(*open.counters));
   }
-  if (device.is_cuda()) {
-    std::string why;
-    open.gpu = create_gpu_tracer(device.has_index() ? device.index() : -1, &why);
-    if (open.gpu) open.list.push_back(std::make_unique<GpuCollector>(*open.gpu));
-    else run.not_measured.push_back("GPU time: " + why);
-  }
   for (const auto& c : open.list) c->notes(run);
   note_bandwidth(config, bandwidth, open.sampler.has_value(), run);
+  if (device.is_cuda())
+    if (const std::string why = open_gpu_tracer(device.has_index() ? device.index() : -1, open, run); !why.empty())
+      run.not_measured.push_back("GPU time: " + why);
+}
+
+std::string open_gpu_tracer(int device, Collectors& open, RunInfo& run) {
+  std::string why;
+  open.gpu = create_gpu_tracer(device, &why);
+  if (!open.gpu) return why;
+  auto collector = std::make_unique<GpuCollector>(*open.gpu);
+  open.gpu_collector = collector.get();
+  collector->notes(run);
+  open.list.push_back(std::move(collector));
+  return "";
 }
 
 }  // namespace layoutprof

@@ -19,6 +19,7 @@ struct Collectors {
   std::optional<PerfCounters> counters;
   std::optional<PerfSampler> sampler;
   std::unique_ptr<GpuTracer> gpu;
+  GpuCollector* gpu_collector = nullptr;  // in `list`, over `gpu`
   std::vector<std::unique_ptr<Collector>> list;
   std::vector<Collector*> all() const;
 };
@@ -28,5 +29,9 @@ struct Collectors {
 // each measures and what did not open, and why. Open them once the threads that run ops exist
 // (after warm-up: LibTorch's intra-op pool).
 void open_collectors(const ProfileConfig& config, const at::Device& device, Collectors& open, RunInfo& run);
+
+// The GPU tracer on CUDA device `device` (-1: the current one) and its collector, noted in `run`.
+// Returns why it did not open ("" when it did).
+std::string open_gpu_tracer(int device, Collectors& open, RunInfo& run);
 
 }  // namespace layoutprof

@@ -29,8 +29,8 @@ void note_recorded_calls(const ProfileConfig& config, const RecordedCalls& calls
 // A signal's name for the notes: SIGTERM or SIGINT.
 std::string signal_name(int sig);
 
-// A recording in process traces no GPU time: the line that says so, and when the shown call ran
-// ops on CUDA, how many, and whether this build has CUPTI at all.
-std::string gpu_time_in_process(const Trace& trace);
+// A recording in process did not trace GPU time, for `why`: the line that says so, and when the
+// shown call ran ops on CUDA, how many.
+std::string gpu_time_in_process(const Trace& trace, const std::string& why);
 
 }  // namespace layoutprof

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "fake_cupti.h"
+#include "counters/collectors.h"
 #include "counters/gpu.h"
 
 namespace layoutprof {
@@ -163,14 +164,140 @@ TEST_F(CuptiTracerTest, ABufferThatComesBackLateIsNeverChargedToTheNextCallsOps)
 TEST_F(CuptiTracerTest, IdsOfOtherToolsAreIgnored) {
   tracer_->start();
   tracer_->push(4);
-  cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1, 99);
+  // PyTorch's profiler pushes CUSTOM0 for its ops and CUSTOM1 for user annotations.
+  for (auto kind : {CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1})
+    cuptiActivityPushExternalCorrelationId(kind, 99);
   fake_cupti::launch_kernel("k", 0, 20);
   uint64_t id = 0;
-  cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1, &id);
+  for (auto kind : {CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1})
+    cuptiActivityPopExternalCorrelationId(kind, &id);
   tracer_->pop();
   GpuAttribution a = attribute_gpu_activity(tracer_->stop());
   ASSERT_EQ(a.by_external.size(), 1u);
   EXPECT_EQ(a.by_external[4].gpu_ns, 20);
+}
+
+TEST_F(CuptiTracerTest, ItsIdsAreOfItsOwnKindNotPyTorchProfilers) {
+  tracer_->start();
+  tracer_->push(1);
+  EXPECT_EQ(fake_cupti::pushed(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2), 1u);
+  EXPECT_EQ(fake_cupti::pushed(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0), 0u);
+  EXPECT_EQ(fake_cupti::pushed(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1), 0u);
+  tracer_->pop();
+  tracer_->stop();
+}
+
+// Another CUPTI client with buffer callbacks of its own, as PyTorch's profiler registers at
+// each start: what it gets back, and how many buffers it handed out.
+struct OtherClient {
+  static inline std::vector<std::vector<uint8_t>> storage;
+  static inline size_t records = 0, handed_out = 0, returned = 0;
+  static void CUPTIAPI request(uint8_t** buffer, size_t* size, size_t* max_records) {
+    storage.emplace_back(1 << 16);
+    *buffer = storage.back().data();
+    *size = storage.back().size();
+    *max_records = 0;
+    ++handed_out;
+  }
+  static void CUPTIAPI complete(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
+    ++returned;
+    CUpti_Activity* record = nullptr;
+    while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) ++records;
+  }
+  static void start() {
+    storage.reserve(64);
+    cuptiActivityRegisterCallbacks(&request, &complete);
+    cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  }
+};
+
+TEST_F(CuptiTracerTest, AnotherClientKeepsItsBuffersAndTheNextCallTakesTheCallbacksBack) {
+  tracer_->start();
+  tracer_->stop();
+  OtherClient::start();  // e.g. a torch.profiler session after the first recorded call
+  fake_cupti::launch_kernel("profiled", 0, 7);
+  cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);  // it stopped without a flush
+  EXPECT_EQ(OtherClient::returned, 0u);
+
+  tracer_->start();
+  EXPECT_EQ(OtherClient::returned, OtherClient::handed_out) << "its buffer went back to it, not to layoutprof";
+  EXPECT_EQ(OtherClient::records, 1u);
+  tracer_->push(1);
+  fake_cupti::launch_kernel("recorded", 0, 5);
+  tracer_->pop();
+  GpuAttribution a = attribute_gpu_activity(tracer_->stop());
+  EXPECT_EQ(a.by_external[1].kernels, (std::vector<std::string>{"recorded"})) << "the callbacks are layoutprof's again";
+  EXPECT_EQ(a.by_external[1].gpu_ns, 5);
+  EXPECT_EQ(fake_cupti::violations(), 0);
+}
+
+TEST_F(CuptiTracerTest, AGraphReplaysNodesGoToTheOpThatLaunchedIt) {
+  tracer_->start();
+  tracer_->push(3);  // the replay's scope
+  fake_cupti::launch_graph(5, 2, 1000);
+  tracer_->pop();
+  GpuRecords r = tracer_->stop();
+  EXPECT_EQ(r.graph_uncorrelated, 0);
+  GpuAttribution a = attribute_gpu_activity(r);
+  EXPECT_EQ(a.by_external[3].gpu_ns, 2000);
+  EXPECT_EQ(a.by_external[3].kernels,
+            (std::vector<std::string>{"graph_kernel [graph 5 node 1]", "graph_kernel [graph 5 node 2]"}));
+  EXPECT_EQ(a.unattributed, 0);
+}
+
+TEST_F(CuptiTracerTest, GraphKernelsCarryingNoGraphLaunchsIdAreLeftUnattributed) {
+  tracer_->start();
+  tracer_->push(1);
+  fake_cupti::launch_kernel("before", 0, 10);  // the id the broken graph kernels carry
+  tracer_->pop();
+  tracer_->push(2);
+  fake_cupti::launch_graph(1, 3, 1000, /*correlated=*/false);
+  tracer_->pop();
+  GpuRecords r = tracer_->stop();
+  EXPECT_EQ(r.graph_uncorrelated, 3);
+  GpuAttribution a = attribute_gpu_activity(r);
+  EXPECT_EQ(a.by_external[1].gpu_ns, 10) << "not charged the graph's kernels";
+  EXPECT_EQ(a.by_external.count(2), 0u);
+  EXPECT_EQ(a.unattributed, 3);
+  EXPECT_EQ(a.unattributed_ns, 3000);
+}
+
+TEST_F(CuptiTracerTest, APauseEndsTracingAtOnceKeepsTheCallSoFarAndLeavesLaterCallsUntraced) {
+  GpuCollector gpu(*tracer_);
+  gpu.start(0);
+  gpu.op_start(0);
+  fake_cupti::launch_kernel("before_pause", 0, 4);
+  gpu.op_end();
+  gpu.pause("torch.profiler ran");
+  EXPECT_FALSE(fake_cupti::enabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) << "the Activity API left to the other client";
+  EXPECT_EQ(fake_cupti::buffers_held(), 0u);
+  gpu.op_start(1);
+  EXPECT_EQ(fake_cupti::pushed(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2), 0u);
+  gpu.op_end();
+  gpu.stop();
+  CallRecords first;
+  gpu.collect(first);
+  EXPECT_TRUE(first.gpu_records.traced);
+  EXPECT_EQ(first.gpu_records.error, "part of a call: torch.profiler ran");
+  EXPECT_EQ(attribute_gpu_activity(first.gpu_records).by_external[1].gpu_ns, 4);
+
+  gpu.start(0);  // paused: CUPTI untouched
+  EXPECT_FALSE(fake_cupti::enabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+  gpu.stop();
+  CallRecords second;
+  gpu.collect(second);
+  EXPECT_FALSE(second.gpu_records.traced);
+  EXPECT_EQ(second.gpu_records.error, "torch.profiler ran");
+
+  gpu.resume();
+  gpu.start(0);
+  EXPECT_TRUE(fake_cupti::enabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+  gpu.stop();
+  CallRecords third;
+  gpu.collect(third);
+  EXPECT_TRUE(third.gpu_records.traced);
+  EXPECT_TRUE(third.gpu_records.error.empty());
+  EXPECT_EQ(fake_cupti::unbalanced_pops(), 0);
 }
 
 TEST_F(CuptiTracerTest, OpsLeftOpenByAFailedCallArePoppedAtStop) {
@@ -180,7 +307,7 @@ TEST_F(CuptiTracerTest, OpsLeftOpenByAFailedCallArePoppedAtStop) {
   fake_cupti::launch_kernel("k", 0, 5);
   GpuAttribution a = attribute_gpu_activity(tracer_->stop());
   EXPECT_EQ(a.by_external[2].gpu_ns, 5);
-  EXPECT_EQ(fake_cupti::pushed(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0), 0u);
+  EXPECT_EQ(fake_cupti::pushed(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2), 0u);
   EXPECT_EQ(fake_cupti::unbalanced_pops(), 0);
 }
 
@@ -194,7 +321,7 @@ TEST_F(CuptiTracerTest, ACuptiFailureLeavesTheCallUntracedAndSaysWhy) {
   EXPECT_FALSE(r.traced);
   EXPECT_NE(r.error.find("CUPTI enable activity kind"), std::string::npos) << r.error;
   EXPECT_TRUE(r.activities.empty());
-  EXPECT_EQ(fake_cupti::pushed(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0), 0u);
+  EXPECT_EQ(fake_cupti::pushed(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2), 0u);
   EXPECT_EQ(fake_cupti::unbalanced_pops(), 0);
   for (int kind : {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_RUNTIME})
     EXPECT_FALSE(fake_cupti::enabled(kind));

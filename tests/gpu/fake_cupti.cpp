@@ -133,7 +133,7 @@ std::vector<uint8_t> bytes_of(const Record& r) {
 }
 
 // The API call that launched something: its external correlation records first, then its own.
-uint32_t api_call(State& s, std::unique_lock<std::mutex>& lock, fake_cupti::Api api) {
+uint32_t api_call(State& s, std::unique_lock<std::mutex>& lock, fake_cupti::Api api, uint32_t cbid = 0) {
   uint32_t correlation = ++s.next_correlation;
   CUpti_ActivityKind kind = api == fake_cupti::Api::runtime ? CUPTI_ACTIVITY_KIND_RUNTIME : CUPTI_ACTIVITY_KIND_DRIVER;
   if (!s.enabled.count(kind)) return correlation;
@@ -151,6 +151,7 @@ uint32_t api_call(State& s, std::unique_lock<std::mutex>& lock, fake_cupti::Api 
   }
   CUpti_ActivityAPI rec{};
   rec.kind = kind;
+  rec.cbid = cbid;
   rec.correlationId = correlation;
   auto b = bytes_of(rec);
   write(s, lock, b.data(), b.size());
@@ -214,6 +215,26 @@ uint32_t launch_memset(uint64_t start_ns, uint64_t end_ns) {
     m.end = end_ns;
     m.correlationId = correlation;
     s.pending.push_back(bytes_of(m));
+  }
+  return correlation;
+}
+
+uint32_t launch_graph(uint32_t graph, int kernels, uint64_t start_ns, bool correlated) {
+  State& s = state();
+  std::unique_lock<std::mutex> lock(s.mutex);
+  uint32_t correlation = api_call(s, lock, Api::runtime, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000);
+  if (!s.enabled.count(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) return correlation;
+  for (int n = 1; n <= kernels; ++n) {
+    KernelRecord k{};
+    k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    k.name = s.names.insert("graph_kernel").first->c_str();
+    k.start = start_ns + 1000 * (n - 1);
+    k.end = k.start + 1000;
+    k.correlationId = correlated ? correlation : correlation - 1;
+    k.graphId = graph;
+    k.graphNodeId = static_cast<uint64_t>(n);
+    k.streamId = 7;
+    s.pending.push_back(bytes_of(k));
   }
   return correlation;
 }
@@ -347,6 +368,8 @@ cudaError_t CUDARTAPI cudaGetDeviceCount(int* count) {
 const char* CUDARTAPI cudaGetErrorString(cudaError_t error) {
   return error == cudaErrorNoDevice ? "no CUDA-capable device is detected" : "CUDA error (fake)";
 }
+
+cudaError_t CUDARTAPI cudaDeviceSynchronize() { return cudaSuccess; }
 
 cudaError_t CUDARTAPI cudaGetDevice(int* device) {
   *device = 0;

@@ -26,6 +26,10 @@ void set_device_count(int n);  // what cudaGetDeviceCount says (default 1)
 // the calling thread; returns its correlation id.
 uint32_t launch_kernel(const std::string& name, uint64_t start_ns, uint64_t end_ns, Api api = Api::runtime);
 uint32_t launch_memset(uint64_t start_ns, uint64_t end_ns);
+// A CUDA graph launch (cudaGraphLaunch) of graph `graph`, whose `kernels` kernels (nodes 1..n,
+// 1 µs each from start_ns) carry the launch's correlation id; correlated false: an id one below
+// it, as CUPTI 13.0 gave graph kernels after a process's first session. Returns the launch's id.
+uint32_t launch_graph(uint32_t graph, int kernels, uint64_t start_ns, bool correlated = true);
 
 // The next forced flush keeps the buffer being filled (as if CUPTI's worker thread still held
 // it) and CUPTI goes on with a new one; the forced flush after that delivers it.

@@ -371,22 +371,46 @@ TEST(Recorder, OpsDirectlyInsideACompiledRegionTakeSitesOfTheirOwn) {
   recorder.set_capture_sites(false);
 }
 
-// A recording in process traces no GPU time; when its shown call ran ops on CUDA (a CUDA op in a
-// build without CUPTI among them), the report's line says how many, and why they were not timed.
+// A recording in process that traced no GPU time says why; when its shown call ran ops on CUDA
+// (a CUDA op in a build without CUPTI), the line says how many too.
 TEST(RunNotes, AReportInProcessSaysWhyGpuTimeWasNotMeasuredWhenOpsRanOnCuda) {
   Call call;
   TensorInfo on_gpu = testing::tensor({2, 3}, {3, 1});
   on_gpu.set_shape({2, 3}, {3, 1}, "f32", "cuda:0", 4);
   testing::add_op(call, "aten::relu", -1, {testing::tensor({2, 3}, {3, 1})}, {testing::tensor({2, 3}, {3, 1}, 2)});
   Trace cpu_only = testing::trace_of({call});
-  EXPECT_EQ(gpu_time_in_process(cpu_only),
-            "GPU time: not traced by a recording in process (the command traces it: layoutprof model.pt2 --device cuda)");
+  EXPECT_EQ(gpu_time_in_process(cpu_only, "no CUDA device in this process"),
+            "GPU time: no CUDA device in this process");
   testing::add_op(call, "aten::to", -1, {testing::tensor({2, 3}, {3, 1})}, {on_gpu});
   testing::add_op(call, "aten::relu", -1, {on_gpu}, {on_gpu});
-  const std::string note = gpu_time_in_process(testing::trace_of({call}));
-  EXPECT_THAT(note, ::testing::StartsWith("GPU time: not measured: 2 ops of the shown call ran on CUDA, "));
-  EXPECT_THAT(note, ::testing::HasSubstr(gpu_tracing_built() ? "a recording in process does not trace GPU time"
-                                                              : "built without CUPTI"));
+  std::string why;
+  if (!gpu_tracing_built()) create_gpu_tracer(-1, &why);
+  else why = "turned off (gpu=False)";
+  EXPECT_EQ(gpu_time_in_process(testing::trace_of({call}), why),
+            "GPU time: not measured: 2 ops of the shown call ran on CUDA: " + why);
+}
+
+// GPU time traced in some recorded calls and not in others (a torch.profiler session took CUPTI
+// for a while): measured, and the calls it missed counted; graph kernels whose correlation was
+// not trusted said apart.
+TEST(RunNotes, GpuTimeMissedInSomeCallsIsCountedBesideTheMeasuredLine) {
+  ProfileConfig config;
+  config.device = "cuda";
+  RecordedCalls recorded;
+  recorded.iters = 3;
+  recorded.gpu_traced = true;
+  std::vector<Call> calls(3);
+  calls[1].gpu_error = "not traced while torch.profiler ran";
+  calls[2].gpu_graph_uncorrelated = 4;
+  Trace trace = testing::trace_of({});
+  trace.calls = std::move(calls);
+  note_recorded_calls(config, recorded, trace);
+  auto has = [](const std::vector<std::string>& lines, const std::string& start) {
+    return std::any_of(lines.begin(), lines.end(), [&](const std::string& l) { return l.rfind(start, 0) == 0; });
+  };
+  EXPECT_TRUE(has(trace.run.measured, "GPU time: CUPTI activity records"));
+  EXPECT_TRUE(has(trace.run.not_measured, "GPU time of 1 of 3 recorded calls: not traced while torch.profiler ran"));
+  EXPECT_TRUE(has(trace.run.not_measured, "GPU time of 4 CUDA graph kernels, copies and memsets: their correlation ids"));
 }
 
 }  // namespace
