@@ -66,8 +66,8 @@ def reduce_overhead(mark):
 
 
 def profiler_inside(mark):
-    """torch.profiler started inside a block: its CUDA kernel events are its own (layoutprof takes
-    no GPU activity in process yet), counted for the table."""
+    """torch.profiler started inside a block: layoutprof's GPU tracer pauses for it, and its CUDA
+    kernel events are its own, counted for the table (the report says which calls went untraced)."""
     model = TrainNet().to(DEVICE)
     x = torch.randn(8, 3, 16, 16, device=DEVICE)
     for _ in range(STEPS):
@@ -80,6 +80,33 @@ def profiler_inside(mark):
     print(f"torch.profiler inside a block: {len(kernels)} CUDA events in its last step", file=sys.stderr)
     if not kernels:
         raise RuntimeError("torch.profiler inside a layoutprof block saw no CUDA events")
+
+
+def profiler_kernels(model, x):
+    """A torch.profiler session over one training step on its own: its CUDA kernel events."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU,
+                                            torch.profiler.ProfilerActivity.CUDA]) as prof:
+        model(x).sum().backward()
+        torch.cuda.synchronize()
+    return sum(1 for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA)
+
+
+def profiler_orders():
+    """torch.profiler before a block and after it, in one process: each keeps its CUDA events, and
+    the block between them has GPU time per op. One table row."""
+    model = TrainNet().to(DEVICE)
+    x = torch.randn(8, 3, 16, 16, device=DEVICE)
+    before = profiler_kernels(model, x)
+    p = layoutprof.profile(warmup=1)
+    with p:
+        for _ in range(STEPS):
+            model(x).sum().backward()
+            p.step()
+    after = profiler_kernels(model, x)
+    gpu = p.report["summary"].get("gpu") or {}
+    print(f"| in process: torch.profiler before and after a block | {DEVICE} | {p.report['summary']['ops']} | - | "
+          f"{gpu.get('gpu_ns', 0) / 1e6:.3f} | - | profiler CUDA events before {before}, after {after} | "
+          f"{'ok' if before and after and gpu.get('gpu_ns', 0) > 0 else 'FAILED'} |", flush=True)
 
 
 def cases():
@@ -181,6 +208,8 @@ def main(out_dir):
             print(f"| in process: {name} | {DEVICE} | - | - | - | - | - | raised {type(e).__name__}: {first} |", flush=True)
         finally:
             torch.set_default_device(previous)
+    if DEVICE == "cuda":
+        profiler_orders()
 
 
 if __name__ == "__main__":

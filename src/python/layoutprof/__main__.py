@@ -34,6 +34,7 @@ def parse(argv):
     parser.add_argument("--events", metavar="E1,E2", help="perf events to sample (libpfm4 names), as the command's "
                         "--events takes them (default: the command's)")
     parser.add_argument("--no-counters", action="store_true", help="sample no performance counters")
+    parser.add_argument("--no-gpu", action="store_true", help="trace no GPU time (CUPTI)")
     parser.add_argument("--quiet", action="store_true", help="no text report on stderr")
     parser.add_argument("script", help="the Python script to run")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="the script's arguments")
@@ -52,7 +53,8 @@ def main(argv=None):
     sys.path[0] = os.path.dirname(os.path.abspath(o.script))
     p = profile(json=o.json, html=o.html, warmup=o.warmup, calls=o.calls, by="call", accept=o.accept,
                 recent_ops=o.recent_ops,
-                counters=False if o.no_counters else [e for e in o.events.split(",") if e] if o.events else True)
+                counters=False if o.no_counters else [e for e in o.events.split(",") if e] if o.events else True,
+                gpu=not o.no_gpu)
     signal.signal(signal.SIGTERM, _terminate)  # the script may set its own
     terminated = False
     try:

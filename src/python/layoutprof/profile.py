@@ -29,6 +29,8 @@ from . import _native
 from ._compile_watch import CompileWatch
 from ._ddp import DdpWarnings, rank
 from ._layout_warnings import LayoutWarnings
+from ._graph_replays import GraphReplays
+from ._profiler_watch import ProfilerWatch
 from ._warning_tap import WarningTap
 from ._module_hooks import ModuleHooks, one_line, unwrapped
 
@@ -77,6 +79,9 @@ class profile:
     and module, as the command samples them (True: its default events, task-clock and the DTLB
     and cache events the CPU has; a list of libpfm4 names: those, as --events takes them; False:
     none). What cannot open is listed in the report with the reason.
+    gpu: GPU time per op through CUPTI, where the process has a CUDA device and layoutprof was
+    built with CUPTI; while a torch.profiler session traces CUDA, the calls it overlaps are not
+    traced (its trace has them), and the report says so. False: not traced.
     recent_ops: between the recorded calls, each thread's latest ops (this many to twice as many)
     are recorded, so that a failure there (a warm-up step, metrics code) is explained; it costs
     what a recorded call's op costs (scripts/BENCHMARKS.md). 0: none.
@@ -84,7 +89,7 @@ class profile:
     """
 
     def __init__(self, json=None, html=None, text=None, warmup=0, calls=None, by="step", name=None, max_ops=0,
-                 lines=True, accept=(), recent_ops=4096, counters=True):
+                 lines=True, accept=(), recent_ops=4096, counters=True, gpu=True):
         if warmup < 0 or (calls is not None and calls < 1):
             raise ValueError("layoutprof.profile: warmup must be >= 0 and calls >= 1")
         if by not in ("step", "call"):
@@ -96,6 +101,9 @@ class profile:
         if isinstance(counters, str) or not isinstance(counters, (bool, list, tuple)):
             raise ValueError(f"layoutprof.profile: counters={counters!r}: True, False or a list of event names")
         self._counters = counters
+        self._gpu = bool(gpu)
+        self._profiler = ProfilerWatch()  # torch.profiler takes CUPTI: the GPU tracer yields
+        self._graphs = GraphReplays()  # a CUDA graph's replay is an op of its own
         self._accept = [str(a) for a in ([accept] if isinstance(accept, str) else accept)]
         self._session = None
         self._hooks = ModuleHooks()
@@ -130,6 +138,8 @@ class profile:
         _native.read_user_lines(self._lines)
         self._tap.install()
         self._compiles.install()
+        self._profiler.install(self._session)
+        self._graphs.install()
         self._ddp.unit = "model call" if self._by == "call" else "step"
         self._hooks.install()
         _under_way.append(self)
@@ -178,6 +188,8 @@ class profile:
         self._hooks.remove()
         self._tap.remove()
         self._compiles.remove()
+        self._profiler.remove()
+        self._graphs.remove()
         _native.read_user_lines(True)
         return not self._forked()
 
@@ -229,7 +241,7 @@ class profile:
         session = _native.Session(name=self._name or "eager", torch_version=torch.__version__,
                                   threads=torch.get_num_threads(), autograd=torch.is_grad_enabled(),
                                   warmup=self._warmup, max_ops=self._max_ops, recent_ops=self._recent_ops,
-                                  counters=bool(self._counters),
+                                  counters=bool(self._counters), gpu=self._gpu,
                                   events=[] if isinstance(self._counters, bool) else [str(e) for e in self._counters])
         session.accept(self._accept)
         return session

@@ -22,7 +22,7 @@ namespace {
 
 std::shared_ptr<EagerSession> new_session(const std::string& name, const std::string& torch_version, int threads,
                                           bool autograd, int warmup, int64_t max_ops, int64_t recent_ops,
-                                          bool counters, const std::vector<std::string>& events) {
+                                          bool counters, const std::vector<std::string>& events, bool gpu) {
   EagerOptions o;
   o.name = name;
   o.torch_version = torch_version;
@@ -33,6 +33,7 @@ std::shared_ptr<EagerSession> new_session(const std::string& name, const std::st
   o.recent_ops = recent_ops;
   o.counters = counters;
   o.events = events;
+  o.gpu = gpu;
   return std::make_shared<EagerSession>(o);
 }
 
@@ -87,13 +88,15 @@ PYBIND11_MODULE(_native, m) {
       .def(py::init(&new_session), py::arg("name"), py::arg("torch_version"), py::arg("threads"),
            py::arg("autograd"), py::arg("warmup"), py::arg("max_ops") = 0,
            py::arg("recent_ops") = 4096, py::arg("counters") = true,
-           py::arg("events") = std::vector<std::string>{})
+           py::arg("events") = std::vector<std::string>{}, py::arg("gpu") = true)
       .def("begin_call", &EagerSession::begin_call)
       .def("end_call", &EagerSession::end_call, py::arg("error") = "")
       .def("drop_call", &EagerSession::drop_call)
       .def("fail", &EagerSession::fail, py::arg("error"))
       .def("interrupt", &EagerSession::interrupt, py::arg("signal"))
       .def("not_stopped", &EagerSession::not_stopped, py::arg("when"))
+      .def("pause_gpu", &EagerSession::pause_gpu, py::arg("why"))
+      .def("resume_gpu", &EagerSession::resume_gpu)
       .def("describe_model", &EagerSession::describe_model, py::arg("name"), py::arg("mode"))
       .def("accept", &EagerSession::accept, py::arg("places"))
       .def("note_input", [](EagerSession& s, const at::Tensor& t, const std::string& origin) { s.note_input({origin, t}); },
