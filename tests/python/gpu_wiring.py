@@ -82,7 +82,7 @@ def check_profiler_orders():
     def started_inside(ran):
         session, watch = StandInSession(), ProfilerWatch()
         stand_in = autograd_profiler._prepare_profiler
-        watch.install(session)
+        watch.install(lambda: session)
         autograd_profiler._prepare_profiler(None, {ProfilerActivity.CPU})
         cpu_only = list(session.calls)
         autograd_profiler._prepare_profiler(None, cuda)
@@ -100,7 +100,7 @@ def check_profiler_orders():
         session, watch = StandInSession(), ProfilerWatch()
         autograd_profiler._is_profiler_enabled = True
         try:
-            watch.install(session)
+            watch.install(lambda: session)
         finally:
             autograd_profiler._is_profiler_enabled = False
         autograd_profiler._disable_profiler()

@@ -5,7 +5,11 @@ _disable_profiler, which torch.profiler.profile goes through too) are wrapped: b
 that traces CUDA activity prepares or starts, layoutprof's tracer stops (the call so far kept),
 and it starts again with the call after that session ends. The calls in between are reported as
 not traced: the profiler's own trace has their GPU time. A session already running as the
-profile begins pauses the tracer from the start."""
+profile begins pauses the tracer from the start.
+
+The watch holds no session: it asks for the profile's current one each time (a by="call"
+profile that turns to steps replaces its session, and a session kept alive past that keeps its
+recorder's callbacks too)."""
 import torch
 import torch.autograd.profiler as _autograd_profiler
 
@@ -29,11 +33,12 @@ def _profiler_running():
 
 class ProfilerWatch:
     def __init__(self):
-        self._session = None
+        self._session = lambda: None  # the profile's current native session
         self._original = {}
         self._profiling = False  # a profiler session that traces CUDA is on
 
     def install(self, session):
+        """session(): the profile's native session now."""
         self._session = session
         for name in _NAMES:
             if hasattr(_autograd_profiler, name):
@@ -51,12 +56,18 @@ class ProfilerWatch:
         for name, original in self._original.items():
             setattr(_autograd_profiler, name, original)
         self._original = {}
-        self._session = None
+        self._session = lambda: None
+
+    def session_replaced(self):
+        """The profile's session is a new one: paused too while a profiler session runs."""
+        if self._profiling:
+            self._pause()
 
     def _pause(self):
         self._profiling = True
-        if self._session is not None:
-            self._session.pause_gpu(WHILE_PROFILING)
+        session = self._session()
+        if session is not None:
+            session.pause_gpu(WHILE_PROFILING)
 
     def _wrap_start(self, original):
         def start(config, activities, *args, **kwargs):
@@ -72,6 +83,7 @@ class ProfilerWatch:
             finally:
                 if self._profiling:
                     self._profiling = False
-                    if self._session is not None:
-                        self._session.resume_gpu()
+                    session = self._session()
+                    if session is not None:
+                        session.resume_gpu()
         return stop

@@ -138,7 +138,7 @@ class profile:
         _native.read_user_lines(self._lines)
         self._tap.install()
         self._compiles.install()
-        self._profiler.install(self._session)
+        self._profiler.install(lambda: self._session)
         self._graphs.install()
         self._ddp.unit = "model call" if self._by == "call" else "step"
         self._hooks.install()
@@ -260,6 +260,7 @@ class profile:
         if self._session.in_call:
             self._session.drop_call()
         self._session = self._new_session()
+        self._profiler.session_replaced()
         if self._parameters is not None:
             self._session.note_model_tensors(self._parameters, self._buffers)
             self._session.watch_parameters(self._parameters)
