@@ -13,7 +13,7 @@
 #                                       layoutprof's code instrumented, LibTorch as it is)
 #   scripts/test.sh --torch tsan        ThreadSanitizer (build-tsan/, Debian's 1.13): the recorder's
 #                                       tests, and every sample run with --threads 2 (see README)
-#   scripts/test.sh --torch fuzz        every libFuzzer target for FUZZ_SECONDS (default 30)
+#   scripts/test.sh --torch fuzz        every libFuzzer target for FUZZ_SECONDS (default 20)
 #   scripts/test.sh --torch packaging   plain CMake builds as packagers make them (Release with
 #                                       GCC 12 against Debian's LibTorch, clang 14 against the
 #                                       wheel's) and cmake --install (scripts/packaging.sh)
@@ -72,9 +72,9 @@ script_suite() {
 for suite in "${suites[@]}"; do
   start=$SECONDS
   if [[ "$suite" == fuzz ]]; then
-    echo "=== libFuzzer targets, ${FUZZ_SECONDS:-30} s each ===" >&2
+    echo "=== libFuzzer targets, ${FUZZ_SECONDS:-20} s each ===" >&2
     mkdir -p build-fuzz
-    if scripts/fuzz.sh all "${FUZZ_SECONDS:-30}" | tee build-fuzz/fuzz.log; then result=passed; else result=FAILED; failed=1; fi
+    if scripts/fuzz.sh all "${FUZZ_SECONDS:-20}" | tee build-fuzz/fuzz.log; then result=passed; else result=FAILED; failed=1; fi
     summary+=("fuzz: $result: $(grep -c 'findings: 0 (exit 0)' build-fuzz/fuzz.log || true) of $(grep -c 'findings: ' build-fuzz/fuzz.log || true) targets without a finding; $((SECONDS - start)) s")
     continue
   fi
