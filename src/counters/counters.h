@@ -83,6 +83,8 @@ struct RawSample {
 // (summed over threads: running < enabled means the kernel multiplexed it).
 struct SamplerDrain {
   std::vector<RawSample> samples;
+  // Per event: records lost, and the time enabled and running since the last drain (read for
+  // the events that can be multiplexed; 0 for software events, which run whenever enabled).
   std::vector<uint64_t> lost, enabled_ns, running_ns;
   // The system-wide (uncore) events read every interval while enabled, on the steady clock.
   std::vector<IntervalReading> intervals;

@@ -1,6 +1,8 @@
 // Sampled counters: perf_event_open with a sample period, per thread, into mmapped ring buffers
 // (perf_event_open(2), "MMAP layout"). Nothing here runs per op: the recorder enables the
 // events as a call starts, disables them as it stops, and drains the buffers then.
+#include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -63,6 +65,8 @@ constexpr uint64_t kSampleType =
 struct Ring {
   void* base = MAP_FAILED;
   size_t bytes = 0;
+  int fd = -1;           // the event that owns it: readable (poll) once the ring is half full
+  bool hung_up = false;  // its thread exited: no more polled; under the sampler's mutex
   Ring() = default;
   Ring(const Ring&) = delete;
   Ring& operator=(const Ring&) = delete;
@@ -78,6 +82,7 @@ std::unique_ptr<Ring> map_ring(int fd, size_t pages) {
     auto ring = std::make_unique<Ring>();
     ring->bytes = (pages + 1) * page_size();
     ring->base = ::mmap(nullptr, ring->bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    ring->fd = fd;
     if (ring->base != MAP_FAILED) return ring;
     if (errno != EPERM && errno != ENOMEM) return nullptr;
   }
@@ -178,6 +183,10 @@ struct PerfSampler::Impl {
   struct Fd {
     EventFd fd;
     uint32_t counter;
+    // A software event alone in its group is never multiplexed (the software PMU is not
+    // rotated), so drain() reads no times for it: a read of an event running on another CPU
+    // interrupts that CPU, which costs tens of microseconds a read in a virtual machine.
+    bool multiplexes = true;
     uint64_t enabled = 0, running = 0;  // at the last drain
   };
   std::vector<Fd> fds;
@@ -191,16 +200,18 @@ struct PerfSampler::Impl {
   std::set<int> seen;            // the threads tried, opened or not, and the reader; under `mutex`
   std::vector<std::string> not_sampled;  // "thread TID: why", each thread whose events could not be set up
 
-  // While enabled, a thread of the sampler's own (`reader`) wakes every `interval` to read the
-  // uncore events, and every kRingCheck (or as often, when there are none) to empty the rings
-  // past half full into `staged`, so that a long call loses no samples. `mutex` guards the
-  // rings' tails, `staged` and the uncore snapshots.
-  static constexpr std::chrono::milliseconds kRingCheck{5};
+  // While enabled, a thread of the sampler's own (`reader`) sleeps in poll() until a ring is
+  // half full (the kernel's default wake-up mark; the ring is then emptied into `staged`, so
+  // that a long call loses no samples), or until the uncore events' next `interval` reading is
+  // due, or until `control` (an eventfd) says the state changed. It wakes for nothing else: a
+  // timer would take a CPU from the model's threads. `mutex` guards the rings' tails and
+  // hang-ups, `staged`, the uncore snapshots and the flags.
   std::optional<PerfCounters> uncore;  // counted system-wide
   std::chrono::nanoseconds interval{1000000};
   std::thread reader;
+  EventFd control;
   std::mutex mutex;
-  std::condition_variable wake;
+  std::condition_variable wake;  // the reader's start
   bool reading = false, quit = false, reader_known = false;
   std::vector<std::pair<int64_t, std::vector<uint64_t>>> snapshots;  // (steady ns, snapshot)
   std::vector<uint64_t> drained;  // the last snapshot drain() read: the next interval starts there
@@ -271,7 +282,7 @@ struct PerfSampler::Impl {
       if (first_thread) ring_kb = (t.ring->bytes - page_size()) / 1024;
       first_thread = false;
       for (size_t k = 0; k < t.opened.size(); ++k) {
-        fds.push_back({std::move(t.opened[k]), static_cast<uint32_t>(k)});
+        fds.push_back({std::move(t.opened[k]), static_cast<uint32_t>(k), usable[k].attr.type != PERF_TYPE_SOFTWARE});
         counter_of[t.ids[k]] = static_cast<uint32_t>(k);
       }
       rings.push_back(std::move(t.ring));
@@ -294,6 +305,8 @@ struct PerfSampler::Impl {
   void start_reader() {
     staged_lost.assign(events, 0);
     if (uncore_events() == 0 && rings.empty()) return;
+    control = EventFd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+    if (!control) throw std::runtime_error(std::string("no eventfd for the sampler's reader: ") + std::strerror(errno));
     reader = std::thread([this] { read_loop(); });
     std::unique_lock<std::mutex> lock(mutex);
     wake.wait(lock, [&] { return reader_known; });
@@ -319,26 +332,60 @@ struct PerfSampler::Impl {
     snapshots.emplace_back(std::chrono::steady_clock::now().time_since_epoch().count(), std::move(snap));
   }
 
-  void read_loop() {
-    std::unique_lock<std::mutex> lock(mutex);
-    seen.insert(static_cast<int>(::syscall(SYS_gettid)));  // never sampled: its work is layoutprof's
-    reader_known = true;
-    wake.notify_all();
-    const auto tick = uncore_events() > 0 ? std::min<std::chrono::nanoseconds>(interval, kRingCheck)
-                                          : std::chrono::nanoseconds(kRingCheck);
-    auto next_check = std::chrono::steady_clock::now() + kRingCheck;
-    while (!quit) {
-      if (!reading) {
-        wake.wait(lock, [&] { return reading || quit; });
-        continue;
+  // Tells the reader that the flags or the rings changed.
+  void signal() const {
+    const uint64_t one = 1;
+    if (control) (void)!::write(control.get(), &one, sizeof one);
+  }
+
+  // The reader's poll set, under `mutex`: `control` first, then the rings not hung up while
+  // enabled (`polled`: their indexes).
+  std::vector<pollfd> poll_set(std::vector<size_t>& polled) const {
+    std::vector<pollfd> set{{control.get(), POLLIN, 0}};
+    polled.clear();
+    for (size_t k = 0; reading && k < rings.size(); ++k)
+      if (!rings[k]->hung_up) {
+        set.push_back({rings[k]->fd, POLLIN, 0});
+        polled.push_back(k);
       }
-      // Not woken by disable() within the tick: a reading is due.
-      if (wake.wait_for(lock, tick, [&] { return !reading || quit; })) continue;
-      if (uncore_events() > 0) take_snapshot();
-      if (std::chrono::steady_clock::now() >= next_check) {
-        for (const auto& ring : rings)
-          if (ring_fill(*ring) * 2 > ring->bytes - page_size()) drain_ring(*ring, staged, staged_lost);
-        next_check = std::chrono::steady_clock::now() + kRingCheck;
+    return set;
+  }
+
+  void read_loop() {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      seen.insert(static_cast<int>(::syscall(SYS_gettid)));  // never sampled: its work is layoutprof's
+      reader_known = true;
+    }
+    wake.notify_all();
+    std::vector<size_t> polled;
+    auto next_reading = std::chrono::steady_clock::now();
+    bool was_reading = false;
+    while (true) {
+      std::vector<pollfd> set;
+      bool timed = false;
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (quit) return;
+        set = poll_set(polled);
+        timed = reading && uncore_events() > 0;
+        if (reading && !was_reading) next_reading = std::chrono::steady_clock::now() + interval;  // enable() read
+        was_reading = reading;
+      }
+      const auto left = std::max(next_reading - std::chrono::steady_clock::now(), std::chrono::nanoseconds(0));
+      const timespec timeout{static_cast<time_t>(left.count() / 1000000000), static_cast<long>(left.count() % 1000000000)};
+      if (::ppoll(set.data(), set.size(), timed ? &timeout : nullptr, nullptr) < 0 && errno != EINTR) return;
+      uint64_t signals = 0;
+      if (set[0].revents & POLLIN) (void)!::read(control.get(), &signals, sizeof signals);
+      std::lock_guard<std::mutex> lock(mutex);
+      if (reading && uncore_events() > 0 && std::chrono::steady_clock::now() >= next_reading) {
+        take_snapshot();
+        next_reading = std::chrono::steady_clock::now() + interval;
+      }
+      for (size_t i = 1; i < set.size(); ++i) {
+        Ring& ring = *rings[polled[i - 1]];
+        if (set[i].revents & (POLLHUP | POLLERR | POLLNVAL)) ring.hung_up = true;
+        if (set[i].revents & (POLLIN | POLLHUP)) drain_ring(ring, staged, staged_lost);
       }
     }
   }
@@ -354,7 +401,7 @@ struct PerfSampler::Impl {
         std::lock_guard<std::mutex> lock(mutex);
         quit = true;
       }
-      wake.notify_all();
+      signal();
       reader.join();
     }
     rings.clear();  // unmapped before `fds` close
@@ -418,7 +465,7 @@ const std::vector<uint64_t>& PerfSampler::periods() const { return impl_->period
 std::string PerfSampler::describe() const {
   std::string text = "perf ring buffers of " + std::to_string(impl_->ring_kb) + " KB on " +
                      std::to_string(impl_->threads) +
-                     " thread(s), read after each recorded call (and every 5 ms where past half full)";
+                     " thread(s), read after each recorded call (and as one passes half full)";
   const std::vector<std::string>& missed = impl_->not_sampled;
   if (missed.empty()) return text;
   text += "; " + std::to_string(missed.size()) + " thread(s) not sampled, their ops' samples missing: " + missed[0];
@@ -435,7 +482,7 @@ void PerfSampler::enable() const {
       if (impl_->uncore_events() > 0) impl_->take_snapshot();  // the first interval starts now
       impl_->reading = true;
     }
-    impl_->wake.notify_all();
+    impl_->signal();
   }
   for (const Impl::Fd& f : impl_->fds) ::ioctl(f.fd.get(), PERF_EVENT_IOC_ENABLE, 0);
 }
@@ -451,6 +498,7 @@ void PerfSampler::add_threads(const std::vector<int>& tids) const {
       if (!m.seen.count(tid)) fresh.push_back(tid);
     m.open_threads(fresh, false);
   }
+  if (m.fds.size() > before) m.signal();  // their rings polled too
   if (m.enabled)
     for (size_t k = before; k < m.fds.size(); ++k) ::ioctl(m.fds[k].fd.get(), PERF_EVENT_IOC_ENABLE, 0);
 }
@@ -465,7 +513,7 @@ void PerfSampler::disable() const {
       if (impl_->reading && impl_->uncore_events() > 0) impl_->take_snapshot();  // the last interval ends now
       impl_->reading = false;
     }
-    impl_->wake.notify_all();
+    impl_->signal();
   }
 }
 
@@ -504,6 +552,7 @@ void PerfSampler::drain(SamplerDrain& out) const {
     impl_->snapshots.clear();
   }
   for (Impl::Fd& f : impl_->fds) {
+    if (!f.multiplexes) continue;  // running all the time it is enabled: no scale to take
     uint64_t v[3];  // value, time_enabled, time_running
     if (::read(f.fd.get(), v, sizeof v) != static_cast<ssize_t>(sizeof v)) continue;
     out.enabled_ns[f.counter] += v[1] - std::min(v[1], f.enabled);

@@ -33,10 +33,14 @@ SampleAttribution attribute_samples(const std::vector<SampleSpan>& spans, const 
                                     size_t counters) {
   SampleAttribution a;
   a.innermost.assign(samples.size(), -1);
-  a.counted.resize(spans.size());
+  a.counters = counters;
+  a.row.assign(spans.size(), -1);
+  int32_t rows = 0;
   for (size_t i = 0; i < spans.size(); ++i)
-    if (spans[i].counted) a.counted[i].assign(counters, 0);
+    if (spans[i].counted) a.row[i] = rows++;
+  a.counts.assign(static_cast<size_t>(rows) * counters, 0);
   a.unattributed.assign(counters, 0);
+  if (samples.empty()) return a;  // most calls of a short model: nothing to place
 
   std::map<uint32_t, std::vector<int32_t>> by_thread;  // spans of each thread, by start
   for (size_t i = 0; i < spans.size(); ++i) by_thread[spans[i].thread].push_back(static_cast<int32_t>(i));
@@ -71,7 +75,7 @@ SampleAttribution attribute_samples(const std::vector<SampleSpan>& spans, const 
     bool charged = false;
     for (int32_t at = on_main[k]; at >= 0; at = spans[at].parent)
       if (spans[at].counted) {
-        ++a.counted[at][s.counter];
+        ++a.counts[static_cast<size_t>(a.row[at]) * counters + s.counter];
         charged = true;
       }
     if (!charged) ++a.unattributed[s.counter];

@@ -34,11 +34,19 @@ struct SampleAttribution {
   // Per sample: the innermost op running on its own thread at its time, else (a thread that
   // ran no recorded op then) the innermost op of thread 0; -1 when none ran.
   std::vector<int32_t> innermost;
-  // Per span, per counter: samples charged to it, where it is counted. A counted span gets the
-  // samples of every thread taken while it ran on thread 0, as a counting read at its start
-  // and end would (nested counted spans, a copy inside its top-level op, count in both).
-  std::vector<std::vector<uint64_t>> counted;  // empty vectors for spans not counted
+  // Per counted span, per counter: samples charged to it. A counted span gets the samples of
+  // every thread taken while it ran on thread 0, as a counting read at its start and end would
+  // (nested counted spans, a copy inside its top-level op, count in both). One flat table, a
+  // row per counted span: a call of many ops allocates nothing per op.
+  size_t counters = 0;
+  std::vector<int32_t> row;      // per span: its row in `counts`; -1 for a span not counted
+  std::vector<uint64_t> counts;  // `counters` values a row
   std::vector<uint64_t> unattributed;  // per counter: samples outside every counted span
+
+  // A counted span's `counters` values; null for a span not counted.
+  const uint64_t* counted(size_t span) const {
+    return row[span] < 0 ? nullptr : counts.data() + static_cast<size_t>(row[span]) * counters;
+  }
 };
 
 // Attributes `samples` to `spans`. Spans of one thread nest (a child starts and ends within

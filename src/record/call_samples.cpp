@@ -32,30 +32,9 @@ CallSamples drain_samples(Collected& c, int64_t origin_ns, int64_t from_ns, int6
   return out;
 }
 
-// A counted op's counters: from its samples (raw = samples, scaled = samples x period, x the
-// multiplexing scale), then its share of the interval-read events' counts.
-std::vector<CounterValue> sampled_counters(const std::vector<uint64_t>& samples, const std::vector<double>& shares,
-                                           const CallSamples& s) {
-  std::vector<CounterValue> values(samples.size() + s.interval_events);
-  for (size_t k = 0; k < samples.size(); ++k) {
-    values[k].raw = samples[k];
-    values[k].scaled = sampled_estimate(samples[k], s.periods[k]) * s.scale[k];
-    values[k].multiplexed = s.scale[k] != 1.0;
-  }
-  bool multiplexed = false;
-  for (const IntervalReading& r : s.drain.intervals) multiplexed = multiplexed || r.multiplexed;
-  for (size_t e = 0; e < s.interval_events && e < shares.size(); ++e) {
-    CounterValue& v = values[samples.size() + e];
-    v.scaled = shares[e];
-    v.raw = static_cast<uint64_t>(std::llround(shares[e]));
-    v.multiplexed = multiplexed;
-  }
-  return values;
-}
-
-// Per span, its share of the interval-read events (empty where none were read).
+// Per span, its share of the interval-read events (none where none were read).
 std::vector<std::vector<double>> interval_shares(const std::vector<SampleSpan>& spans, const CallSamples& s) {
-  if (s.interval_events == 0) return std::vector<std::vector<double>>(spans.size());
+  if (s.interval_events == 0) return {};
   return attribute_intervals(spans, s.drain.intervals, s.interval_events);
 }
 
@@ -68,10 +47,7 @@ SampledCall sample_call(Call& call, Collected& c, const std::vector<SampleSpan>&
   const CallSamples& s = out.samples;
   out.attribution = attribute_samples(spans, s.samples, s.periods.size());
   const SampleAttribution& a = out.attribution;
-  const auto shares = interval_shares(spans, s);
-  out.counters.resize(spans.size());
-  for (size_t i = 0; i < spans.size(); ++i)
-    if (spans[i].counted) out.counters[i] = sampled_counters(a.counted[i], shares[i], s);
+  out.shares = interval_shares(spans, s);
   call.sample_totals.assign(s.periods.size(), {});
   for (const Sample& x : s.samples)
     if (x.counter < call.sample_totals.size()) ++call.sample_totals[x.counter].samples;
@@ -82,11 +58,37 @@ SampledCall sample_call(Call& call, Collected& c, const std::vector<SampleSpan>&
   return out;
 }
 
+void SampledCall::counters(size_t span, std::vector<CounterValue>& values) const {
+  const CallSamples& s = samples;
+  const uint64_t* counted = attribution.counted(span);
+  const size_t sampled = counted ? attribution.counters : 0;
+  values.assign(sampled + s.interval_events, CounterValue{});
+  for (size_t k = 0; k < sampled; ++k) {
+    values[k].raw = counted[k];
+    values[k].scaled = sampled_estimate(counted[k], s.periods[k]) * s.scale[k];
+    values[k].multiplexed = s.scale[k] != 1.0;
+  }
+  if (s.interval_events == 0 || span >= shares.size()) return;
+  bool multiplexed = false;
+  for (const IntervalReading& r : s.drain.intervals) multiplexed = multiplexed || r.multiplexed;
+  const std::vector<double>& share = shares[span];
+  for (size_t e = 0; e < s.interval_events && e < share.size(); ++e) {
+    CounterValue& v = values[sampled + e];
+    v.scaled = share[e];
+    v.raw = static_cast<uint64_t>(std::llround(share[e]));
+    v.multiplexed = multiplexed;
+  }
+}
+
 void attribute_call_samples(Call& call, Collected& c, const std::vector<SampleSpan>& spans, int64_t origin_ns,
                             int64_t stop_ns) {
   const SampledCall sampled = sample_call(call, c, spans, origin_ns, origin_ns, stop_ns);
+  std::vector<CounterValue> values;
   for (size_t i = 0; i < spans.size(); ++i)
-    if (spans[i].counted) call.events[i].counters.assign(sampled.counters[i].begin(), sampled.counters[i].end());
+    if (spans[i].counted) {
+      sampled.counters(i, values);
+      call.events[i].counters.assign(values.begin(), values.end());
+    }
   if (call.tensors_recorded)
     call.tensor_samples = attribute_addresses(spans, sampled.samples.samples, sampled.attribution, [&](int32_t op, uint64_t addr) {
       const OpEvent& e = call.events[op];

@@ -22,12 +22,16 @@ struct CallSamples {
   size_t interval_events = 0;     // the uncore events after them, read at intervals
 };
 
-// A call's samples attributed to its spans (op events): each counted span's counters (empty for
-// the others), and the call's sample totals filled in.
+// A call's samples attributed to its spans (op events), and the call's sample totals filled in.
 struct SampledCall {
   CallSamples samples;
   SampleAttribution attribution;
-  std::vector<std::vector<CounterValue>> counters;  // per span
+  std::vector<std::vector<double>> shares;  // per span, its share of the interval-read events; empty without
+
+  // A counted span's counters, into `values` (reused from span to span: nothing allocated per
+  // op): from its samples (raw = samples, scaled = samples x period, x the multiplexing scale),
+  // then its share of the interval-read events' counts.
+  void counters(size_t span, std::vector<CounterValue>& values) const;
 };
 
 // The samples of `c`'s records (taken from them) attributed to `spans`. `origin_ns`: the

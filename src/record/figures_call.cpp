@@ -130,22 +130,24 @@ std::vector<int32_t> first_call_order(const RecordingState& rec, const Collected
   return to_first;
 }
 
+// The span of the op event at `at`, for the attribution of samples.
+SampleSpan sample_span(const Collected& c, const Collected::Ref& at, int64_t start_ns, int64_t end_ns) {
+  const ThreadBuffer& b = *c.buffers[at.buffer];
+  const RawEvent& raw = b.events[at.local];
+  return {start_ns, end_ns, raw.parent >= 0 ? static_cast<int32_t>(c.id(at.buffer, raw.parent)) : -1, at.buffer,
+          counted_op(b.main, raw.parent < 0, raw.name)};
+}
+
 // The counted ops' sampled counters, in the order the counted ops start (as read counters come).
-void push_sampled_counters(const RecordingState& rec, StoppedCall& s) {
-  Collected& c = s.c;
-  std::vector<SampleSpan> spans(c.events);
-  for (size_t i = 0; i < c.events; ++i) {
-    const Collected::Ref at = c.ref(i);
-    const ThreadBuffer& b = *c.buffers[at.buffer];
-    const RawEvent& raw = b.events[at.local];
-    spans[i] = {s.scale.ns(raw.start), s.scale.ns(raw.end ? raw.end : s.stop_tick),
-                raw.parent >= 0 ? static_cast<int32_t>(c.id(at.buffer, raw.parent)) : -1, at.buffer,
-                counted_op(b.main, raw.parent < 0, raw.name)};
-  }
+void push_sampled_counters(const RecordingState& rec, StoppedCall& s, const std::vector<SampleSpan>& spans) {
   const SampledCall sampled =
-      sample_call(s.call, c, spans, 0, s.scale.ns(rec.start_tick), s.scale.ns(s.stop_tick));
-  for (const std::vector<CounterValue>& values : sampled.counters)
+      sample_call(s.call, s.c, spans, 0, s.scale.ns(rec.start_tick), s.scale.ns(s.stop_tick));
+  std::vector<CounterValue> values;
+  for (size_t i = 0; i < spans.size(); ++i) {
+    if (!spans[i].counted) continue;
+    sampled.counters(i, values);
     for (const CounterValue& v : values) s.call.counters.push_counter(v);
+  }
 }
 
 }  // namespace
@@ -162,11 +164,15 @@ Call figures_call(const RecordingState& rec, StoppedCall& s, const Call& first) 
     if (c.gpu_traced) gpu_times.resize(c.events);
   }
   std::vector<size_t> next_counted(c.buffers.size(), 0);
+  std::vector<SampleSpan> spans;  // for the samples' attribution, where sampled
+  if (c.records.sampling) spans.resize(c.events);
   for (size_t i = 0; i < c.events; ++i) {
     const Collected::Ref at = c.ref(i);
     const ThreadBuffer& b = *c.buffers[at.buffer];
     const RawEvent& raw = b.events[at.local];
-    const int64_t duration = s.scale.ns(raw.end ? raw.end : s.stop_tick) - s.scale.ns(raw.start);
+    const int64_t start_ns = s.scale.ns(raw.start), end_ns = s.scale.ns(raw.end ? raw.end : s.stop_tick);
+    const int64_t duration = end_ns - start_ns;
+    if (c.records.sampling) spans[i] = sample_span(c, at, start_ns, end_ns);
     int64_t gpu_ns = 0;
     if (c.gpu_traced) {
       const GpuOpTime* launched = c.launched(b, at.local);
@@ -183,7 +189,7 @@ Call figures_call(const RecordingState& rec, StoppedCall& s, const Call& first) 
     for (const CounterValue& v : event_counters(c.records, raw, next_counted[at.buffer]))
       call.counters.push_counter(v);
   }
-  if (c.records.sampling) push_sampled_counters(rec, s);
+  if (c.records.sampling) push_sampled_counters(rec, s, spans);
   for (int64_t d : durations) call.duration_ns.push_back(d);
   for (int64_t g : gpu_times) call.gpu_ns.push_back(g);
   call.duration_ns.shrink_to_fit();
