@@ -1,5 +1,3 @@
-#include <dirent.h>
-
 #include <algorithm>
 #include <cstdlib>
 
@@ -52,17 +50,6 @@ std::vector<CounterValue> counter_delta(const uint64_t* begin, const uint64_t* e
     }
   }
   return out;
-}
-
-std::vector<int> process_threads() {
-  std::vector<int> tids;
-  if (DIR* dir = opendir("/proc/self/task")) {
-    while (dirent* entry = readdir(dir))
-      if (entry->d_name[0] != '.') tids.push_back(std::atoi(entry->d_name));
-    closedir(dir);
-  }
-  std::sort(tids.begin(), tids.end());
-  return tids;
 }
 
 }  // namespace layoutprof

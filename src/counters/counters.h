@@ -144,7 +144,4 @@ std::vector<CounterValue> counter_delta(const uint64_t* begin, const uint64_t* e
                                         const std::vector<CounterGroupLayout>& groups,
                                         size_t events);
 
-// The threads of this process (ids from /proc/self/task).
-std::vector<int> process_threads();
-
 }  // namespace layoutprof

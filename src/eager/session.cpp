@@ -9,6 +9,7 @@
 
 #include "analysis/analysis.h"
 #include "analysis/birthplace.h"
+#include "counters/process_threads.h"
 #include "eager/module_sites.h"
 #include "record/recorder.h"
 #include "report/compiled_json.h"
@@ -38,6 +39,7 @@ struct EagerSession::State {
   CompiledRun compiled;                  // note_compiled()
   Collectors collectors;                 // opened as the first recorded call begins
   bool collectors_open = false;
+  ThreadLook threads;                    // the threads started since the last call
   std::string gpu_not_opened;            // why no GPU tracer opened
   std::string gpu_paused;                // pause_gpu()'s reason, until resume_gpu()
   bool in_call = false;
@@ -65,11 +67,13 @@ struct EagerSession::State {
   }
 
   // The counters, as the first recorded call begins, on the threads that exist then (LibTorch's
-  // intra-op pool, after the warm-up steps); at each later call on the threads started since.
-  // What did not open says why in the run.
+  // intra-op pool, after the warm-up steps); at each later call on the threads started since
+  // (`threads` lists them again only where they may have changed). What did not open says why
+  // in the run.
   void open_counters() {
     if (collectors_open) {  // a pool started since: its threads sampled from this call on
-      if (collectors.sampler) collectors.sampler->add_threads(process_threads());
+      if (!collectors.sampler) return;
+      if (auto tids = threads.changed()) collectors.sampler->add_threads(*tids);
       return;
     }
     collectors_open = true;

@@ -29,6 +29,7 @@
 
 #include "counters/collectors.h"
 #include "counters/counters.h"
+#include "counters/process_threads.h"
 #include "core/input_spec.h"
 #include "record/recorder.h"
 #include "runner/inputs.h"

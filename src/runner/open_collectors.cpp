@@ -1,5 +1,6 @@
 #include "runner/open_collectors.h"
 
+#include "counters/process_threads.h"
 #include "runner/run_notes.h"
 
 namespace layoutprof {

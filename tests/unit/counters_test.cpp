@@ -1,5 +1,6 @@
 #include "counters/counters.h"
 #include "counters/perf_permissions.h"
+#include "counters/process_threads.h"
 
 #include <sys/mman.h>
 
@@ -8,6 +9,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <thread>
+#include <chrono>
 #include <cstring>
 #include <memory>
 
@@ -200,6 +204,30 @@ TEST(PerfPermissions, EachRefusalSaysWhatWouldChangeIt) {
 TEST(ProcessThreads, IncludesTheCallingThread) {
   auto tids = process_threads();
   EXPECT_NE(std::find(tids.begin(), tids.end(), self_tid()), tids.end());
+}
+
+// A look before each call lists the threads again only when one started or ended (or the
+// recheck time passed): a thread started between two looks is in the second.
+TEST(ProcessThreads, ALookListsThemAgainOnlyWhenTheyChanged) {
+  ThreadLook look(std::chrono::hours(1));
+  ASSERT_TRUE(look.changed().has_value()) << "the first look lists them";
+  EXPECT_FALSE(look.changed().has_value()) << "nothing started since";
+  std::atomic<int> started{0};
+  std::atomic<bool> stop{false};
+  std::thread t([&] {
+    started = self_tid();
+    while (!stop) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  });
+  while (started == 0) std::this_thread::yield();
+  const auto again = look.changed();
+  stop = true;
+  t.join();
+  ASSERT_TRUE(again.has_value()) << "a thread started: listed again";
+  EXPECT_NE(std::find(again->begin(), again->end(), started.load()), again->end());
+  EXPECT_TRUE(look.changed().has_value()) << "it ended: listed again";
+  ThreadLook soon(std::chrono::milliseconds(0));
+  soon.changed();
+  EXPECT_TRUE(soon.changed().has_value()) << "past the recheck time, listed whatever the count";
 }
 
 }  // namespace

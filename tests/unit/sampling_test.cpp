@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "counters/counters.h"
+#include "counters/process_threads.h"
 
 namespace layoutprof {
 namespace {
