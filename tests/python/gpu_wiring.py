@@ -3,9 +3,9 @@
 - a profile on a machine without a CUDA device says so in one line, and gpu=False says that;
 - torch.profiler and layoutprof's GPU tracer share CUPTI: while a profile records, a profiler
   session that traces CUDA pauses the tracer before it prepares or starts, and resumes it after
-  it ends, in each order (started inside the block, running as the block begins); a session
-  that traces the CPU only leaves it alone; the profiler's functions are its own again after
-  the block;
+  it ends, in each order (started inside the block, running as the block begins, prepared
+  for a schedule's warm-up before it); a session that traces the CPU only leaves it alone; after
+  the block a profiler session pauses nothing;
 - a real torch.profiler session (CPU activity) inside a profile: both record the same ops;
 - a CUDA graph's replay runs inside the op layoutprof::cuda_graph_replay, recorded in its
   place, and torch.cuda.CUDAGraph.replay is its own again after the block.
@@ -21,7 +21,7 @@ from torch.profiler import ProfilerActivity
 
 import layoutprof
 from layoutprof import _graph_replays
-from layoutprof._profiler_watch import ProfilerWatch, WHILE_PROFILING
+from layoutprof._profiler_watch import _ENTRY_POINTS, ProfilerWatch, WHILE_PROFILING
 
 failures = []
 
@@ -69,6 +69,7 @@ def with_stand_in_profiler(body):
     autograd_profiler._prepare_profiler = lambda config, activities, **kw: ran.append("prepare")
     autograd_profiler._enable_profiler = lambda config, activities, *a: ran.append("enable")
     autograd_profiler._disable_profiler = lambda: ran.append("disable")
+    _ENTRY_POINTS.ensure_wrapped()  # as a profile finds them replaced: wrapped again
     try:
         return body(ran)
     finally:
@@ -81,7 +82,6 @@ def check_profiler_orders():
 
     def started_inside(ran):
         session, watch = StandInSession(), ProfilerWatch()
-        stand_in = autograd_profiler._prepare_profiler
         watch.install(lambda: session)
         autograd_profiler._prepare_profiler(None, {ProfilerActivity.CPU})
         cpu_only = list(session.calls)
@@ -90,11 +90,14 @@ def check_profiler_orders():
         autograd_profiler._enable_profiler(None, cuda)
         autograd_profiler._disable_profiler()
         watch.remove()
-        restored = autograd_profiler._prepare_profiler is stand_in
+        calls, ran_in_block = len(session.calls), list(ran)
+        autograd_profiler._prepare_profiler(None, cuda)  # after the block: nothing to pause
+        autograd_profiler._disable_profiler()
+        restored = len(session.calls) == calls
         if cpu_only or not paused_first or session.calls[-1] != ("resume",) or not restored or \
-                ran != ["prepare", "prepare", "enable", "disable"]:
-            fail(f"torch.profiler started inside a block: calls {session.calls}, profiler ran {ran}, "
-                 f"CPU-only session paused it: {bool(cpu_only)}, functions restored: {restored}")
+                ran_in_block != ["prepare", "prepare", "enable", "disable"]:
+            fail(f"torch.profiler started inside a block: calls {session.calls}, profiler ran {ran_in_block}, "
+                 f"CPU-only session paused it: {bool(cpu_only)}, left alone after the block: {restored}")
 
     def running_before(ran):
         session, watch = StandInSession(), ProfilerWatch()
@@ -108,9 +111,23 @@ def check_profiler_orders():
         if session.calls != [("pause", WHILE_PROFILING), ("resume",)]:
             fail(f"torch.profiler running as the block began: calls {session.calls}")
 
+    def prepared_before(ran):
+        # A schedule's warm-up: Kineto's CUPTI activity is on, the profiler not yet enabled.
+        session, watch = StandInSession(), ProfilerWatch()
+        autograd_profiler._prepare_profiler(None, cuda)
+        watch.install(lambda: session)
+        paused_first = session.calls == [("pause", WHILE_PROFILING)]
+        autograd_profiler._enable_profiler(None, cuda)
+        autograd_profiler._disable_profiler()
+        watch.remove()
+        if not paused_first or session.calls[-1] != ("resume",) or ran != ["prepare", "enable", "disable"]:
+            fail(f"torch.profiler prepared (warm-up) as the block began: calls {session.calls}, profiler ran {ran}")
+
     with_stand_in_profiler(started_inside)
     with_stand_in_profiler(running_before)
-    print("torch.profiler and the GPU tracer: paused before a CUDA session, resumed after it, in both orders")
+    with_stand_in_profiler(prepared_before)
+    print("torch.profiler and the GPU tracer: paused before a CUDA session, resumed after it, in each order "
+          "(inside the block, running before it, prepared for a warm-up before it)")
 
 
 def check_real_profiler_inside():
