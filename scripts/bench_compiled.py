@@ -1,11 +1,13 @@
 """What layoutprof costs a torch.compile'd model on the CPU, side by side in one run (in a venv
 where the layoutprof package is installed: README, "In your Python").
 
-1. A call. Per model, rounds interleave two ways of making the same compiled calls:
+1. A call. Per model, rounds interleave three ways of making the same compiled calls:
      plain       compiled(x): the model compiled with inductor outside any profile;
      layoutprof  the steps of a layoutprof.profile() session: compiled(x), then p.step(), on
                  the same model compiled inside a profile (so its generated kernels emit
-                 events, as under layoutprof they do) and recording.
+                 events, as under layoutprof they do) and recording;
+     no counters the same with profile(counters=False): the recorder's cost without the
+                 sampled counters' (bench_in_process.py measures those).
    A session's first call records every op's tensors: it is left out, as bench_in_process.py
    leaves it out. Prints each way's median per call, the ratio and its spread over the rounds.
 2. A cold compile (--compile): the first call of a fresh torch.compile in a fresh process with
@@ -55,7 +57,22 @@ def timed(fn, calls):
     return statistics.median(times)
 
 
+def recorded_median(profiled, x, calls, counters):
+    """The median of `calls` recorded steps of one profile, after its first call (which records
+    every op's tensors: left out)."""
+    with layoutprof.profile(recent_ops=0, counters=counters) as p:
+        profiled(x)
+        p.step()
+
+        def step():
+            profiled(x)
+            p.step()
+        return timed(step, calls)
+
+
 def call_ratio(build, shape, rounds, calls):
+    """Per way (plain, no counters, layoutprof): the median of the rounds' medians, and each
+    recorded way's ratios to the plain calls of its round."""
     torch.manual_seed(0)
     x = torch.randn(*shape)
     plain = torch.compile(build())
@@ -64,21 +81,16 @@ def call_ratio(build, shape, rounds, calls):
         plain(x)
         with layoutprof.profile():  # compiled inside a profile: its kernels emit events
             profiled(x)
-        ratios, plains, records = [], [], []
+        medians = {"plain": [], "no counters": [], "layoutprof": []}
+        ratios = {"no counters": [], "layoutprof": []}
         for _ in range(rounds):
             p_median = timed(lambda: plain(x), calls)
-            with layoutprof.profile(recent_ops=0) as p:
-                profiled(x)  # the first call records every op's tensors: left out
-                p.step()
-
-                def step():
-                    profiled(x)
-                    p.step()
-                r_median = timed(step, calls)
-            plains.append(p_median)
-            records.append(r_median)
-            ratios.append(r_median / p_median)
-    return statistics.median(plains), statistics.median(records), ratios
+            medians["plain"].append(p_median)
+            for way, counters in (("no counters", False), ("layoutprof", True)):
+                r_median = recorded_median(profiled, x, calls, counters)
+                medians[way].append(r_median)
+                ratios[way].append(r_median / p_median)
+    return {way: statistics.median(m) for way, m in medians.items()}, ratios
 
 
 COLD = """
@@ -89,6 +101,8 @@ import bench_compiled as b
 build, shape = b.MODELS[{name!r}]
 torch.manual_seed(0)
 m, x = torch.compile(build()), torch.randn(*shape)
+
+
 def first():
     t = time.perf_counter()
     with torch.no_grad():
@@ -121,9 +135,10 @@ def main():
     torch.set_num_threads(1)
     print(f"torch {torch.__version__}, {torch.get_num_threads()} thread, {args.rounds} rounds of {args.calls} calls")
     for name, (build, shape) in MODELS.items():
-        plain, recorded, ratios = call_ratio(build, shape, args.rounds, args.calls)
-        print(f"{name}: plain compiled {plain * 1e3:.3f} ms, recorded {recorded * 1e3:.3f} ms, "
-              f"ratio {statistics.median(ratios):.3f} (rounds {min(ratios):.3f}-{max(ratios):.3f})")
+        medians, ratios = call_ratio(build, shape, args.rounds, args.calls)
+        print(f"{name}: plain compiled {medians['plain'] * 1e3:.3f} ms, " + ", ".join(
+            f"{way} {medians[way] * 1e3:.3f} ms, ratio {statistics.median(r):.3f} (rounds {min(r):.3f}-{max(r):.3f})"
+            for way, r in ratios.items()))
     for name in MODELS if args.compile else []:
         plain, profiled = [], []
         for _ in range(args.compile):
