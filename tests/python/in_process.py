@@ -640,7 +640,12 @@ def check_interrupted():
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             proc.stdout.readline()  # "recorded": the warm-up call and the 2 recorded ones are done
             proc.send_signal(sig)
-            _, err = proc.communicate(timeout=120)
+            try:
+                _, err = proc.communicate(timeout=120)
+            except subprocess.TimeoutExpired:  # never left running: it holds perf ring buffers
+                proc.kill()
+                _, err = proc.communicate()
+                err += f"\n(still running 120 s after {name}: killed)"
             run = json.load(open(report))["run"] if os.path.exists(report) else None
             ended = proc.returncode == -signal.SIGTERM if sig == signal.SIGTERM else "KeyboardInterrupt" in err
             if run is None or (run["status"], run["calls_recorded"]) != ("interrupted", 2) or \
