@@ -82,8 +82,10 @@ std::unique_ptr<Ring> map_ring(int fd, size_t pages) {
     auto ring = std::make_unique<Ring>();
     ring->bytes = (pages + 1) * page_size();
     ring->base = ::mmap(nullptr, ring->bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    ring->fd = fd;
-    if (ring->base != MAP_FAILED) return ring;
+    if (ring->base != MAP_FAILED) {
+      ring->fd = fd;
+      return ring;
+    }
     if (errno != EPERM && errno != ENOMEM) return nullptr;
   }
   return nullptr;
@@ -388,11 +390,6 @@ struct PerfSampler::Impl {
         if (set[i].revents & (POLLIN | POLLHUP)) drain_ring(ring, staged, staged_lost);
       }
     }
-  }
-
-  static uint64_t ring_fill(const Ring& ring) {
-    auto* meta = static_cast<perf_event_mmap_page*>(ring.base);
-    return __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE) - meta->data_tail;
   }
 
   ~Impl() {

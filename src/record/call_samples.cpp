@@ -24,7 +24,10 @@ CallSamples drain_samples(Collected& c, int64_t origin_ns, int64_t from_ns, int6
   }
   out.periods = c.records.periods;
   out.interval_events = c.records.interval_events;
-  for (IntervalReading& r : out.drain.intervals) r.time_ns -= origin_ns;
+  for (IntervalReading& r : out.drain.intervals) {
+    r.time_ns -= origin_ns;
+    out.intervals_multiplexed = out.intervals_multiplexed || r.multiplexed;
+  }
   out.scale.assign(out.periods.size(), 1.0);
   for (size_t k = 0; k < out.periods.size(); ++k)
     if (out.drain.running_ns[k] > 0 && out.drain.running_ns[k] < out.drain.enabled_ns[k])
@@ -69,14 +72,12 @@ void SampledCall::counters(size_t span, std::vector<CounterValue>& values) const
     values[k].multiplexed = s.scale[k] != 1.0;
   }
   if (s.interval_events == 0 || span >= shares.size()) return;
-  bool multiplexed = false;
-  for (const IntervalReading& r : s.drain.intervals) multiplexed = multiplexed || r.multiplexed;
   const std::vector<double>& share = shares[span];
   for (size_t e = 0; e < s.interval_events && e < share.size(); ++e) {
     CounterValue& v = values[sampled + e];
     v.scaled = share[e];
     v.raw = static_cast<uint64_t>(std::llround(share[e]));
-    v.multiplexed = multiplexed;
+    v.multiplexed = s.intervals_multiplexed;
   }
 }
 

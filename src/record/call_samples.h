@@ -20,6 +20,7 @@ struct CallSamples {
   std::vector<uint64_t> periods;  // per sampled counter
   std::vector<double> scale;      // per sampled counter: time enabled / running where multiplexed, else 1
   size_t interval_events = 0;     // the uncore events after them, read at intervals
+  bool intervals_multiplexed = false;  // any of their readings was
 };
 
 // A call's samples attributed to its spans (op events), and the call's sample totals filled in.
