@@ -36,8 +36,10 @@ struct SessionOptions {
   int steps = 0;                 // steps recorded after them; 0: every one until stop()
   // Perf events sampled over the recorded steps on every thread of the process, per op and
   // module, as the command samples them: `events` empty, its defaults (task-clock and the DTLB
-  // and cache events the CPU has); otherwise libpfm4 names. What cannot open is listed in the
-  // report with the reason. counters = false: none.
+  // and cache events the CPU has; task-clock every 20 ms, a tenth of the command's rate, since
+  // the program's own calls pay for each sample); otherwise libpfm4 names
+  // ("task-clock:period=2000000": the command's rate). Sampled figures are means over the
+  // steps. What cannot open is listed in the report with the reason. counters = false: none.
   bool counters = true;
   std::vector<std::string> events;
   // GPU time per op through CUPTI, where layoutprof was built with it and the process has a CUDA

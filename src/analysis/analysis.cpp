@@ -423,9 +423,49 @@ std::vector<ModuleStats> aggregate_modules(const Report& r, const std::vector<in
   return modules;
 }
 
-// Durations, GPU times and counters of `ops` become the medians over `calls` (which ran the
-// same op sequence); a counter is multiplexed if it was in any call.
-void take_medians(OpList& ops, const std::vector<const Call*>& calls) {
+// One counter's value in each call (`values`, an entry per call, ops' counters in order) as
+// the figure over the calls: for a sampled one (`sampled`) the samples summed and the estimates
+// averaged, for a counted one the medians. Multiplexed if it was in any call.
+CounterValue over_calls(const std::vector<std::vector<CounterValue>>& values, size_t k, bool sampled,
+                        std::vector<int64_t>& raw, std::vector<double>& scaled) {
+  CounterValue out;
+  raw.clear();
+  scaled.clear();
+  for (const std::vector<CounterValue>& call : values) {
+    if (k >= call.size()) continue;
+    raw.push_back(static_cast<int64_t>(call[k].raw));
+    scaled.push_back(call[k].scaled);
+    out.multiplexed = out.multiplexed || call[k].multiplexed;
+  }
+  if (raw.empty()) return out;
+  if (sampled) {
+    for (size_t i = 0; i < raw.size(); ++i) {
+      out.raw += static_cast<uint64_t>(raw[i]);
+      out.scaled += scaled[i];
+    }
+    out.scaled /= static_cast<double>(raw.size());
+    return out;
+  }
+  out.raw = static_cast<uint64_t>(median(raw));
+  out.scaled = median(scaled);
+  return out;
+}
+
+// Which of the measured counters are sampled; theirs are now figures over `calls` calls.
+std::vector<bool> sampled_counters(RunInfo& run, size_t calls) {
+  std::vector<bool> sampled;
+  for (CounterStatus& c : run.counters) {
+    if (!c.measured) continue;
+    sampled.push_back(c.sampled());
+    if (c.sampled()) c.calls = static_cast<int64_t>(calls);
+  }
+  return sampled;
+}
+
+// Durations and GPU times of `ops` become the medians over `calls` (which ran the same op
+// sequence), and their counters the figures over them (over_calls: `sampled` says which
+// counters are sampled).
+void take_figures_over_calls(OpList& ops, const std::vector<const Call*>& calls, const std::vector<bool>& sampled) {
   // figures_only calls' figures, read in order
   std::vector<PackedInts::Reader> durations, gpu_times, counters;
   std::vector<size_t> counters_left;  // values each call's counters still hold
@@ -464,22 +504,12 @@ void take_medians(OpList& ops, const std::vector<const Call*>& calls) {
         values[ci].assign(c.events[i].counters.begin(), c.events[i].counters.end());
         continue;
       }
+      if (c.took_no_sample) values[ci].assign(n, CounterValue{});
       for (size_t k = 0; k < n && counters_left[ci] > 0; ++k, --counters_left[ci])
         values[ci].push_back(counters[ci].next_counter());
     }
-    for (size_t k = 0; k < n; ++k) {
-      raw.clear();
-      scaled.clear();
-      for (size_t ci = 0; ci < calls.size(); ++ci) {
-        if (k >= values[ci].size()) continue;
-        const CounterValue& v = values[ci][k];
-        raw.push_back(static_cast<int64_t>(v.raw));
-        scaled.push_back(v.scaled);
-        op.counters[k].multiplexed = op.counters[k].multiplexed || v.multiplexed;
-      }
-      op.counters[k].raw = static_cast<uint64_t>(median(raw));
-      op.counters[k].scaled = median(scaled);
-    }
+    for (size_t k = 0; k < n; ++k)
+      op.counters[k] = over_calls(values, k, k < sampled.size() && sampled[k], raw, scaled);
   }
 }
 
@@ -691,7 +721,7 @@ Report analyze(Trace trace) {
   r.run.ops_not_recorded = shown.ops_not_recorded;
   r.backward_from = shown.backward_from;
   r.parameters = first.parameters;
-  if (!one_call) take_medians(r.ops, same);
+  if (!one_call) take_figures_over_calls(r.ops, same, sampled_counters(r.run, same.size()));
   attribute_backward(r);
 
   std::vector<int64_t> top = top_level_ancestors(r.ops);

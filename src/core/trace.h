@@ -13,6 +13,7 @@
 #include "core/mapped_allocator.h"
 #include "core/packed_ints.h"
 #include "core/run_enums.h"
+#include "core/sampled_figure.h"
 
 namespace layoutprof {
 
@@ -43,7 +44,13 @@ struct CounterStatus {
   int64_t samples = 0;
   int64_t attributed = 0;
   int64_t lost = 0;
+  // sampled: the recorded calls the ops' figures are taken over, their samples summed (raw)
+  // and their estimates averaged (scaled): a median of a few samples a call would be biased
+  // (0 where an op takes under one sample a call), a mean is not.
+  int64_t calls = 1;
   bool sampled() const { return mode == CounterMode::sampled; }
+  // A figure's one-sigma error: sampled_error() over `calls`; 0 for a counted one.
+  double error(const CounterValue& v) const { return sampled() ? sampled_error(v.raw, period, calls) : 0.0; }
 };
 
 // Sampled events with data addresses: the samples whose address fell in one tensor of one op
@@ -192,8 +199,10 @@ struct Call {
   PackedInts duration_ns;  // figures_only: per op event
   PackedInts gpu_ns;       // figures_only: per op event, when the call traced a GPU
   // figures_only: the counters of the ops that have them, in op order, concatenated
-  // (push_counter / next_counter).
+  // (push_counter / next_counter); none where the call sampled them and took no sample
+  // (`took_no_sample`: each value is 0).
   PackedInts counters;
+  bool took_no_sample = false;
   // figures_only: moves the figures above to the process's spill file (support/spill_file.h), so
   // that memory does not grow with the calls kept.
   void spill() {

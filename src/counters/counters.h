@@ -94,16 +94,25 @@ struct SamplerDrain {
 // a sample period, disabled until enable(); every thread's events write into one ring buffer,
 // read by drain() after a recorded call, never per op. Samples carry thread, time on the
 // steady clock, instruction pointer and data address.
+struct SamplingOptions {
+  int64_t interval_ns = 1000000;  // the uncore events' reading interval
+  // task-clock's and cpu-clock's period where the event names none: 500 samples a second of a
+  // thread's CPU time (the command's). Each sample is a timer interrupt, which costs the
+  // interrupted thread 20-100 us in a VM: a recording in process, where the user's own calls
+  // pay for it, asks for fewer (EagerOptions::clock_period_ns).
+  uint64_t clock_period_ns = 2000000;
+};
+
 class PerfSampler {
  public:
   // Always returns a usable object: events that cannot be sampled are left out, with the reason
   // in status(). A period given with the event (libpfm4's ":period=N" or ":freq=N") is kept;
-  // otherwise default_period() gives it.
-  // `bandwidth`'s uncore events, where given, are read system-wide every `interval_ns` by a
+  // otherwise default_period() gives it (`options.clock_period_ns` for the clock events).
+  // `bandwidth`'s uncore events, where given, are read system-wide every `options.interval_ns` by a
   // thread of the sampler's own while enabled (uncore PMUs take no sample interrupts): their
   // statuses come last, with mode "interval" and the interval as their period.
   static PerfSampler create(const std::vector<std::string>& events, const std::vector<int>& tids,
-                            const BandwidthEvents& bandwidth = {}, int64_t interval_ns = 1000000);
+                            const BandwidthEvents& bandwidth = {}, const SamplingOptions& options = {});
 
   PerfSampler(PerfSampler&& other) noexcept;
   PerfSampler& operator=(PerfSampler&& other) noexcept;

@@ -46,9 +46,9 @@ bool is_page_fault_event(const perf_event_attr& a) {
 // at the rates these events run at on a busy core, primes so that the sampling does not lock
 // onto a loop's period. The clock events are timer interrupts: one costs 15-20 us in these VMs
 // (bench.sh's counters table), so 500 a second, where perf record's default of 4000 would cost
-// 7% of the time.
-uint64_t default_period(const Encoded& e) {
-  if (is_clock_event(e)) return 2000000;  // ns of task-clock / cpu-clock: 500 a second
+// 7% of the time; a recording in process asks for fewer (SamplingOptions::clock_period_ns).
+uint64_t default_period(const Encoded& e, uint64_t clock_period_ns) {
+  if (is_clock_event(e)) return clock_period_ns;  // ns of task-clock / cpu-clock
   if (is_page_fault_event(e.attr)) return 16;  // a sample per 64 KB of memory first touched (4 KB pages)
   if (e.attr.type == PERF_TYPE_SOFTWARE) return 1009;
   if (e.attr.type == PERF_TYPE_HARDWARE &&
@@ -94,9 +94,9 @@ std::unique_ptr<Ring> map_ring(int fd, size_t pages) {
 // The attributes every sampled event shares: its period (default_period() where the event
 // names none), the fields of its samples, disabled until enable(), and times on the clock the
 // ops are timed by.
-void set_sampling(Encoded& e) {
+void set_sampling(Encoded& e, uint64_t clock_period_ns) {
   perf_event_attr& a = e.attr;
-  if (a.sample_period == 0) a.sample_period = default_period(e);
+  if (a.sample_period == 0) a.sample_period = default_period(e, clock_period_ns);
   a.sample_type = kSampleType;
   a.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
   a.disabled = 1;
@@ -210,6 +210,7 @@ struct PerfSampler::Impl {
   // hang-ups, `staged`, the uncore snapshots and the flags.
   std::optional<PerfCounters> uncore;  // counted system-wide
   std::chrono::nanoseconds interval{1000000};
+  uint64_t clock_period_ns = SamplingOptions{}.clock_period_ns;  // where an event names no period
   std::thread reader;
   EventFd control;
   std::mutex mutex;
@@ -251,7 +252,7 @@ struct PerfSampler::Impl {
       st.encoding = e.name;
       if (e.attr.freq) throw std::runtime_error("a sampled event needs a fixed period (:period=N), not :freq");
       if (tids.empty()) throw std::runtime_error("no thread to sample");
-      set_sampling(e);
+      set_sampling(e, clock_period_ns);
       if (probe_sampling(e.attr, tids.front(), st)) {
         set_measured(st, e.attr);
         usable.push_back(e);
@@ -560,9 +561,10 @@ void PerfSampler::drain(SamplerDrain& out) const {
 }
 
 PerfSampler PerfSampler::create(const std::vector<std::string>& events, const std::vector<int>& tids,
-                                const BandwidthEvents& bandwidth, int64_t interval_ns) {
+                                const BandwidthEvents& bandwidth, const SamplingOptions& options) {
   auto impl = std::make_unique<Impl>();
-  impl->interval = std::chrono::nanoseconds(std::max<int64_t>(interval_ns, 10000));
+  impl->interval = std::chrono::nanoseconds(std::max<int64_t>(options.interval_ns, 10000));
+  impl->clock_period_ns = std::max<uint64_t>(options.clock_period_ns, 10000);
   impl->add_interval_events(bandwidth);
   impl->usable = impl->probe_events(events, tids);
   impl->open_threads(tids, true);

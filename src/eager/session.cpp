@@ -80,6 +80,7 @@ struct EagerSession::State {
     ProfileConfig config;
     config.counters = options.counters;
     config.events = options.events;
+    config.clock_period_ns = options.clock_period_ns;
     try {
       open_collectors(config, at::Device(at::kCPU), collectors, trace.run);
     } catch (const std::exception& e) {

@@ -2,7 +2,6 @@
 
 #include "analysis/cause_text.h"
 #include "analysis/hazards.h"
-#include "core/sampled_figure.h"
 
 #include <algorithm>
 #include <cmath>
@@ -540,11 +539,6 @@ void add_gpu_time(Comparison& c, const Summary& sb, const Summary& sn, const Gat
   }
 }
 
-// A sampled total is an estimate: its one-sigma error (sampling.h), 0 for a counted one.
-double error_of(const CounterStatus& st, const CounterValue& v) {
-  return st.sampled() ? sampled_error(v.raw, st.period) : 0.0;
-}
-
 // The performance counters both runs measured: a check each with --gate-counters, else a note.
 void add_counter_checks(Comparison& c, const Report& base_report, const Report& now_report, const GateOptions& o) {
   const Summary& sb = base_report.summary;
@@ -563,7 +557,7 @@ void add_counter_checks(Comparison& c, const Report& base_report, const Report& 
     double before = it->second.first.scaled, after = sn.counters[k].scaled;
     const bool sampled = base_st.sampled() || now_st.sampled();
     // The difference of two estimates is noise up to about two of its standard deviations.
-    const double noise = 2 * std::hypot(error_of(base_st, it->second.first), error_of(now_st, sn.counters[k]));
+    const double noise = 2 * std::hypot(base_st.error(it->second.first), now_st.error(sn.counters[k]));
     const std::string kind = sampled ? "sampled" : "measured";
     if (o.gate_counters) {
       const bool regressed = before > 0 && after - before > *o.gate_counters * before + noise;

@@ -142,6 +142,10 @@ SampleSpan sample_span(const Collected& c, const Collected::Ref& at, int64_t sta
 void push_sampled_counters(const RecordingState& rec, StoppedCall& s, const std::vector<SampleSpan>& spans) {
   const SampledCall sampled =
       sample_call(s.call, s.c, spans, 0, s.scale.ns(rec.start_tick), s.scale.ns(s.stop_tick));
+  if (sampled.samples.samples.empty() && sampled.samples.interval_events == 0) {
+    s.call.took_no_sample = true;  // a short call at in process's rate, mostly: nothing to keep
+    return;
+  }
   std::vector<CounterValue> values;
   for (size_t i = 0; i < spans.size(); ++i) {
     if (!spans[i].counted) continue;

@@ -24,7 +24,6 @@
 #include "report/comparison_text.h"
 #include "analysis/format_comparison.h"
 #include "report/reporter.h"
-#include "core/sampled_figure.h"
 #include "report/text_report.h"
 #include "report/comparison_json.h"
 #include "report/html_assets.h"
@@ -163,7 +162,7 @@ json summary_json(const Report& r) {
   for (size_t k = 0; k < measured.size() && k < s.counters.size(); ++k)
     counters.push_back({{"event", measured[k]->event}, {"value", s.counters[k].scaled},
                         {"multiplexed", s.counters[k].multiplexed}, {"mode", to_string(measured[k]->mode)},
-                        {"error", measured[k]->sampled() ? sampled_error(s.counters[k].raw, measured[k]->period) : 0.0}});
+                        {"error", measured[k]->error(s.counters[k])}});
   return {{"ops", s.ops},
           {"top_level_ops", s.top_level_ops},
           {"wall_ns", s.wall_ns},

@@ -171,7 +171,8 @@ CounterStatus counter_status_from(const json& c) {
     st.samples = as<int64_t>(c.at("samples"));
     st.attributed = as<int64_t>(c.at("attributed"));
     st.lost = as<int64_t>(c.at("lost"));
-    if (st.samples < 0 || st.attributed < 0 || st.lost < 0 || st.attributed > st.samples)
+    st.calls = c.contains("calls") ? as<int64_t>(c.at("calls")) : 1;  // added with means over calls
+    if (st.samples < 0 || st.attributed < 0 || st.lost < 0 || st.attributed > st.samples || st.calls < 1)
       throw std::out_of_range("a sampled counter's sample counts are impossible");
   }
   return st;

@@ -103,6 +103,7 @@ json counter_status_json(const std::vector<CounterStatus>& counters) {
       item["samples"] = c.samples;
       item["attributed"] = c.attributed;
       item["lost"] = c.lost;
+      item["calls"] = c.calls;
     }
     list.push_back(std::move(item));
   }

@@ -385,7 +385,7 @@ HeatmapTable heatmap_table(const Report& r, GroupBy group_by, int requested_dept
   t.legend = "ops, non-contig in, copies, MB: derived; GB/s: " + r.run.bandwidth +
              (r.run.counter_mode == CounterMode::sampled
                   ? "; time: measured over the top-level ops, median over calls; counters: sampled "
-                    "estimates (samples x period) over the top-level ops, median over calls, * = "
+                    "estimates (samples x period) over the top-level ops, mean over calls, * = "
                     "multiplexed and scaled"
                   : "; time and counters: measured over the top-level ops, median over calls, * = "
                     "multiplexed and scaled") +
@@ -498,8 +498,9 @@ void write_totals(std::ostream& out, const Report& r) {
     if (counters[k]->sampled()) {
       out << "  " << counters[k]->event << " (sampled, one every " << counters[k]->period
           << (s.counters[k].multiplexed ? ", multiplexed" : "") << "): " << si(s.counters[k].scaled) << " +- "
-          << si(sampled_error(s.counters[k].raw, counters[k]->period)) << " (" << s.counters[k].raw
-          << " samples) over the top-level ops\n";
+          << si(counters[k]->error(s.counters[k])) << " (" << s.counters[k].raw << " samples"
+          << (counters[k]->calls > 1 ? " over " + std::to_string(counters[k]->calls) + " calls, their mean" : "")
+          << ") over the top-level ops\n";
       continue;
     }
     out << "  " << counters[k]->event << " (measured" << (s.counters[k].multiplexed ? ", multiplexed" : "")

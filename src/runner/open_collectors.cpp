@@ -11,13 +11,21 @@ std::vector<Collector*> Collectors::all() const {
   return out;
 }
 
+namespace {
+SamplingOptions sampling_options(const ProfileConfig& config) {
+  SamplingOptions o;
+  o.clock_period_ns = config.clock_period_ns;
+  return o;
+}
+}  // namespace
+
 void open_collectors(const ProfileConfig& config, const at::Device& device, Collectors& open, RunInfo& run) {
   const std::vector<std::string> events = config.events.empty() ? PerfCounters::default_events() : config.events;
   const BandwidthEvents bandwidth =
       config.counters ? PerfCounters::bandwidth_events(config.bandwidth_events) : BandwidthEvents{};
   if (config.counters && config.sample_counters) {
     // Sampled (the default): nothing is read per op; the samples are attributed after each call.
-    open.sampler.emplace(PerfSampler::create(events, process_threads(), bandwidth));
+    open.sampler.emplace(PerfSampler::create(events, process_threads(), bandwidth, sampling_options(config)));
     open.list.push_back(std::make_unique<SamplingCollector>(*open.sampler));
   } else if (config.counters) {
     open.counters.emplace(PerfCounters::create(events, process_threads(), bandwidth));

@@ -25,6 +25,9 @@ struct ProfileConfig {
   // call; --counters count: read at every top-level op and copy (exact per op, costs per op).
   bool sample_counters = true;
   std::vector<std::string> events;  // libpfm4 event names; empty: PerfCounters::default_events()
+  // task-clock's and cpu-clock's sampling period where the event names none (the command's:
+  // 500 samples a second; a recording in process asks for fewer, EagerOptions)
+  uint64_t clock_period_ns = 2000000;
   // System-wide events for memory traffic (64 bytes a count); empty: the memory controllers'
   // CAS counts libpfm4 finds (PerfCounters::bandwidth_events).
   std::vector<std::string> bandwidth_events;

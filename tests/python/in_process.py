@@ -286,13 +286,16 @@ def check_one_profile_at_a_time():
 
 def check_counters(name, report, events=("task-clock", "page-faults")):
     """The recording sampled `events` (software events: every machine has them) on the process's
-    threads, as the command samples them, and charged samples to more than one module's ops."""
+    threads, as the command samples them but task-clock every 20 ms (in process's default, a
+    tenth of the command's rate), and charged samples to more than one module's ops."""
     status = {c["event"]: c for c in report["run"].get("counters", [])}
     for event in events:
         c = status.get(event)
         if not c or not c["measured"] or c["mode"] != "sampled":
             fail(f"{name}: {event} not sampled: {c or sorted(status)}; not measured: {report['run']['not_measured']}")
             return
+    if status["task-clock"]["period"] != 20000000:
+        fail(f"{name}: task-clock sampled every {status['task-clock']['period']} ns, not in process's 20 ms")
     rows = [r for r in report["modules"] if r.get("counters", {}).get("task-clock", {}).get("raw", 0) > 0]
     if len(rows) < 2:
         fail(f"{name}: task-clock samples in {len(rows)} module rows, want several")
@@ -301,15 +304,15 @@ def check_counters(name, report, events=("task-clock", "page-faults")):
 
 
 def check_training_counters():
-    """A training step long enough for the sampled counters (task-clock every 2 ms): resnet18 at
-    4x3x64x64, forward, backward and SGD step, about 50 ms a step here."""
+    """Training steps long enough for the sampled counters (task-clock every 20 ms in process):
+    resnet18 at 4x3x64x64, forward, backward and SGD step, about 50 ms a step here, 5 steps."""
     import torchvision
 
     model = torchvision.models.resnet18(num_classes=10).train()
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
     x = torch.randn(4, 3, 64, 64)
     with layoutprof.profile(warmup=1) as p:
-        for _ in range(3):
+        for _ in range(5):
             model(x).square().mean().backward()
             optimizer.step()
             optimizer.zero_grad()

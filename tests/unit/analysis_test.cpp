@@ -170,6 +170,68 @@ TEST(Analysis, MediansOverCallsKeptAsSpilledFiguresAreTheSame) {
   EXPECT_EQ(b.ops[0].counters[0].scaled, 45.0);
 }
 
+// A sampled counter's figure over the calls is their mean, its raw the samples summed: an op
+// taking a sample in one call of three gets a third of a period, where a median would say 0
+// (and modules, summing such ops, would lose every sparse op's time). Counted ones stay medians.
+TEST(Analysis, SampledCountersAreMeansOverTheCallsAndCountedOnesMedians) {
+  auto call_with = [](uint64_t samples, uint64_t faults) {
+    Call c = transpose_reshape_call();
+    for (OpEvent& e : c.events)
+      if (e.parent < 0)
+        e.counters = {CounterValue{samples, static_cast<double>(samples) * 2000000.0, false},
+                      CounterValue{faults, static_cast<double>(faults), false}};
+    return c;
+  };
+  Trace t = trace_of({call_with(0, 10), call_with(1, 90), call_with(0, 30)});
+  CounterStatus clock, faults;
+  clock.event = "task-clock";
+  clock.measured = true;
+  clock.mode = CounterMode::sampled;
+  clock.period = 2000000;
+  faults.event = "page-faults";
+  faults.measured = true;  // counted
+  t.run.counters = {clock, faults};
+  Report r = analyze(t);
+  ASSERT_EQ(r.ops[0].counters.size(), 2u);
+  EXPECT_EQ(r.ops[0].counters[0].raw, 1u) << "the samples of the three calls";
+  EXPECT_DOUBLE_EQ(r.ops[0].counters[0].scaled, 2000000.0 / 3);
+  EXPECT_EQ(r.ops[0].counters[1].raw, 30u) << "a counted value's median";
+  ASSERT_EQ(r.run.counters[0].calls, 3);
+  EXPECT_EQ(r.run.counters[1].calls, 1) << "not sampled: no mean";
+  EXPECT_DOUBLE_EQ(r.run.counters[0].error(r.ops[0].counters[0]), 2000000.0 * 2.0 / 3.0);
+  EXPECT_DOUBLE_EQ(r.run.counters[1].error(r.ops[0].counters[1]), 0.0);
+}
+
+// A later call that sampled and took no sample keeps no counter values (Call::took_no_sample):
+// each reads as 0 in the mean, as if it had kept them.
+TEST(Analysis, ACallThatTookNoSampleCountsAsZerosInTheMean) {
+  auto call_with = [](uint64_t samples) {
+    Call c = transpose_reshape_call();
+    for (OpEvent& e : c.events)
+      if (e.parent < 0) e.counters = {CounterValue{samples, static_cast<double>(samples) * 1000.0, false}};
+    return c;
+  };
+  CounterStatus clock;
+  clock.event = "task-clock";
+  clock.measured = true;
+  clock.mode = CounterMode::sampled;
+  clock.period = 1000;
+  Trace kept = trace_of({call_with(3), call_with(0), call_with(0), call_with(1)});
+  kept.run.counters = {clock};
+  Trace whole = kept;
+  for (size_t i = 1; i < kept.calls.size(); ++i) kept.calls[i] = keep_figures_only(kept.calls[i], kept.calls[0]);
+  kept.calls[2].counters = PackedInts();
+  kept.calls[2].took_no_sample = true;
+  const Report a = analyze(whole), b = analyze(kept);
+  EXPECT_EQ(b.ops[0].counters[0].raw, 4u);
+  EXPECT_DOUBLE_EQ(b.ops[0].counters[0].scaled, 1000.0);
+  for (size_t i = 0; i < a.ops.size(); ++i) {
+    if (!a.ops[i].counters.empty()) {
+      EXPECT_DOUBLE_EQ(a.ops[i].counters[0].scaled, b.ops[i].counters[0].scaled) << i;
+    }
+  }
+}
+
 TEST(Analysis, DifferingCallsAreReported) {
   Call other = transpose_reshape_call();
   other.events.pop_back();

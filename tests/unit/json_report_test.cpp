@@ -400,9 +400,21 @@ TEST(JsonReport, SampledCountersAndTheirAddressesRoundTrip) {
   write_text_report(text, back, TextOptions{});
   EXPECT_THAT(text.str(), HasSubstr("page-faults (sampled, one every 16): 96 +- 42 (6 samples) over the top-level ops"));
   EXPECT_THAT(text.str(), HasSubstr("2 samples (32) in aten::copy_'s input 1"));
+  // A mean over calls: the error shrinks with them, the line says over how many (and so does a
+  // report read back), and a report from before `calls` reads as one call.
+  json over = j;
+  over["run"]["counters"][0]["calls"] = 3;
+  const Report three = report_from_json(over);
+  EXPECT_EQ(three.run.counters[0].calls, 3);
+  std::ostringstream three_text;
+  write_text_report(three_text, three, TextOptions{});
+  EXPECT_THAT(three_text.str(), HasSubstr("96 +- 16 (6 samples over 3 calls, their mean) over the top-level ops"));
+  over["run"]["counters"][0].erase("calls");
+  EXPECT_EQ(report_from_json(over).run.counters[0].calls, 1);
   for (const auto& [what, mutate] : std::vector<std::pair<std::string, std::function<void(json&)>>>{
            {"a period of 0", [](json& d) { d["run"]["counters"][0]["period"] = 0; }},
            {"more attributed than sampled", [](json& d) { d["run"]["counters"][0]["attributed"] = 11; }},
+           {"no call", [](json& d) { d["run"]["counters"][0]["calls"] = 0; }},
            {"an unknown mode", [](json& d) { d["run"]["counters"][0]["mode"] = "guessed"; }},
            {"a tensor its op does not have", [](json& d) { d["tensor_samples"][0][1] = 9; }},
            {"an op out of range", [](json& d) { d["tensor_samples"][0][0] = 999; }},

@@ -214,6 +214,9 @@ TEST(SampledEstimate, SamplesTimesPeriodWithPoissonAndPhaseError) {
   EXPECT_DOUBLE_EQ(sampled_estimate(100, 16), 1600.0);
   EXPECT_DOUBLE_EQ(sampled_error(99, 16), 160.0);
   EXPECT_DOUBLE_EQ(sampled_error(0, 250000), 250000.0) << "no sample still leaves up to a period unseen";
+  // The mean of 4 calls that took 96 samples in all: a phase per call, the error a quarter.
+  EXPECT_DOUBLE_EQ(sampled_error(96, 16, 4), 16.0 * 10.0 / 4.0);
+  EXPECT_LT(sampled_error(96, 16, 4), sampled_error(24, 16)) << "four calls' mean is surer than one call";
 }
 
 // The kernel's side: page faults of this thread, sampled with their addresses, land in the
@@ -309,6 +312,22 @@ TEST(PerfSampler, ClockSamplesAndUnsampleableEventsSayWhy) {
   EXPECT_EQ(sampler.events(), 1u);
 }
 
+// The clock events' period where the event names none is the caller's (a recording in process
+// asks for a tenth of the command's rate); one the event names is kept.
+TEST(PerfSampler, TheClockPeriodIsTheCallersWhereTheEventNamesNone) {
+  const int tid = static_cast<int>(syscall(SYS_gettid));
+  SamplingOptions slower;
+  slower.clock_period_ns = 20000000;
+  PerfSampler sampler = PerfSampler::create({"task-clock", "cpu-clock:period=3000000", "page-faults"}, {tid}, {}, slower);
+  ASSERT_EQ(sampler.status().size(), 3u);
+  for (const CounterStatus& st : sampler.status())
+    if (!st.measured) GTEST_SKIP() << st.event << " not sampled here: " << st.reason;
+  EXPECT_EQ(sampler.status()[0].period, 20000000u);
+  EXPECT_EQ(sampler.status()[1].period, 3000000u) << "a period the event names is kept";
+  EXPECT_EQ(sampler.status()[2].period, 16u) << "only the clock events take the caller's period";
+  EXPECT_EQ(sampler.periods(), (std::vector<uint64_t>{20000000u, 3000000u, 16u}));
+}
+
 // A thread started after the sampler was made (a pool a recording in process meets at a later
 // call) is sampled once added, enabled as the others are; the sampler's own reader thread and a
 // thread added twice are not opened again.
@@ -367,7 +386,7 @@ TEST(PerfSampler, IntervalEventsAreReadEveryIntervalWhileEnabled) {
   system.events = {"cpu-clock"};
   system.cpus = {0};
   const int tid = static_cast<int>(syscall(SYS_gettid));
-  PerfSampler sampler = PerfSampler::create({"task-clock"}, {tid}, system, 2000000);
+  PerfSampler sampler = PerfSampler::create({"task-clock"}, {tid}, system, SamplingOptions{2000000});
   ASSERT_EQ(sampler.status().size(), 2u);
   const CounterStatus& st = sampler.status()[1];
   EXPECT_EQ(st.mode, CounterMode::interval);

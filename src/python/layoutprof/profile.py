@@ -77,8 +77,10 @@ class profile:
     takes): listed in the report, not counted, not gated.
     counters: perf events sampled over the recorded calls on every thread of the process, per op
     and module, as the command samples them (True: its default events, task-clock and the DTLB
-    and cache events the CPU has; a list of libpfm4 names: those, as --events takes them; False:
-    none). What cannot open is listed in the report with the reason.
+    and cache events the CPU has, task-clock every 20 ms, a tenth of the command's rate, since
+    your calls pay for each sample; a list of libpfm4 names: those, as --events takes them,
+    "task-clock:period=2000000" for the command's rate; False: none). Sampled figures are means
+    over the recorded calls. What cannot open is listed in the report with the reason.
     gpu: GPU time per op through CUPTI, where the process has a CUDA device and layoutprof was
     built with CUPTI; while a torch.profiler session traces CUDA, the calls it overlaps are not
     traced (its trace has them), and the report says so. False: not traced.
