@@ -435,14 +435,12 @@ CounterValue over_calls(const std::vector<std::vector<CounterValue>>& values, si
     if (k >= call.size()) continue;
     raw.push_back(static_cast<int64_t>(call[k].raw));
     scaled.push_back(call[k].scaled);
+    out.raw += call[k].raw;
+    out.scaled += call[k].scaled;
     out.multiplexed = out.multiplexed || call[k].multiplexed;
   }
   if (raw.empty()) return out;
   if (sampled) {
-    for (size_t i = 0; i < raw.size(); ++i) {
-      out.raw += static_cast<uint64_t>(raw[i]);
-      out.scaled += scaled[i];
-    }
     out.scaled /= static_cast<double>(raw.size());
     return out;
   }
