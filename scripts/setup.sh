@@ -14,6 +14,7 @@
 # BUILD_DIR overrides the build folder. LAYOUTPROF_SANITIZE=address,undefined builds with those
 # sanitizers (layoutprof's code; LibTorch is used as it is), reusing build/'s samples.
 # LAYOUTPROF_WERROR=ON makes warnings errors (scripts/test.sh sets it; off otherwise).
+# BUILD_TARGETS="a b" builds only those targets (and what they need); the default is all.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/torch-env.sh
@@ -44,7 +45,9 @@ if [ ! -f "$BUILD_DIR/build.ninja" ]; then
 elif ! grep -qx "LAYOUTPROF_WERROR:BOOL=$werror" "$BUILD_DIR/CMakeCache.txt"; then
   cmake -S . -B "$BUILD_DIR" -DLAYOUTPROF_WERROR="$werror" >&2
 fi
-cmake --build "$BUILD_DIR" -j "$(nproc)" >&2
+targets=()
+[ -z "${BUILD_TARGETS:-}" ] || read -ra targets <<<"--target $BUILD_TARGETS"
+cmake --build "$BUILD_DIR" -j "$(nproc)" ${targets[@]+"${targets[@]}"} >&2
 
 # Every sample this torch can script, the large ones included, so that each build's tests run
 # on archives its own torch scripted (the committed ones are 1.13's, the 2.x-only ones 2.x's).

@@ -92,7 +92,9 @@ for suite in "${suites[@]}"; do
   fi
   if [[ "$suite" == tsan ]]; then
     echo "=== ThreadSanitizer: the recorder's tests and every sample at --threads 2 ===" >&2
-    build=$(env TORCH_PYTHON= BUILD_DIR=build-tsan LAYOUTPROF_SANITIZE=thread scripts/setup.sh)
+    # Only what tsan-runs.sh runs: the command (layoutprof-run with it) and the recorder's tests.
+    build=$(env TORCH_PYTHON= BUILD_DIR=build-tsan LAYOUTPROF_SANITIZE=thread \
+                BUILD_TARGETS="layoutprof recorder_tests" scripts/setup.sh)
     if scripts/tsan-runs.sh "$build" | tee "$build/tsan.log"; then result=passed; else result=FAILED; failed=1; fi
     summary+=("tsan: $result: $(tail -n 1 "$build/tsan.log"); $((SECONDS - start)) s")
     continue
