@@ -138,6 +138,15 @@ SampleSpan sample_span(const Collected& c, const Collected::Ref& at, int64_t sta
           counted_op(b.main, raw.parent < 0, raw.name)};
 }
 
+// Whether a sampled call's drain holds anything for its ops: at in process's 20 ms clock most
+// calls of a few ms took no sample, and then need no spans (one per op event) attributed.
+bool drained_anything(const CallRecords& r) {
+  if (!r.drain.samples.empty() || r.interval_events > 0) return true;
+  for (uint64_t lost : r.drain.lost)
+    if (lost > 0) return true;
+  return false;
+}
+
 // The counted ops' sampled counters, in the order the counted ops start (as read counters come).
 void push_sampled_counters(const RecordingState& rec, StoppedCall& s, const std::vector<SampleSpan>& spans) {
   const SampledCall sampled =
@@ -168,15 +177,20 @@ Call figures_call(const RecordingState& rec, StoppedCall& s, const Call& first) 
     if (c.gpu_traced) gpu_times.resize(c.events);
   }
   std::vector<size_t> next_counted(c.buffers.size(), 0);
+  const bool sampled = c.records.sampling && drained_anything(c.records);
+  if (c.records.sampling && !sampled) {
+    call.took_no_sample = true;
+    call.sample_totals.assign(c.records.periods.size(), {});
+  }
   std::vector<SampleSpan> spans;  // for the samples' attribution, where sampled
-  if (c.records.sampling) spans.resize(c.events);
+  if (sampled) spans.resize(c.events);
   for (size_t i = 0; i < c.events; ++i) {
     const Collected::Ref at = c.ref(i);
     const ThreadBuffer& b = *c.buffers[at.buffer];
     const RawEvent& raw = b.events[at.local];
     const int64_t start_ns = s.scale.ns(raw.start), end_ns = s.scale.ns(raw.end ? raw.end : s.stop_tick);
     const int64_t duration = end_ns - start_ns;
-    if (c.records.sampling) spans[i] = sample_span(c, at, start_ns, end_ns);
+    if (sampled) spans[i] = sample_span(c, at, start_ns, end_ns);
     int64_t gpu_ns = 0;
     if (c.gpu_traced) {
       const GpuOpTime* launched = c.launched(b, at.local);
@@ -193,7 +207,7 @@ Call figures_call(const RecordingState& rec, StoppedCall& s, const Call& first) 
     for (const CounterValue& v : event_counters(c.records, raw, next_counted[at.buffer]))
       call.counters.push_counter(v);
   }
-  if (c.records.sampling) push_sampled_counters(rec, s, spans);
+  if (sampled) push_sampled_counters(rec, s, spans);
   for (int64_t d : durations) call.duration_ns.push_back(d);
   for (int64_t g : gpu_times) call.gpu_ns.push_back(g);
   call.duration_ns.shrink_to_fit();

@@ -1,7 +1,11 @@
-// The recorder's side of GPU tracing, on the CPU: which ops push an external correlation id,
-// that every push is popped, and that what the tracer returns for an id lands on that op.
-// The tracer here is a test double that logs pushes and returns one synthetic record per id;
-// the CUPTI tracer itself is tested in tests/gpu.
+// The recorder's side of its collectors, on the CPU. GPU tracing: which ops push an external
+// correlation id, that every push is popped, and that what the tracer returns for an id lands
+// on that op (the tracer here is a test double that logs pushes and returns one synthetic record
+// per id; the CUPTI tracer itself is tested in tests/gpu). Sampling: what a later call keeps of
+// a drain (a stand-in sampler's).
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 #include <torch/script.h>
 
@@ -13,6 +17,7 @@
 
 #include "counters/collectors.h"
 #include "counters/gpu.h"
+#include "record/op_clock.h"
 #include "record/recorder.h"
 
 namespace layoutprof {
@@ -255,6 +260,67 @@ TEST(Recorder, ACallLargerThanTheReleaseStepConvertsWholeAndTheNextCallsToo) {
     named += !a.name.empty();
   }
   EXPECT_EQ(named, first.events.size()) << "no event reads a released (zeroed) raw event";
+}
+
+// A sampler that hands the recorder a set drain of one sampled counter (period 16).
+class StubSampler : public Collector {
+ public:
+  bool active() const override { return true; }
+  void start(size_t) override {}
+  void stop() override {}
+  void collect(CallRecords& out) override {
+    out.sampling = true;
+    out.drain = drain;
+    out.periods = {16};
+  }
+  void notes(RunInfo&) const override {}
+  SamplerDrain drain{{}, {0}, {0}, {0}, {}};
+};
+
+// A later call whose drain holds nothing keeps no counter values (the analysis reads zeros);
+// one with a sample keeps its totals and a value per counted op; one whose samples the kernel
+// lost keeps no values but its totals, which say so.
+TEST(Recorder, ALaterCallKeepsSampledCountersOnlyWhereItsDrainHoldsSomething) {
+  torch::jit::Module m = torch::jit::load(std::string(SAMPLES_DIR) + "/transpose_reshape.pt");
+  m.eval();
+  torch::NoGradGuard no_grad;
+  std::vector<c10::IValue> inputs{torch::randn({2, 8, 16})};
+  m.forward(inputs);
+  Recorder recorder;
+  recorder.start(Recorder::Mode::timed);
+  m.forward(inputs);
+  Call first = recorder.stop();
+  size_t top = 0;  // counted ops: the main thread's top-level ops, and its copies
+  for (const OpEvent& e : first.events) top += e.parent < 0;
+  ASSERT_GT(top, 0u);
+
+  StubSampler sampler;
+  auto later = [&](bool sample) {
+    recorder.start(Recorder::Mode::figures, {&sampler});
+    m.forward(inputs);
+    sampler.drain.samples.clear();
+    if (sample)  // after the last op, before the call's end
+      sampler.drain.samples.push_back({0, static_cast<int32_t>(::syscall(SYS_gettid)), now_ns(), 0});
+    return recorder.stop_figures(first);
+  };
+  Call empty = later(false);
+  EXPECT_TRUE(empty.took_no_sample);
+  EXPECT_EQ(empty.counters.counters(), 0u);
+  ASSERT_EQ(empty.sample_totals.size(), 1u);
+  EXPECT_EQ(empty.sample_totals[0].samples, 0);
+
+  Call one = later(true);
+  EXPECT_FALSE(one.took_no_sample);
+  EXPECT_GE(one.counters.counters(), top) << "a value per counted op";
+  ASSERT_EQ(one.sample_totals.size(), 1u);
+  EXPECT_EQ(one.sample_totals[0].samples, 1);
+
+  sampler.drain.lost[0] = 3;
+  Call lost = later(false);
+  EXPECT_TRUE(lost.took_no_sample) << "nothing to attribute";
+  ASSERT_EQ(lost.sample_totals.size(), 1u);
+  EXPECT_EQ(lost.sample_totals[0].lost, 3) << "samples were taken and lost: the call says so";
+  EXPECT_EQ(lost.sample_totals[0].samples, 0);
 }
 
 }  // namespace
