@@ -139,11 +139,15 @@ SampleSpan sample_span(const Collected& c, const Collected::Ref& at, int64_t sta
 }
 
 // Whether a sampled call's drain holds anything for its ops: at in process's 20 ms clock most
-// calls of a few ms took no sample, and then need no spans (one per op event) attributed.
-bool drained_anything(const CallRecords& r) {
-  if (!r.drain.samples.empty() || r.interval_events > 0) return true;
+// calls of a few ms took no sample, and then need no spans (one per op event) attributed. The
+// sampler stays enabled between calls: a sample outside [from_ns, to_ns] (the page faults of the
+// step before, say) is not the call's.
+bool drained_anything(const CallRecords& r, int64_t from_ns, int64_t to_ns) {
+  if (r.interval_events > 0) return true;
   for (uint64_t lost : r.drain.lost)
     if (lost > 0) return true;
+  for (const RawSample& x : r.drain.samples)
+    if (x.time_ns >= from_ns && x.time_ns <= to_ns) return true;
   return false;
 }
 
@@ -177,7 +181,8 @@ Call figures_call(const RecordingState& rec, StoppedCall& s, const Call& first) 
     if (c.gpu_traced) gpu_times.resize(c.events);
   }
   std::vector<size_t> next_counted(c.buffers.size(), 0);
-  const bool sampled = c.records.sampling && drained_anything(c.records);
+  const bool sampled =
+      c.records.sampling && drained_anything(c.records, s.scale.ns(rec.start_tick), s.scale.ns(s.stop_tick));
   if (c.records.sampling && !sampled) {
     call.took_no_sample = true;
     call.sample_totals.assign(c.records.periods.size(), {});

@@ -277,8 +277,8 @@ class StubSampler : public Collector {
   SamplerDrain drain{{}, {0}, {0}, {0}, {}};
 };
 
-// A later call whose drain holds nothing keeps no counter values (the analysis reads zeros);
-// one with a sample keeps its totals and a value per counted op; one whose samples the kernel
+// A later call whose drain holds nothing (or only samples from between calls) keeps no counter
+// values (the analysis reads zeros); one with a sample keeps its totals and a value per counted op; one whose samples the kernel
 // lost keeps no values but its totals, which say so.
 TEST(Recorder, ALaterCallKeepsSampledCountersOnlyWhereItsDrainHoldsSomething) {
   torch::jit::Module m = torch::jit::load(std::string(SAMPLES_DIR) + "/transpose_reshape.pt");
@@ -295,28 +295,36 @@ TEST(Recorder, ALaterCallKeepsSampledCountersOnlyWhereItsDrainHoldsSomething) {
   ASSERT_GT(top, 0u);
 
   StubSampler sampler;
-  auto later = [&](bool sample) {
+  enum class Sample { none, in_the_call, before_it };
+  auto later = [&](Sample sample) {
+    const int64_t before = now_ns();
     recorder.start(Recorder::Mode::figures, {&sampler});
     m.forward(inputs);
+    const int64_t in_the_call = now_ns();  // after the last op, before the call's end
     sampler.drain.samples.clear();
-    if (sample)  // after the last op, before the call's end
-      sampler.drain.samples.push_back({0, static_cast<int32_t>(::syscall(SYS_gettid)), now_ns(), 0});
+    const auto tid = static_cast<int32_t>(::syscall(SYS_gettid));
+    if (sample != Sample::none)
+      sampler.drain.samples.push_back({0, tid, sample == Sample::in_the_call ? in_the_call : before, 0});
     return recorder.stop_figures(first);
   };
-  Call empty = later(false);
+  Call empty = later(Sample::none);
   EXPECT_TRUE(empty.took_no_sample);
   EXPECT_EQ(empty.counters.counters(), 0u);
   ASSERT_EQ(empty.sample_totals.size(), 1u);
   EXPECT_EQ(empty.sample_totals[0].samples, 0);
 
-  Call one = later(true);
+  Call one = later(Sample::in_the_call);
   EXPECT_FALSE(one.took_no_sample);
   EXPECT_GE(one.counters.counters(), top) << "a value per counted op";
   ASSERT_EQ(one.sample_totals.size(), 1u);
   EXPECT_EQ(one.sample_totals[0].samples, 1);
 
+  Call outside = later(Sample::before_it);
+  EXPECT_TRUE(outside.took_no_sample) << "a sample taken between calls is not the call's";
+  EXPECT_EQ(outside.counters.counters(), 0u);
+
   sampler.drain.lost[0] = 3;
-  Call lost = later(false);
+  Call lost = later(Sample::none);
   EXPECT_TRUE(lost.took_no_sample) << "nothing to attribute";
   ASSERT_EQ(lost.sample_totals.size(), 1u);
   EXPECT_EQ(lost.sample_totals[0].lost, 3) << "samples were taken and lost: the call says so";
