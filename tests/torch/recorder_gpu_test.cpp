@@ -183,18 +183,28 @@ TEST(RecorderGpu, ACallCuptiRefusedHasNoGpuFiguresRatherThanZeros) {
   for (const OpEvent& e : call.events) EXPECT_EQ(e.gpu_ns, -1) << e.name;
 }
 
+// transpose_reshape.pt without gradients, warmed up, and its first recorded call: the one that
+// records the tensors, to which later calls are matched.
+struct FirstCall {
+  torch::NoGradGuard no_grad;
+  torch::jit::Module m = torch::jit::load(std::string(SAMPLES_DIR) + "/transpose_reshape.pt");
+  std::vector<c10::IValue> inputs{torch::randn({2, 8, 16})};
+  Recorder recorder;
+  Call first;
+  FirstCall() {
+    m.eval();
+    m.forward(inputs);
+    recorder.start(Recorder::Mode::timed);
+    m.forward(inputs);
+    first = recorder.stop();
+  }
+};
+
 // Calls after the first are recorded in Mode::figures: the same ops, times and GPU pushes,
 // without the tensors, and checked against the first call's op sequence.
 TEST(Recorder, FiguresModeRecordsTheSameOpsWithoutTheirTensors) {
-  torch::jit::Module m = torch::jit::load(std::string(SAMPLES_DIR) + "/transpose_reshape.pt");
-  m.eval();
-  torch::NoGradGuard no_grad;
-  std::vector<c10::IValue> inputs{torch::randn({2, 8, 16})};
-  m.forward(inputs);
-  Recorder recorder;
-  recorder.start(Recorder::Mode::timed);
-  m.forward(inputs);
-  Call first = recorder.stop();
+  FirstCall f;
+  auto& [no_grad, m, inputs, recorder, first] = f;
   ASSERT_FALSE(first.events.empty());
   EXPECT_TRUE(first.tensors_recorded);
   size_t tensors = 0;
@@ -278,18 +288,11 @@ class StubSampler : public Collector {
 };
 
 // A later call whose drain holds nothing (or only samples from between calls) keeps no counter
-// values (the analysis reads zeros); one with a sample keeps its totals and a value per counted op; one whose samples the kernel
-// lost keeps no values but its totals, which say so.
+// values (the analysis reads zeros); one with a sample keeps its totals and a value per counted
+// op; one whose samples the kernel lost keeps no values but its totals, which say so.
 TEST(Recorder, ALaterCallKeepsSampledCountersOnlyWhereItsDrainHoldsSomething) {
-  torch::jit::Module m = torch::jit::load(std::string(SAMPLES_DIR) + "/transpose_reshape.pt");
-  m.eval();
-  torch::NoGradGuard no_grad;
-  std::vector<c10::IValue> inputs{torch::randn({2, 8, 16})};
-  m.forward(inputs);
-  Recorder recorder;
-  recorder.start(Recorder::Mode::timed);
-  m.forward(inputs);
-  Call first = recorder.stop();
+  FirstCall f;
+  auto& [no_grad, m, inputs, recorder, first] = f;
   size_t top = 0;  // counted ops: the main thread's top-level ops, and its copies
   for (const OpEvent& e : first.events) top += e.parent < 0;
   ASSERT_GT(top, 0u);
