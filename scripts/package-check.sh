@@ -55,6 +55,7 @@ check "layoutprof MODEL.pt2 (venv's bin/)" bash -c \
   "'$venv/bin/layoutprof' '$sample' --no-counters --json /tmp/package-check.json >/dev/null &&
    python3 -c 'import json,sys; r=json.load(open(\"/tmp/package-check.json\")); sys.exit(r[\"summary\"][\"copies\"][\"implicit_layout\"] != 1)'"
 check "in-process recording (tests/python/in_process.py)" "$venv/bin/python" "$OLDPWD/tests/python/in_process.py" "$OLDPWD/$build/samples"
+check "no observer effect under torch.compile (tests/python/observer_checks.py)" "$venv/bin/python" "$OLDPWD/tests/python/observer_checks.py"
 check "GPU tracing's wiring, without a GPU (tests/python/gpu_wiring.py)" "$venv/bin/python" "$OLDPWD/tests/python/gpu_wiring.py"
 cd "$OLDPWD"
 

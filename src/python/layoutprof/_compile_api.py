@@ -10,6 +10,7 @@ the structured trace (before 2.3) gives none of them: the report lists them as n
 """
 import os
 import sys
+import types
 
 import torch
 
@@ -19,19 +20,88 @@ _KERNEL_PROFILE_ENV = "TORCHINDUCTOR_CPP_ENABLE_KERNEL_PROFILE"
 _PROVENANCE_ENV = "INDUCTOR_PROVENANCE"
 
 
-def dynamo_skips(code):
-    """Dynamo compiles no frame of `code` (its callees as usual), and leaves its file out of the
-    user's stack it gives each graph node (the "# File:" line of a node is the user's line):
-    layoutprof's stand-in for Module.__call__, which a compiled module calls first and every
-    traced module call goes through, is not the user's code. torch._dynamo.eval_frame.skip_code
-    and the set torch.fx.experimental.symbolic_shapes.uninteresting_files() returns (cached),
-    in 2.13 and 2.14; only once torch._dynamo is loaded (before, nothing was compiled)."""
-    if "torch._dynamo" not in sys.modules:
-        return
-    from torch._dynamo.eval_frame import skip_code
-    from torch.fx.experimental.symbolic_shapes import uninteresting_files
-    skip_code(code)
-    uninteresting_files().add(code.co_filename)
+def _code_objects(code):
+    """`code` and every code object defined inside it (closures, lambdas, comprehensions)."""
+    yield code
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield from _code_objects(const)
+
+
+def _package_codes():
+    """Every code object of layoutprof's Python modules: functions, methods, and what they define."""
+    seen = set()
+    for name, module in list(sys.modules.items()):
+        if module is None or not (name == "layoutprof" or name.startswith("layoutprof.")):
+            continue
+        for value in vars(module).values():
+            members = vars(value).values() if isinstance(value, type) and value.__module__ == name else [value]
+            for member in members:
+                fn = getattr(member, "__func__", member)  # a staticmethod or classmethod's function
+                code = getattr(fn, "__code__", None)
+                if isinstance(code, types.CodeType) and getattr(fn, "__module__", None) == name:
+                    for c in _code_objects(code):
+                        if id(c) not in seen:
+                            seen.add(id(c))
+                            yield c
+
+
+def keep_frames_eager(standin):
+    """Dynamo converts no frame of layoutprof's: a frame of its code (the profile's bookkeeping,
+    the watches' handlers) runs as it is, and so does every frame it calls; the stand-in for
+    Module.__call__ (`standin`, a function) runs as it is while what it calls, torch's own
+    Module.__call__ and through it the user's forward(), is converted as without layoutprof, the
+    same code object with the same cache entries. torch 2.13 and 2.14:
+    torch._C._dynamo.eval_frame.set_code_exec_strategy with _FrameExecStrategy(SKIP, SKIP) and
+    (SKIP, DEFAULT), torch._dynamo.eval_frame.skip_code's own call, which needs no import of
+    torch._dynamo (so that nothing is imported that the program does not import). Returns False
+    where this torch has no such call."""
+    frames = getattr(getattr(torch._C, "_dynamo", None), "eval_frame", None)
+    if frames is None or not hasattr(frames, "set_code_exec_strategy"):
+        return False
+    action, strategy, set_strategy = frames._FrameAction, frames._FrameExecStrategy, frames.set_code_exec_strategy
+    mine = standin.__code__
+    for code in _package_codes():
+        if code is not mine:
+            set_strategy(code, strategy(action.SKIP, action.SKIP))
+    set_strategy(mine, strategy(action.SKIP, action.DEFAULT))
+    if "torch._dynamo" in sys.modules:
+        # Its file is no user's: the "# File:" line of a graph node names the user's line.
+        from torch.fx.experimental.symbolic_shapes import uninteresting_files
+        uninteresting_files().add(mine.co_filename)
+    return True
+
+
+_UNPATCHED = ("torch._dynamo.utils", "torch._dynamo.variables.nn_module")
+
+
+def dynamo_calls_modules_as(call):
+    """Dynamo inlines a module call straight to its forward() when the module's __call__ is the
+    Module.__call__ it captured as it was imported (torch._dynamo.utils.unpatched_nn_module_call,
+    imported by name into torch._dynamo.variables.nn_module; 2.13 and 2.14); any other __call__ is
+    traced as a user's. While layoutprof's stand-in is Module.__call__, dynamo must take it for
+    torch's (call: the stand-in), and torch's once it is gone (call: torch's own), whenever
+    torch._dynamo was first imported: otherwise it traces other frames, with other guards, than
+    without layoutprof, and keeps doing so after the profile."""
+    for name in _UNPATCHED:
+        module = sys.modules.get(name)
+        if module is not None and hasattr(module, "unpatched_nn_module_call"):
+            module.unpatched_nn_module_call = call
+
+
+def compiled_frame_locals():
+    """The locals of the frame dynamo is compiling now (its arguments), from inside one of its
+    structured trace records (dynamo_start, recompile_reasons), or None: the `locals` argument
+    of torch._dynamo.convert_frame._compile on the calling stack (2.13 and 2.14)."""
+    frame = sys._getframe(1)
+    for _ in range(60):
+        if frame is None:
+            return None
+        if frame.f_code.co_name == "_compile" and frame.f_code.co_filename.endswith("convert_frame.py"):
+            found = frame.f_locals.get("locals")
+            return found if isinstance(found, dict) else None
+        frame = frame.f_back
+    return None
 
 
 def has_structured_trace():

@@ -3,7 +3,10 @@
 While installed, ModuleHooks stands in for torch.nn.Module.__call__ (restored on removal): a
 module call enters the module's path, runs torch's own __call__ (hooks and all) and leaves it,
 raised or not. This costs a fraction of what global forward hooks cost, which move every module
-call off torch's fast path. Inside code torch.compile traces, it only passes the call on.
+call off torch's fast path. It changes nothing torch.compile captures (tests/python/observer_checks.py):
+dynamo takes it for torch's own Module.__call__ while it stands in, converts none of layoutprof's
+frames (its bookkeeping runs as plain Python even inside a compiled module's call), and where it
+inlines a module call into a graph, the stand-in only passes the call on.
 
 The first module called while installed that holds parameters or buffers is the model
 (so a transform such as torchvision's Normalize, a module without either, called on the data
@@ -19,7 +22,7 @@ import sys
 import torch
 
 from . import _native
-from ._compile_api import dynamo_skips
+from ._compile_api import dynamo_calls_modules_as, keep_frames_eager
 
 
 class ModuleHooks:
@@ -28,7 +31,8 @@ class ModuleHooks:
         self.root_calls = 0  # forward() calls of the model so far
         self._ids = {}
         self._call = None  # torch's Module.__call__, while ours stands in
-        self._standin = None  # our stand-in's code
+        self._standin = None  # our stand-in
+        self._eager = False  # dynamo converts none of layoutprof's frames (keep_frames_eager)
         self._model_depth = 0  # the model's forward() calls under way (it may call itself)
         self._begins = self._ends = None
         self._learnt = None
@@ -56,53 +60,58 @@ class ModuleHooks:
     def install(self):
         torch_call = self._call = torch.nn.Module.__call__
         ids, enter, leave, compiling = self._ids, _native.enter_module, _native.leave_module, _compiling()
+        learn, begins, returns, getframe = self._learn, self._model_call_begins, self._model_call_returns, sys._getframe
 
         def call(module, *args, **kwargs):
-            if compiling():
+            # Dynamo never converts this frame, nor any frame of the bookkeeping it calls
+            # (learn, begins, returns: keep_frames_eager); torch_call is converted as without
+            # layoutprof. Where dynamo inlines a module call into a graph, it passes the call on.
+            if compiling() or self._call is None:  # inlined; or left bound in an OptimizedModule
                 return torch_call(module, *args, **kwargs)
             module_id = ids.get(id(module))
             if module_id is None:
-                module_id = self._learn(module)
-            if module is self.root:
-                return self._model_call(torch_call, module_id, args, kwargs)
+                module_id = learn(module)
+            model = module is self.root
+            if model:
+                begins(args, kwargs, getframe(1))
             enter(module_id)
             try:
-                return torch_call(module, *args, **kwargs)
-            finally:
+                output = torch_call(module, *args, **kwargs)
+            except BaseException as e:
                 leave()
+                if model:
+                    returns(e, None)
+                raise
+            leave()
+            if model:
+                returns(None, output)
+            return output
 
         torch.nn.Module.__call__ = call
-        self._standin = call.__code__
-        dynamo_skips(self._standin)
+        self._standin = call
+        self._eager = keep_frames_eager(call)
+        dynamo_calls_modules_as(call)
 
     def remove(self):
         if self._call is not None:
             torch.nn.Module.__call__ = self._call
+            dynamo_calls_modules_as(self._call)
             self._call = None
 
-    def _model_call(self, torch_call, module_id, args, kwargs):
+    def _model_call_begins(self, args, kwargs, caller):
         self.root_calls += 1
         self._model_depth += 1
         if self._model_depth == 1 and self._begins is not None:
             self._begins()
         if self._model_depth == 1 and self._inputs is not None:
-            self._inputs(args, kwargs, sys._getframe(2))  # 0: here, 1: the stand-in, 2: the caller
-        _native.enter_module(module_id)
-        try:
-            output = torch_call(self.root, *args, **kwargs)
-        except BaseException as e:
-            self._model_returns(one_line(e), None)
-            raise
-        self._model_returns("", output)
-        if self._model_depth == 0 and self._outputs is not None:
-            self._outputs(output)
-        return output
+            self._inputs(args, kwargs, caller)
 
-    def _model_returns(self, error, output):
-        _native.leave_module()
+    def _model_call_returns(self, error, output):
         self._model_depth -= 1
         if self._model_depth == 0 and self._ends is not None:
-            self._ends(error, output)
+            self._ends(one_line(error) if error is not None else "", output)
+        if error is None and self._model_depth == 0 and self._outputs is not None:
+            self._outputs(output)
 
     def _learn(self, module):
         if self.root is None and _holds_state(module):
@@ -115,8 +124,6 @@ class ModuleHooks:
                 self._learnt(model)
         if id(module) not in self._ids:
             self._ids[id(module)] = _native.module_id(type(module).__name__)
-        if type(module).__name__ == "OptimizedModule":  # compiled: its first frame must be the user's
-            dynamo_skips(self._standin)
         return self._ids[id(module)]
 
 
