@@ -138,10 +138,57 @@ def training_step(mark):
         mark()
 
 
+class TinyDecoder(nn.Module):
+    def __init__(self, vocab=32, width=16):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, width)
+        self.head = nn.Linear(width, vocab)
+
+    def forward(self, ids):
+        return self.head(self.embed(ids).relu())
+
+
+def growing_ids(mark):
+    """A generation loop feeding the compiled model the last column of the growing token ids: a
+    slice whose strides follow the ids' width, so the second step recompiles (then dynamo makes
+    the stride dynamic)."""
+    torch.manual_seed(0)
+    step = torch.compile(TinyDecoder().eval())
+    ids = torch.randint(0, 32, (2, 6))
+    with torch.no_grad():
+        for _ in range(STEPS):
+            logits = step(ids[:, -1:])
+            ids = torch.cat([ids, logits[:, -1].argmax(-1, keepdim=True)], dim=1)
+            mark()
+
+
+def scaled(x, **kw):
+    return x * kw["scale"]
+
+
+def keyword_layout(mark):
+    """A compiled function handed a keyword tensor that arrives transposed from the second step on:
+    dynamo names it kw['scale']."""
+    torch.manual_seed(0)
+    compiled = torch.compile(scaled)
+    x, s = torch.randn(8, 8), torch.randn(8, 8)
+    for step in range(STEPS):
+        compiled(x, scale=s if step == 0 else s.t())
+        mark()
+
+
 CASES = [
     Case("alternating_layouts", alternating_layouts,
          {"recompiles": [{"tensor": "x", "kind": "stride", "layout": True}], "code": "model(batch(step))"},
          "a batch layout that changes between steps recompiles the model"),
+    Case("growing_ids", growing_ids,
+         {"recompiles": [{"tensor": "ids", "kind": "stride", "layout": True}], "code": "step(ids[:, -1:])",
+          "layouts": ["strided: a view of a 2x6 tensor", "strided: a view of a 2x7 tensor"]},
+         "a slice of growing token ids recompiles: both layouts named, a view of which tensor"),
+    Case("keyword_layout", keyword_layout,
+         {"recompiles": [{"tensor": "kw['scale']", "kind": "stride", "layout": True}], "code": "compiled(x, scale=",
+          "layouts": ["contiguous", "permuted(1,0)"]},
+         "a keyword argument's layout recompiles: dynamo's name for it, both layouts"),
     Case("channel_shuffle", channel_shuffle,
          {"copies": [{"kind": "code", "code": ".transpose(1, 2).reshape(n, c, h, w)"}],
           "ops": [{"name": "cpp_fused", "code": ".transpose(1, 2).reshape(n, c, h, w)"},

@@ -44,6 +44,12 @@ def _recompile_problems(name, want, compiled, text):
         r = hit[0]
         if not (r["before"] and r["after"] and r["before"] != r["after"]):
             return [f"{name}: the recompile's layouts {r['before']!r} then {r['after']!r}"]
+        words = want.get("layouts", ["", ""])
+        if not (r["before"].startswith(words[0]) and r["after"].startswith(words[1])):
+            return [f"{name}: the recompile's layouts {r['before']!r} then {r['after']!r}, want {words[0]!r} then "
+                    f"{words[1]!r}"]
+        if "``" in r["fix"] or f"`{w['tensor']}`" not in r["fix"]:
+            return [f"{name}: the recompile's fix does not name `{w['tensor']}`: {r['fix']!r}"]
         return _line_named(r["called_at"], want["code"], text, name, "the recompiled call")
     return []
 
@@ -224,6 +230,27 @@ def check_placeholder_names(fail):
             fail(f"placeholder {placeholder}: read as {got}, want {want}")
 
 
+def check_guard_names(fail):
+    """Every guard on a tensor's strides is read as a layout guard, whatever dynamo names the
+    tensor (a keyword's entry, a list's item, a shape guard once a dim is dynamic), and no fix
+    names an empty tensor."""
+    from layoutprof._arguments import guard
+    from layoutprof._compile_report import _fix
+    cases = {"0/0: tensor 'kw['y']' stride mismatch at index 0. expected 4, actual 1": ("kw['y']", "stride", 0),
+             "1/0: tensor 'xs[1]' stride mismatch at index 0. expected 1, actual 8": ("xs[1]", "stride", 0),
+             "0/1: L['x'].stride()[1] == 1": ("x", "stride", 1),
+             "0/1: Eq(L['kw']['y'].size()[0], 8)": ("kw['y']", "size", 0),
+             "2/0: tensor 'x' size mismatch at index 2. expected 4, actual 2": ("x", "size", 2),
+             "0/0: ___check_global_state()": ("", "other", -1)}
+    for reason, want in cases.items():
+        g = guard(reason)
+        if (g["tensor"], g["kind"], g["dim"]) != want:
+            fail(f"guard {reason!r}: read as {(g['tensor'], g['kind'], g['dim'])}, want {want}")
+        fix = _fix(g, "contiguous, f32[8, 8][8, 1]", "permuted(1,0), f32[8, 8][1, 8]", {"called_at": "a.py:3"})
+        if "``" in fix or (g["tensor"] and f"`{g['tensor']}`" not in fix):
+            fail(f"guard {reason!r}: the fix names no tensor: {fix!r}")
+
+
 def check_compiled_cases(fail, names=None):
     os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", os.path.expanduser("~/.cache/layoutprof/inductor"))
     import sample_compiled
@@ -236,6 +263,7 @@ def check_compiled_cases(fail, names=None):
             fail(f"{case.name}: raised {type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''}")
     if not names:
         check_placeholder_names(fail)
+        check_guard_names(fail)
         check_limit_hit(fail)
         check_script_line(fail)
         check_precompiled(fail)

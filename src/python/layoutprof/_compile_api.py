@@ -8,6 +8,7 @@ TORCHINDUCTOR_CPP_ENABLE_KERNEL_PROFILE when the config is not yet imported), an
 switch as torch._inductor.config.trace.provenance_tracking_level (INDUCTOR_PROVENANCE). A torch without
 the structured trace (before 2.3) gives none of them: the report lists them as not measured.
 """
+import linecache
 import os
 import sys
 import types
@@ -102,6 +103,30 @@ def compiled_frame_locals():
             return found if isinstance(found, dict) else None
         frame = frame.f_back
     return None
+
+
+def calling_user_frame():
+    """(file, line, code) of the innermost frame on the calling stack that is the user's (outside
+    torch, the installed packages, the logging module and layoutprof): from inside dynamo's
+    compile, the line that called the compiled function or module. None where there is none."""
+    mine = os.path.dirname(os.path.abspath(__file__))
+    frame = sys._getframe(1)
+    while frame is not None:
+        path = frame.f_code.co_filename
+        if not (path.startswith(("<frozen", mine)) or "/torch/" in path or "/site-packages/" in path
+                or "/logging/" in path):
+            return path, frame.f_lineno, linecache.getline(path, frame.f_lineno).strip()
+        frame = frame.f_back
+    return None
+
+
+def interned_strings():
+    """{index: text} of the strings the structured trace interned before a watch listened (a
+    "str" record is written once per process): torch._logging.structured.INTERN_TABLE, 2.13 and
+    2.14; {} where there is none."""
+    structured = sys.modules.get("torch._logging.structured")
+    table = getattr(structured, "INTERN_TABLE", None)
+    return {index: text for text, index in table.items()} if isinstance(table, dict) else {}
 
 
 def has_structured_trace():

@@ -6,9 +6,8 @@ session reads it as the report reader does (src/report/compiled_json.cpp)."""
 import re
 
 from . import _inductor_code as code
+from ._arguments import guard
 
-_GUARD = re.compile(r"tensor '([^']+)' (stride|size|dtype|device|requires_grad|dispatch key set)\w* mismatch"
-                    r"(?: at index (\d+))?\.?(?: expected (\S+?),? actual (\S+?)\.?$)?")
 _FILE_LINE = re.compile(r'File "([^"]+)", line (\d+)')
 
 
@@ -27,32 +26,45 @@ def _short(where):
 
 
 def _input_layout(entry, tensor):
-    """The layout compile `entry` was specialised for, of the input dynamo calls `tensor`."""
+    """The layout compile `entry` was specialised for, of the argument dynamo calls `tensor`: as
+    the compiled frame held it (_arguments.describe), else as its graph's placeholder prints it."""
+    described = entry.get("arguments", {}).get(tensor) or entry.get("seen", {}).get(tensor)
+    if described:
+        return described
     for name, layout in entry.get("inputs", []):
         if code.tensor_name(name) == tensor:
             return layout
     return ""
 
 
-def guard(reason):
-    """Dynamo's guard failure, parsed: {"tensor", "kind", "dim", "expected", "actual"} (kind
-    "other" when it is not a tensor's size, stride, dtype, device or requires_grad)."""
-    text = reason.split(": ", 1)[1] if re.match(r"^\d+/\d+: ", reason) else reason
-    m = _GUARD.search(text)
-    if not m:
-        return {"tensor": "", "kind": "other", "dim": -1, "expected": "", "actual": ""}
-    return {"tensor": m.group(1), "kind": m.group(2).replace(" ", "_"), "dim": int(m.group(3) or -1),
-            "expected": m.group(4) or "", "actual": m.group(5) or ""}
+_DENSE = {"contiguous": ".contiguous()", "channels_last": ".contiguous(memory_format=torch.channels_last)",
+          "channels_last_3d": ".contiguous(memory_format=torch.channels_last_3d)"}
 
 
-def _fix(kind, tensor, called_at):
-    at = f" before the call at {_short(called_at)}" if called_at else ""
+def _word(described):
+    """The layout's word of a description ("strided: a view of ...", "permuted(1,0), f32[...]")."""
+    m = re.match(r"^\w+(?:\([\d,]*\))?", described)
+    return m.group(0) if m else ""
+
+
+def _fix(g, before, after, entry):
+    """Where the recompile is fixed: on the argument, where the user's code makes it."""
+    name, kind = g["tensor"] or "the argument", g["kind"]
+    called_at, call_code = entry.get("called_at", ""), entry.get("call_code", "")
+    at = f" (it reaches the call at {_short(called_at)}{f', `{call_code}`' if call_code else ''})" if called_at else ""
     if kind == "stride":
-        return (f"make `{tensor}`'s layout the same every step where it is made{at} (one memory format for "
-                f"every batch), so that one compiled graph serves them all")
+        first, then = _word(before), _word(after)
+        if first in _DENSE and then in _DENSE and first != then:
+            return (f"one memory format for every batch: `{name}`{_DENSE[first]} where it is made{at}, as the first "
+                    f"compile's {first}, so that one compiled graph serves every step")
+        return (f"`{name}`.contiguous() where it is made{at}: then every step hands the compiled graph the same "
+                f"strides, where a {then or 'strided'} tensor's follow what it was cut or permuted from")
     if kind == "size":
-        return f"torch._dynamo.mark_dynamic(`{tensor}`, dim) before the first call, or pad `{tensor}` to one size{at}"
-    return f"give `{tensor}` the same {kind} every step{at}"
+        return (f"torch._dynamo.mark_dynamic(`{name}`, {max(g['dim'], 0)}) before the first call, where its size "
+                f"really varies, or pad `{name}` to one size{at}")
+    if kind == "other":
+        return f"give the function the same inputs every step{at}: dynamo's guard above names what changed"
+    return f"give `{name}` the same {kind.replace('_', ' ')} every step{at}"
 
 
 def _recompiles(entries):
@@ -63,11 +75,11 @@ def _recompiles(entries):
             g = guard(reason)
             prev_id = reason.split(":", 1)[0] if re.match(r"^\d+/\d+: ", reason) else ""
             prev = next((p for p in entries if p["compile_id"] == prev_id), last.get(key))
+            before, after = _input_layout(prev, g["tensor"]) if prev else "", _input_layout(e, g["tensor"])
             rows.append(dict(g, compile_id=e["compile_id"], function=e.get("function", ""), where=key,
                              step=e["step"], reason=reason, compile_s=round(e.get("compile_s", 0.0), 3),
-                             before=_input_layout(prev, g["tensor"]) if prev else "",
-                             after=_input_layout(e, g["tensor"]), layout=g["kind"] == "stride",
-                             called_at=e.get("called_at", ""), fix=_fix(g["kind"], g["tensor"], e.get("called_at", ""))))
+                             before=before, after=after, layout=g["kind"] == "stride", called_at=e.get("called_at", ""),
+                             fix=_fix(g, before, after, e)))
         last[key] = e
     return rows
 
@@ -123,7 +135,10 @@ def _graphs(entries):
     rows = []
     for e in entries:
         many = len(e["graphs"]) > 1
-        for i, g in enumerate(e["graphs"]):
+        # A backend other than inductor (eager, aot_eager) leaves dynamo's graph alone: no copies read.
+        backend_graph = [] if e["graphs"] or not e.get("dynamo_graph") else [
+            {"conversions": [], "copies": [], "layout_opt_skipped": []}]
+        for i, g in enumerate(e["graphs"] or backend_graph):
             copies = [_conversion(e, g, c) for c in g["conversions"]] + [_graph_copy(c) for c in g["copies"]]
             state, why = _layout_opt(g, copies)
             rows.append({"compile_id": e["compile_id"], "graph": ("forward", "backward")[min(i, 1)] if many else "",

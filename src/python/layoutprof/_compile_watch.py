@@ -18,12 +18,17 @@ in _inductor_code.py.
 import json
 import logging
 
+from . import _arguments, _compiled_lines
 from . import _inductor_code as code
-from . import _compiled_lines
-from ._compile_api import compile_sources, kernel_profile, provenance
+from ._compile_api import (calling_user_frame, compile_sources, compiled_frame_locals, interned_strings, kernel_profile,
+                           provenance)
 
 _RESERVED = {"frame_id", "frame_compile_id", "attempt", "rank", "has_payload", "stack", "compiled_autograd_id",
              "subgraph_name"}
+
+
+def _users(path):
+    return "/torch/" not in path and "/site-packages/" not in path
 
 
 def _name(metadata):
@@ -81,6 +86,7 @@ class CompileWatch:
         handler = _Handler(self._structured, self.unreadable)
         trace.addHandler(handler)
         trace.setLevel(logging.DEBUG)
+        self._strings.update(interned_strings())  # named before this watch, in an earlier profile
         self._undo = [lambda: trace.removeHandler(handler)]
         for name, level, heard in (("torch._dynamo.convert_frame", logging.WARNING, self._dynamo_log),
                                    ("torch._inductor.graph", logging.DEBUG, self._inductor_log)):
@@ -101,7 +107,8 @@ class CompileWatch:
 
     def _entry(self, cid):
         return self.compiles.setdefault(cid, {"compile_id": cid, "step": self.step_of(), "graphs": [], "reasons": [],
-                                              "inputs": [], "nodes": {}, "dynamic": [], "places": []})
+                                              "inputs": [], "nodes": {}, "dynamic": [], "places": [],
+                                              "seen": {}, "arguments": {}})
 
     def _structured(self, record):
         metadata = getattr(record, "metadata", None)
@@ -117,14 +124,21 @@ class CompileWatch:
             self.cache[name] += 1
 
     def _on_dynamo_start(self, entry, metadata, _payload):
-        """The step, and the user's line that called the compiled function: the last frame of the
-        stack outside torch, before the function's own."""
+        """The step, the arguments of the frame compiled, and the user's line that called the
+        compiled function: the innermost frame of the Python stack outside torch, the installed
+        packages and layoutprof, the compiled frame being on none (dynamo_start's own stack, the
+        fallback, leaves out the caller of a compiled function in 2.14)."""
         entry["step"] = self.step_of()
         self.compiling(True)
+        entry["seen"] = _arguments.snapshot(compiled_frame_locals() or {})
+        caller = calling_user_frame()
+        if caller is not None:
+            entry["called_at"], entry["call_code"] = f"{caller[0]}:{caller[1]}", caller[2]
+            return
         stack = metadata["dynamo_start"].get("stack") or []
         for frame in reversed(stack[:-1]):
             path = self._strings.get(frame.get("filename"), "")
-            if path and "/torch/" not in path and "/site-packages/" not in path:
+            if path and _users(path):
                 entry["called_at"] = f"{path}:{frame.get('line')}"
                 entry["call_code"] = (frame.get("loc") or "").strip()
                 break
@@ -148,8 +162,14 @@ class CompileWatch:
         except ValueError:
             reasons = [payload]
         entry["reasons"] += reasons if isinstance(reasons, list) else [reasons]
+        frame_locals = compiled_frame_locals() or {}
+        for reason in entry["reasons"]:
+            tensor = _arguments.guard(str(reason))["tensor"]
+            if tensor and tensor not in entry["arguments"]:
+                entry["arguments"][tensor] = _arguments.describe(_arguments.resolve(tensor, frame_locals))
 
     def _on_dynamo_output_graph(self, entry, _metadata, payload):
+        entry["dynamo_graph"] = True
         entry["inputs"] = [(n, layout.text()) for n, layout in code.placeholders(payload or "")]
         entry["nodes"] = {k: {f: v[f] for f in ("where", "code", "module")} for k, v in code.nodes(payload or "").items()}
 
