@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "core/layout.h"
 #include "eager/module_sites.h"
 #include "eager/session.h"
 #include "record/callbacks.h"
@@ -112,6 +113,11 @@ PYBIND11_MODULE(_native, m) {
       .def_property_readonly("calls", &EagerSession::calls)
       .def("finish", &finish);
 
+  // The layout vocabulary (core/layout.h) for a tensor's sizes and strides: "channels_last",
+  // "permuted(0,2,1)", "strided", ... (dims of size 1 never decide).
+  m.def("layout_label", [](const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides) {
+    return layout_label(classify_layout(sizes, strides));
+  }, py::arg("sizes"), py::arg("strides"));
   m.def("module_id", [](const std::string& path) { return module_sites().module_id(path); });
   m.def("enter_module", [](uint32_t id) { module_sites().enter(id); });
   m.def("leave_module", [] { module_sites().leave(); });
