@@ -23,6 +23,13 @@ bool accept_matches(const std::string& accepted, const std::string& where) {
 
 namespace {
 
+// "3,224,224": sizes or strides, as a spec writes them.
+std::string dims_text(const std::vector<int64_t>& dims) {
+  std::string out;
+  for (int64_t d : dims) out += (out.empty() ? "" : ",") + std::to_string(d);
+  return out;
+}
+
 // A chain is followed at most this many ops back (a loop of a million ops stays bounded).
 constexpr int kMaxHops = 1 << 20;
 
@@ -135,7 +142,7 @@ class Tracer {
       if (p < 0) {
         const int input = model_input(*current);
         cause = input >= 0 ? birth(BirthKind::model_input, input, label, Str())
-                           : birth(BirthKind::unrecorded, -1, label, Str());
+                           : birth(BirthKind::unrecorded, model_tensor(*current), label, Str());
         break;
       }
       const auto memo = memo_.find({p, label.id()});
@@ -232,6 +239,18 @@ class Tracer {
     return -1;
   }
 
+  // The parameter or buffer whose storage `t` is (in memory: a report read from JSON has no
+  // storages), or -1.
+  int64_t model_tensor(const TensorInfo& t) const {
+    const auto& tensors = r_.run.model_tensors;
+    for (size_t i = 0; i < tensors.size(); ++i) {
+      const TensorInfo& m = tensors[i].tensor;
+      if ((t.storage_id != 0 && m.storage_id == t.storage_id) || (t.storage != 0 && m.storage == t.storage))
+        return static_cast<int64_t>(i);
+    }
+    return -1;
+  }
+
   size_t birth(BirthKind kind, int64_t where, Str layout, Str from) {
     // One place is one birthplace, however often it runs (a loop's line): an op is keyed by its
     // name, module and line; an input by its position.
@@ -265,10 +284,12 @@ class Tracer {
     } else if (kind == BirthKind::model_input) {
       c.birth_input = static_cast<int>(where);
       const ModelInput& in = r_.run.inputs[where];
-      std::string strides;
-      for (int64_t s : in.tensor.strides()) strides += (strides.empty() ? "" : ",") + std::to_string(s);
-      c.input_text = "input " + std::to_string(where) + ": " + in.spec.text + " (strides " + strides + ")" +
+      c.input_text = "input " + std::to_string(where) + ": " + in.spec.text + " (strides " + dims_text(in.tensor.strides()) + ")" +
                      (in.origin.empty() ? "" : ", " + in.origin);
+    } else if (where >= 0) {  // unrecorded: the model's own parameter or buffer
+      const ModelTensor& m = r_.run.model_tensors[where];
+      c.input_text = std::string(m.buffer ? "buffer" : "parameter") + " `" + m.name + "` (sizes " +
+                     dims_text(m.tensor.sizes()) + ", strides " + dims_text(m.tensor.strides()) + ")";
     }
     births_.emplace(key, causes_.size());
     causes_.push_back(std::move(c));

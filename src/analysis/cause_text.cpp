@@ -71,6 +71,18 @@ std::string fix_at_input(const LayoutCause& c, const Report& r, MemoryFormat mod
          " (now " + spec.text + ")";
 }
 
+// A tensor no recorded op made: the model's own parameter or buffer where the analysis named
+// it (its layout was set between the calls: `.data =`, set_, a state dict assigned, ...).
+std::string fix_at_unrecorded(const LayoutCause& c, MemoryFormat model_format) {
+  const std::string call = contiguous_call(wanted_format(model_format, c.layout));
+  if (c.input_text.empty())
+    return "`" + call + "` where the tensor is made: no recorded op made it, so it is a parameter, a buffer or a "
+           "tensor made before the recorded call";
+  const std::string name = c.input_text.substr(0, c.input_text.find(" (sizes"));
+  return "`" + call + "` on " + name + " where the code sets it between the calls (`.data = w" + call +
+         "`, or `nn.Parameter(w" + call + ")` for a new parameter): every op that reads it pays for its layout";
+}
+
 std::string model_wide_fix(const LayoutCause& c, MemoryFormat model_format) {
   const bool pays_for_format = c.mixed_ops > 0 || !c.gradients.empty() || c.copies > 0;
   if (!pays_for_format) return "";
@@ -95,11 +107,7 @@ std::vector<std::string> cause_fixes(const LayoutCause& c, const Report& r, Memo
       if (c.birth_input >= 0 && c.birth_input < static_cast<int>(r.run.inputs.size()))
         fixes.push_back(fix_at_input(c, r, model_format));
       break;
-    case BirthKind::unrecorded:
-      fixes.push_back("`" + contiguous_call(wanted_format(model_format, c.layout)) +
-                      "` where the tensor is made: no recorded op made it, so it is a parameter, a buffer or a "
-                      "tensor made before the recorded call");
-      break;
+    case BirthKind::unrecorded: fixes.push_back(fix_at_unrecorded(c, model_format)); break;
   }
   if (c.kind == BirthKind::op && !c.swapped_layout.empty())
     fixes.push_back("swap the operands of " + c.op_name + place(c.where) + code_of(c) + ": TensorIterator took operand " +
@@ -126,6 +134,8 @@ std::string birthplace_text(const LayoutCause& c) {
              (c.decided_by >= 0 ? ", its layout following operand " + std::to_string(c.decided_by) + "'s strides (TensorIterator)" : "");
     case BirthKind::model_input: return c.layout + " arrives with the model's " + c.input_text;
     case BirthKind::unrecorded:
+      if (!c.input_text.empty())
+        return c.layout + " comes with the model's " + c.input_text + ", laid out so before the call (no recorded op made it)";
       return c.layout + " comes from a tensor no recorded op made (a parameter, a buffer or a tensor made before the call)";
   }
   return c.layout;

@@ -225,6 +225,27 @@ TEST(Birthplace, AConvolutionWhoseWeightIsChannelsLastBirthsItFromTheParameter) 
   EXPECT_EQ(r.causes[0].carriers_total, 1);
 }
 
+TEST(Birthplace, ALayoutThatComesWithAParameterNamesItAndFixesItWhereTheCodeSetsIt) {
+  // The same channels_last weight, known as the model's parameter `conv1.weight` (its layout was
+  // set between the calls, by `.data =` or a state dict assigned): the cause names it.
+  Call call;
+  TensorInfo w = tensor({8, 8, 3, 3}, {72, 1, 24, 8}, 10, 1);
+  add_op(call, "aten::conv2d", -1, {nchw(1), w}, {nhwc(2)}, "conv1");
+  conv(call, "conv2", nhwc(2), weight3x3(11), nhwc(3), true);
+  Trace t = testing::trace_of({call});
+  t.run.model_tensors = {{"conv1.weight", false, w}, {"conv2.weight", false, weight3x3(11)}};
+  const Report r = analyze(t);
+  ASSERT_FALSE(r.causes.empty());
+  const LayoutCause& c = r.causes[0];
+  EXPECT_EQ(c.kind, BirthKind::unrecorded);
+  EXPECT_EQ(c.input_text, "parameter `conv1.weight` (sizes 8,8,3,3, strides 72,1,24,8)");
+  EXPECT_EQ(birthplace_text(c), "channels_last comes with the model's parameter `conv1.weight` (sizes 8,8,3,3, "
+                                "strides 72,1,24,8), laid out so before the call (no recorded op made it)");
+  ASSERT_FALSE(c.fixes.empty());
+  EXPECT_TRUE(contains(c.fixes[0], "`.contiguous()` on parameter `conv1.weight` where the code sets it between the calls"))
+      << c.fixes[0];
+}
+
 TEST(Birthplace, ADriftWithoutACopyIsNeverNothingToFix) {
   // channels_last data (born at a permute) through a 1x1 convolution: no copy, one mixed op.
   Call call;
