@@ -177,7 +177,11 @@ void describe(CopyCause& k, size_t rank) {
     case CauseKind::input_copy:
       k.what = readers + needs + " dense data: model input " + std::to_string(k.origin_input) + ", which arrives " +
                k.from + ", is copied on every call";
-      k.fix = "hand the model a contiguous input (x.contiguous() where it is made)";
+      // The copy's own destination is the format the reader wants: a channels_last model's
+      // convolution copies an NCHW input to channels_last, not to contiguous.
+      k.fix = k.to == "channels_last" || k.to == "channels_last_3d"
+                  ? "hand the model a " + k.to + " input (x.contiguous(memory_format=torch." + k.to + ") where it is made)"
+                  : "hand the model a contiguous input (x.contiguous() where it is made)";
       return;
     case CauseKind::explicit_request:
       k.what = readers + ", called by the model," + copies + " " +

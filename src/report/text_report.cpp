@@ -164,12 +164,27 @@ std::string plural(int64_t n, const std::string& one, const std::string& many) {
 
 std::string module_name(const std::string& module) { return module.empty() ? "(top)" : module; }
 
+// A failed run's hazard that raised (a failed view, a refused write) at a known line: what
+// the run's failure is, said before any count.
+const Hazard* failing_hazard(const Report& r) {
+  if (r.run.status != RunStatus::failed) return nullptr;
+  for (const Hazard& h : r.hazards)
+    if (h.counted() && !h.where.empty() && (h.kind == HazardKind::failed_view || h.kind == HazardKind::refused_write))
+      return &h;
+  return nullptr;
+}
+
 // The first lines a user acts on: the implicit copies of a call, their bytes and their share
 // of its time, then the other copies in one line each.
 void write_verdict(std::ostream& out, const Report& r, const Verdict& v) {
   const auto at = [](const PerCopyClass& a, CopyClass c) { return a[static_cast<int>(c)]; };
   const int64_t implicit = at(v.copies, CopyClass::implicit_layout);
   out << "\nVerdict: ";
+  if (const Hazard* h = failing_hazard(r)) {  // one voice: the failure first, where it is explained
+    out << "the script fails at " << h->where << ": " << h->detail << " (hazard above)\n";
+    if (r.run.calls_recorded == 0) return;
+    out << "  and before it: ";
+  }
   if (r.run.calls_recorded == 0) {  // no copies seen is no evidence of none
     out << "nothing to judge: no call was recorded (" << plural(r.run.warmup, "warm-up call", "warm-up calls")
         << " before it)\n";

@@ -181,6 +181,22 @@ TEST(Hazards, AFailedViewNamesItsInputsLayoutAndTheBirthplace) {
   EXPECT_EQ(h.fixes[1], "or `.contiguous()` on the result of aten::t at model.py:10");
 }
 
+TEST(Hazards, TheVerdictOfARunThatFailedAtAViewLeadsWithTheFailure) {
+  // One voice: the failure is what the user meets first, then the counts up to it.
+  Call call;
+  add_op(call, "aten::t", -1, {at({4, 6}, {6, 1}, 1, 0)}, {at({6, 4}, {1, 6}, 1, 0)}, "head");
+  const int64_t v = add_op(call, "aten::view", -1, {at({6, 4}, {1, 6}, 1, 0)}, {}, "head");
+  call.events[v].failed = true;
+  Trace t = testing::trace_of({std::move(call)});
+  t.run.status = RunStatus::failed;
+  std::ostringstream text;
+  write_text_report(text, analyze(std::move(t)), TextOptions{});
+  const std::string s = text.str();
+  EXPECT_TRUE(contains(s, "\nVerdict: the script fails at model.py:11: aten::view raised on a permuted(1,0) input"))
+      << s;
+  EXPECT_TRUE(contains(s, "  and before it: no implicit layout copies in a call")) << s;
+}
+
 TEST(Hazards, AParameterThatAliasesAnotherInAnotherExtentIsListed) {
   Call call;
   add_op(call, "aten::relu", -1, {at({4}, {1}, 2, 0)}, {at({4}, {1}, 3, 0)});

@@ -118,6 +118,26 @@ TEST(CopyCauses, DataConvertedToTheWeightsFormatAsksForInputInThatFormat) {
   EXPECT_TRUE(contains(causes[0].fix, "hand the model channels_last input")) << causes[0].fix;
 }
 
+TEST(CopyCauses, AnInputCopiedToChannelsLastAsksForAChannelsLastInput) {
+  // A permuted model input that the convolution copies to channels_last: the fix names the
+  // format it is copied to, as the cause at the input does, not contiguous.
+  Call call;
+  TensorInfo in = tensor({2, 3, 4, 5}, {60, 1, 3, 12}, 7);
+  TensorInfo w = tensor({8, 3, 3, 3}, {27, 1, 9, 3}, 8, 1);
+  TensorInfo dense = tensor({2, 3, 4, 5}, {60, 1, 15, 3}, 9);
+  const int64_t conv = add_op(call, "aten::conv2d", -1, {in, w}, {tensor({2, 8, 2, 3}, {48, 1, 24, 8}, 10)});
+  TensorInfo src = in;
+  src.arg = 1;
+  add_op(call, "aten::copy_", conv, {dense, src}, {dense});
+  ModelInput mi;
+  mi.tensor = in;
+  const std::vector<CopyCause> causes = group_copy_causes(analyze(testing::trace_of({call}, {mi})));
+  ASSERT_EQ(causes.size(), 1u);
+  EXPECT_EQ(causes[0].kind, CauseKind::input_copy);
+  EXPECT_EQ(causes[0].fix, "hand the model a channels_last input (x.contiguous(memory_format=torch.channels_last) where "
+                           "it is made)");
+}
+
 TEST(CopyCauses, ARequestedCopyIsNotAnImplicitOne) {
   Call call;
   TensorInfo x = tensor({2, 4, 3}, {12, 3, 1}, 1);
