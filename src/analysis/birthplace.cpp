@@ -189,6 +189,18 @@ class Tracer {
     return ids;
   }
 
+  // The parameter or buffer whose storage `t` is (in memory: a report read from JSON has no
+  // storages), or -1.
+  int64_t model_tensor(const TensorInfo& t) const {
+    const auto& tensors = r_.run.model_tensors;
+    for (size_t i = 0; i < tensors.size(); ++i) {
+      const TensorInfo& m = tensors[i].tensor;
+      if ((t.storage_id != 0 && m.storage_id == t.storage_id) || (t.storage != 0 && m.storage == t.storage))
+        return static_cast<int64_t>(i);
+    }
+    return -1;
+  }
+
  private:
   // The latest top-level op before `before` whose output (or a nested op's) is `t`.
   int64_t producer(const TensorInfo& t, int64_t before) {
@@ -236,18 +248,6 @@ class Tracer {
       if (view_key(inputs[i].tensor) == view_key(t)) return static_cast<int>(i);
     for (size_t i = 0; i < inputs.size(); ++i)
       if (t.storage != 0 && inputs[i].tensor.storage == t.storage) return static_cast<int>(i);
-    return -1;
-  }
-
-  // The parameter or buffer whose storage `t` is (in memory: a report read from JSON has no
-  // storages), or -1.
-  int64_t model_tensor(const TensorInfo& t) const {
-    const auto& tensors = r_.run.model_tensors;
-    for (size_t i = 0; i < tensors.size(); ++i) {
-      const TensorInfo& m = tensors[i].tensor;
-      if ((t.storage_id != 0 && m.storage_id == t.storage_id) || (t.storage != 0 && m.storage == t.storage))
-        return static_cast<int64_t>(i);
-    }
     return -1;
   }
 
@@ -389,6 +389,9 @@ size_t copy_cause(const Report& r, const std::vector<int64_t>& top, Tracer& trac
   for (const TensorInfo& in : op.inputs)
     if (in.storage == c.src.storage && (!read || in.label() == c.src.label())) read = &in;
   if (read && read->label() == c.src.label()) return tracer.trace(*read, c.culprit);
+  // A copy of the model's own parameter or buffer (a backward op reading a weight laid out
+  // otherwise, in no input of its own): the tensor's own layout is the cause, not the op.
+  if (tracer.model_tensor(c.src) >= 0) return tracer.trace(c.src, c.culprit);
   return tracer.born_at(c.culprit, c.src.label());
 }
 
@@ -432,6 +435,19 @@ void charge_ops(const Report& r, const std::vector<int32_t>& top_level, Tracer& 
   }
 }
 
+// The model's parameter `name` where it is neither contiguous nor in a memory format (permuted,
+// strided: set so by the user's code), or nullptr. A gradient that comes back dense then differs
+// from it because of the parameter, whatever its data's layout.
+const ModelTensor* odd_parameter(const Report& r, const std::string& name) {
+  for (const ModelTensor& m : r.run.model_tensors) {
+    if (m.buffer || m.name != name) continue;
+    const LayoutClass c = m.tensor.layout().cls;
+    const bool plain = c == LayoutClass::contiguous || c == LayoutClass::channels_last || c == LayoutClass::channels_last_3d;
+    return plain ? nullptr : &m;
+  }
+  return nullptr;
+}
+
 // A parameter's gradient that comes back in its forward op's data format, not the parameter's.
 // Returns, per gradient buffer, its cause: AccumulateGrad's copy of it is charged there too.
 std::unordered_map<uint64_t, size_t> charge_gradients(const Report& r, const std::vector<int64_t>& top, Tracer& tracer,
@@ -446,6 +462,14 @@ std::unordered_map<uint64_t, size_t> charge_gradients(const Report& r, const std
     grad.set_shape(p.grad_sizes, p.grad_strides, "f32");
     param.set_shape(p.sizes, p.strides, "f32");
     const TensorInfo& data = r.ops[forward].inputs.front();
+    const ModelTensor* own = odd_parameter(r, p.name);
+    if (own) {  // the parameter's own layout, not its gradient's, is what the copies pay for
+      const size_t cause = tracer.trace(own->tensor, top[p.producer]);
+      charges.at(cause).gradients.push_back(p.name);
+      charges.pay(cause, top[p.producer]);
+      if (p.grad_storage != 0) causes.emplace(p.grad_storage, cause);
+      continue;
+    }
     const MemoryFormat g = memory_format_of(grad);
     // A gradient in its data's memory format follows the data's layout back; another layout
     // (a transposed one from a matmul's backward) was born in the forward op's backward.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "analysis/compiled_code.h"
@@ -200,6 +201,25 @@ void describe(CopyCause& k, size_t rank) {
   }
 }
 
+// One voice: a group that can only say "a tensor that no recorded op made", all of whose copies
+// the causes by birthplace charge to a place or tensor they name, adds nothing: it goes.
+void drop_groups_the_causes_tell(std::vector<CopyCause>& groups, const Report& r) {
+  std::set<int64_t> told;  // culprits the named causes pay for
+  for (const LayoutCause& c : r.causes)
+    if (!c.accepted && (c.kind != BirthKind::unrecorded || !c.input_text.empty()))
+      told.insert(c.payers.begin(), c.payers.end());
+  std::map<int64_t, int64_t> culprit;  // copy op -> culprit
+  for (const CopyRecord& c : r.copies) culprit[c.op] = c.culprit;
+  const auto is_told = [&](const CopyCause& k) {
+    return k.kind == CauseKind::unknown_origin && !k.copy_ops.empty() &&
+           std::all_of(k.copy_ops.begin(), k.copy_ops.end(), [&](int64_t op) {
+             auto it = culprit.find(op);
+             return it != culprit.end() && told.count(it->second) > 0;
+           });
+  };
+  groups.erase(std::remove_if(groups.begin(), groups.end(), is_told), groups.end());
+}
+
 }  // namespace
 
 std::vector<CopyCause> group_copy_causes(const Report& r) {
@@ -253,6 +273,7 @@ Verdict verdict_of(const Report& r) {
     v.gpu_ns = r.summary.gpu.gpu_ns;
   }
   v.causes = group_copy_causes(r);
+  drop_groups_the_causes_tell(v.causes, r);
   for (const LayoutCause& c : r.causes) {
     if (c.accepted) continue;
     v.mixed_ops += c.mixed_ops;

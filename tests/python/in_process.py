@@ -15,6 +15,8 @@
 - models under torch.compile (inductor, on the CPU: samples/sample_compiled.py) report their
   recompiles, the layout copies inside their graphs, graph breaks and forward and backward
   graphs, each at the user's line, on the text report's first screen (compiled_checks.py);
+- every fix the in-process fix cases print (samples/sample_fixes.py), applied where the report
+  says, makes the copy, the recompile or the failure go (fix_checks.py);
 - a torch other than the one layoutprof was built against fails the import in one line.
 
 Exits 1 naming each failure.
@@ -34,6 +36,7 @@ import torch
 import layoutprof
 from block_model import Block
 from compiled_checks import check_compiled_cases
+from fix_checks import check_fixes
 from hazard_checks import check_hazards, hazard_problems
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -782,6 +785,7 @@ def main():
     check_samples(samples)
     check_hazards(fail)
     check_compiled_cases(fail)
+    check_fixes(fail)
     check_batch_permuted_outside(samples)
     print(f"in_process: {len(failures)} failed")
     return 1 if failures else 0

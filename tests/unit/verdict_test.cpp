@@ -138,6 +138,30 @@ TEST(CopyCauses, AnInputCopiedToChannelsLastAsksForAChannelsLastInput) {
                            "it is made)");
 }
 
+TEST(CopyCauses, AGroupThatTheCausesByBirthplaceTellIsDropped) {
+  // A convolution copies a permuted weight no recorded op made: known as the model's parameter,
+  // the cause names it and the group ("a tensor that no recorded op made") adds nothing.
+  const auto make = [](bool named) {
+    Call call;
+    TensorInfo w = tensor({8, 3, 3, 3}, {1, 72, 24, 8}, 8, 1);
+    TensorInfo dense = tensor({8, 3, 3, 3}, {27, 9, 3, 1}, 9);
+    const int64_t conv = add_op(call, "aten::conv2d", -1, {tensor({2, 3, 4, 5}, {60, 20, 5, 1}, 7), w},
+                                {tensor({2, 8, 2, 3}, {48, 6, 3, 1}, 10)});
+    TensorInfo src = w;
+    src.arg = 1;
+    add_op(call, "aten::copy_", conv, {dense, src}, {dense});
+    Trace t = testing::trace_of({call});
+    if (named) t.run.model_tensors = {{"conv.weight", false, w}};
+    return analyze(t);
+  };
+  const Report named = make(true), unnamed = make(false);
+  ASSERT_EQ(named.causes.size(), 1u);
+  EXPECT_EQ(named.causes[0].input_text.rfind("parameter `conv.weight`", 0), 0u) << named.causes[0].input_text;
+  EXPECT_TRUE(verdict_of(named).causes.empty());
+  ASSERT_EQ(verdict_of(unnamed).causes.size(), 1u);
+  EXPECT_EQ(verdict_of(unnamed).causes[0].kind, CauseKind::unknown_origin);
+}
+
 TEST(CopyCauses, ARequestedCopyIsNotAnImplicitOne) {
   Call call;
   TensorInfo x = tensor({2, 4, 3}, {12, 3, 1}, 1);

@@ -111,3 +111,38 @@ def _members(name, value):
         for key, item in list(value.items())[:_MAX_SNAPSHOT]:
             if isinstance(key, (str, int)):
                 yield f"{name}[{key!r}]", item
+
+
+def caller_expression(tensor, params, call_code):
+    """The caller's own expression for the compiled function's argument `tensor` (dynamo's name
+    in the callee: `ids`, `kw['scale']`, `xs[1]`), read from the call's line: `ids[:, -1:]` in
+    `step(ids[:, -1:])`; "" where the line does not tell. `params`: the compiled function's
+    positional parameters, in order ("self" first for a module's forward)."""
+    root = re.match(r"^\w+", tensor or "")
+    try:
+        call = next((n for n in ast.walk(ast.parse(call_code.strip().rstrip(":"))) if isinstance(n, ast.Call)), None)
+    except SyntaxError:
+        return ""
+    if root is None or call is None:
+        return ""
+    name, rest = root.group(0), tensor[root.end():]
+    keyword = re.match(r"^\[['\"](\w+)['\"]\](.*)$", rest)
+    if name not in params and keyword:  # **kw: the keyword of the call
+        value = next((k.value for k in call.keywords if k.arg == keyword.group(1)), None)
+        return ast.unparse(value) + keyword.group(2) if value is not None else ""
+    if name not in params:
+        return ""
+    position = params.index(name) - (1 if params[:1] == ["self"] else 0)
+    value = call.args[position] if 0 <= position < len(call.args) else None
+    if value is None or isinstance(value, ast.Starred):
+        value = next((k.value for k in call.keywords if k.arg == name), None)
+    return _item_text(value, rest) if value is not None else ""
+
+
+def _item_text(node, rest):
+    """`node`'s code with the subscripts `rest` applied; an item of a list or tuple written out
+    in the call is that item's own code."""
+    item = re.match(r"^\[(\d+)\](.*)$", rest)
+    if item and isinstance(node, (ast.List, ast.Tuple)) and int(item.group(1)) < len(node.elts):
+        return _item_text(node.elts[int(item.group(1))], item.group(2))
+    return ast.unparse(node) + rest

@@ -90,19 +90,21 @@ def dynamo_calls_modules_as(call):
             module.unpatched_nn_module_call = call
 
 
-def compiled_frame_locals():
-    """The locals of the frame dynamo is compiling now (its arguments), from inside one of its
-    structured trace records (dynamo_start, recompile_reasons), or None: the `locals` argument
-    of torch._dynamo.convert_frame._compile on the calling stack (2.13 and 2.14)."""
+def compiled_frame():
+    """(locals, positional parameter names) of the frame dynamo is compiling now, from inside one
+    of its structured trace records (dynamo_start, recompile_reasons), or ({}, []): the `locals`
+    and `code` arguments of torch._dynamo.convert_frame._compile on the calling stack (2.13 and
+    2.14)."""
     frame = sys._getframe(1)
     for _ in range(60):
         if frame is None:
-            return None
+            break
         if frame.f_code.co_name == "_compile" and frame.f_code.co_filename.endswith("convert_frame.py"):
-            found = frame.f_locals.get("locals")
-            return found if isinstance(found, dict) else None
+            found, code = frame.f_locals.get("locals"), frame.f_locals.get("code")
+            params = list(code.co_varnames[:code.co_argcount]) if isinstance(code, types.CodeType) else []
+            return (found if isinstance(found, dict) else {}), params
         frame = frame.f_back
-    return None
+    return {}, []
 
 
 def calling_user_frame():

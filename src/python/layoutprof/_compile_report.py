@@ -6,7 +6,7 @@ session reads it as the report reader does (src/report/compiled_json.cpp)."""
 import re
 
 from . import _inductor_code as code
-from ._arguments import guard
+from ._arguments import caller_expression, guard
 
 _FILE_LINE = re.compile(r'File "([^"]+)", line (\d+)')
 
@@ -49,9 +49,11 @@ def _word(described):
 
 def _fix(g, before, after, entry):
     """Where the recompile is fixed: on the argument, where the user's code makes it."""
-    name, kind = g["tensor"] or "the argument", g["kind"]
     called_at, call_code = entry.get("called_at", ""), entry.get("call_code", "")
-    at = f" (it reaches the call at {_short(called_at)}{f', `{call_code}`' if call_code else ''})" if called_at else ""
+    mine = caller_expression(g["tensor"], entry.get("params", []), call_code) if call_code else ""
+    name, kind = mine or g["tensor"] or "the argument", g["kind"]
+    callee = f"`{g['tensor']}` of {entry.get('function') or 'the compiled function'}; " if mine and mine != g["tensor"] else ""
+    at = f" ({callee}it reaches the call at {_short(called_at)}{f', `{call_code}`' if call_code else ''})" if called_at else ""
     if kind == "stride":
         first, then = _word(before), _word(after)
         if first in _DENSE and then in _DENSE and first != then:

@@ -20,7 +20,7 @@ import logging
 
 from . import _arguments, _compiled_lines
 from . import _inductor_code as code
-from ._compile_api import (calling_user_frame, compile_sources, compiled_frame_locals, interned_strings, kernel_profile,
+from ._compile_api import (calling_user_frame, compile_sources, compiled_frame, interned_strings, kernel_profile,
                            provenance)
 
 _RESERVED = {"frame_id", "frame_compile_id", "attempt", "rank", "has_payload", "stack", "compiled_autograd_id",
@@ -108,7 +108,7 @@ class CompileWatch:
     def _entry(self, cid):
         return self.compiles.setdefault(cid, {"compile_id": cid, "step": self.step_of(), "graphs": [], "reasons": [],
                                               "inputs": [], "nodes": {}, "dynamic": [], "places": [],
-                                              "seen": {}, "arguments": {}})
+                                              "seen": {}, "arguments": {}, "params": []})
 
     def _structured(self, record):
         metadata = getattr(record, "metadata", None)
@@ -130,7 +130,8 @@ class CompileWatch:
         fallback, leaves out the caller of a compiled function in 2.14)."""
         entry["step"] = self.step_of()
         self.compiling(True)
-        entry["seen"] = _arguments.snapshot(compiled_frame_locals() or {})
+        frame_locals, entry["params"] = compiled_frame()
+        entry["seen"] = _arguments.snapshot(frame_locals)
         caller = calling_user_frame()
         if caller is not None:
             entry["called_at"], entry["call_code"] = f"{caller[0]}:{caller[1]}", caller[2]
@@ -162,7 +163,7 @@ class CompileWatch:
         except ValueError:
             reasons = [payload]
         entry["reasons"] += reasons if isinstance(reasons, list) else [reasons]
-        frame_locals = compiled_frame_locals() or {}
+        frame_locals = compiled_frame()[0]
         for reason in entry["reasons"]:
             tensor = _arguments.guard(str(reason))["tensor"]
             if tensor and tensor not in entry["arguments"]:

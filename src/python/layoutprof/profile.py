@@ -120,7 +120,8 @@ class profile:
         # fake-tensor ops are the compiler's).
         self._compiles = CompileWatch(lambda: self._index, _native.pause_thread)
         self._pid = None  # the process that records
-        self._parameters = None  # the model's named parameters, once it is known
+        self._model = None  # the user's module, once it is known
+        self._parameters = None  # its named parameters
         self._buffers = None  # and its named buffers
         self.report = None
 
@@ -273,9 +274,8 @@ class profile:
         return os.getpid() != self._pid
 
     def _model_learnt(self, model):
-        self._parameters = list(model.named_parameters())
-        self._buffers = list(model.named_buffers())
-        self._session.note_model_tensors(self._parameters, self._buffers)
+        self._model = model
+        self._note_model_tensors()
         if self._session.in_call or not self._session.calls:
             self._session.watch_parameters(self._parameters)
 
@@ -352,7 +352,16 @@ class profile:
         recorded = self._index - self._warmup
         if not self._failed and recorded >= 0 and (self._calls is None or recorded < self._calls):
             self._root_calls_at_begin = self._hooks.root_calls
+            if self._model is not None and self._session.calls == 0 and not self._session.in_call:
+                self._note_model_tensors()  # as the shown call finds them: code may have set them since
             self._session.begin_call()
+
+    def _note_model_tensors(self):
+        """The model's parameters and buffers as they are now (`.data =`, set_, a state dict
+        assigned, a new Parameter between calls change them), under their names."""
+        self._parameters = list(self._model.named_parameters())
+        self._buffers = list(self._model.named_buffers())
+        self._session.note_model_tensors(self._parameters, self._buffers)
 
 
 def rank_path(path):

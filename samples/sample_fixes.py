@@ -1,0 +1,123 @@
+"""In-process cases whose report prints a fix, each able to run with that fix applied: the report
+of `run(mark, fixed=False)` must name the line or tensor the user changes and the fix on its
+first screen (`screen`: the words), and `run(mark, fixed=True)`, the same code with the printed
+fix applied at that place, must not show the problem again (`gone`: what must be zero there).
+tests/python/fix_checks.py runs both, STEPS steps each (a warm-up step, then the recorded ones),
+mark() after each step.
+
+The cases follow public reports' patterns: weights regularised after each optimizer step and
+written back permuted; a generation loop feeding a compiled model a slice of its growing ids; a
+top-k accuracy helper viewing a transposed prediction; an NCHW batch for a channels_last model.
+"""
+from typing import Callable, Dict, List, NamedTuple
+
+import torch
+from torch import nn
+
+STEPS = 3
+
+
+class Case(NamedTuple):
+    name: str
+    run: Callable[..., None]  # run(mark, fixed)
+    screen: List[str]         # words the first screen of the unfixed run's text report holds
+    gone: Dict                # what the fixed run's report must not hold (see fix_checks.gone_problems)
+    why: str
+
+
+def regularise(layer: nn.Conv2d, fixed: bool) -> None:
+    """Normalises each output filter, as weight-normalising training code does, and writes the
+    weight back from its [kh, kw, in, out] matrix."""
+    with torch.no_grad():
+        w = layer.weight.permute(2, 3, 1, 0).reshape(-1, layer.weight.shape[0])
+        w = w / w.norm(dim=0, keepdim=True)
+        back = w.view(3, 3, layer.weight.shape[1], layer.weight.shape[0]).permute(3, 2, 0, 1)
+        layer.weight.data = back.contiguous() if fixed else back
+
+
+def weights_set_between_steps(mark, fixed=False):
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.Conv2d(8, 8, 3, padding=1))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    for _ in range(STEPS):
+        model(torch.randn(2, 3, 8, 8)).square().mean().backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        regularise(model[2], fixed)
+        mark()
+
+
+class TinyDecoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(32, 16)
+        self.head = nn.Linear(16, 32)
+
+    def forward(self, ids):
+        return self.head(self.embed(ids).relu())
+
+
+def growing_ids_slice(mark, fixed=False):
+    torch.manual_seed(0)
+    step = torch.compile(TinyDecoder().eval(), backend="eager")
+    ids = torch.randint(0, 32, (2, 6))
+    with torch.no_grad():
+        for _ in range(STEPS):
+            last = ids[:, -1:].contiguous() if fixed else ids[:, -1:]
+            logits = step(last)
+            ids = torch.cat([ids, logits[:, -1].argmax(-1, keepdim=True)], dim=1)
+            mark()
+
+
+def accuracy(output, target, k, fixed):
+    """Top-k accuracy, as classification training scripts compute it after the model's call."""
+    _, pred = output.topk(k, 1, True, True)
+    pred = pred.t()
+    correct = pred.eq(target.view(1, -1).expand_as(pred))
+    hits = correct[:k].reshape(-1) if fixed else correct[:k].view(-1)
+    return hits.float().sum(0) * (100.0 / target.size(0))
+
+
+def topk_accuracy(mark, fixed=False):
+    torch.manual_seed(0)
+    model = nn.Linear(8, 5)
+    with torch.no_grad():
+        for _ in range(STEPS):
+            output = model(torch.randn(4, 8))
+            accuracy(output, torch.randint(0, 5, (4,)), 2, fixed)
+            mark()
+
+
+def nchw_batch(mark, fixed=False):
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.Conv2d(8, 8, 3, padding=1)).eval()
+    model = model.to(memory_format=torch.channels_last)
+    with torch.no_grad():
+        for _ in range(STEPS):
+            batch = torch.randn(2, 3, 16, 16)
+            if fixed:
+                batch = batch.contiguous(memory_format=torch.channels_last)
+            model(batch)
+            mark()
+
+
+CASES = [
+    Case("weights_set_between_steps", weights_set_between_steps,
+         ["comes with the model's parameter `2.weight`", "`.contiguous()` on parameter `2.weight`"],
+         {"tensor_causes": 0},
+         "lyr.weight.data = w.view(...).permute(3, 2, 0, 1): the convolutions and AccumulateGrad copy the "
+         "permuted weight every step; one cause, the parameter, set between the calls"),
+    Case("growing_ids_slice", growing_ids_slice,
+         ["`last`.contiguous() where it is made", "`logits = step(last)`", "strided: a view of a 2x"],
+         {"recompiles": 0},
+         "the last column of growing ids has the ids' width as its stride: a recompile, until .contiguous()"),
+    Case("topk_accuracy", topk_accuracy,
+         ["Verdict: the script fails at", "correct[:k].view(-1)", "`.reshape(...)` instead of `.view(...)`"],
+         {"failed": 0},
+         "pred.t() makes correct[:k] a strided view: view(-1) raises after the model's call; reshape does not"),
+    Case("nchw_batch", nchw_batch,
+         ["`.contiguous(memory_format=torch.channels_last)` on the result of aten::randn", "batch = torch.randn(2, 3, 16, 16)",
+          "hand the model channels_last input"],
+         {"implicit_layout": 0, "mixed": 0},
+         "an NCHW batch for a channels_last model: the first convolution converts it every call"),
+]

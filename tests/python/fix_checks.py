@@ -1,0 +1,81 @@
+"""Every fix the in-process fix cases print works (samples/sample_fixes.py): each case runs under
+layoutprof.profile(warmup=1) as it is, and its text report's first screen (before the heatmap)
+must hold the case's words (the line or tensor to change, the fix); then it runs again with that
+fix applied where the report says (the case's `fixed` code), and the copy, the recompile or the
+failure must be gone from the new report. This is the one place that applies a printed fix and
+reruns (run_profiled, gone_problems).
+
+Usage alone: fix_checks.py [CASE ...] (the samples folder must be importable)."""
+import os
+import sys
+
+import torch
+
+import layoutprof
+
+
+def run_profiled(case, fixed):
+    """The case's report and text, recorded as a user records it; the exception it raised, if any."""
+    torch._dynamo.reset()
+    p = layoutprof.profile(warmup=1)
+    raised = None
+    try:
+        with p:
+            case.run(p.step, fixed=fixed)
+    except Exception as e:  # noqa: BLE001: a failing case is what some cases show
+        raised = e
+    return p.report, p.text(), raised
+
+
+def _counts(report):
+    """What a fix makes go away, counted in a report."""
+    summary = report["summary"]
+    compiled = report.get("compiled") or {}
+    return {"implicit_layout": summary["copies"]["implicit_layout"],
+            "mixed": sum(c.get("mixed_ops", 0) for c in report.get("causes", []) if not c.get("accepted")),
+            "recompiles": sum(1 for r in compiled.get("recompiles", []) if r["layout"]),
+            "failed": int(report["run"]["status"] == "failed"),
+            # causes at a parameter or buffer the code laid out between the calls
+            "tensor_causes": sum(1 for c in report.get("causes", []) if c["birthplace"]["input_text"].startswith(
+                ("parameter", "buffer")))}
+
+
+def gone_problems(case, report):
+    counts = _counts(report)
+    return [f"{case.name} with its fix applied: {what} {counts[what]}, want {want}"
+            for what, want in case.gone.items() if counts[what] != want]
+
+
+def check_fix(case, fail):
+    report, text, _raised = run_profiled(case, fixed=False)
+    screen = text.split("\nHeatmap", 1)[0]
+    missing = [w for w in case.screen if w not in screen]
+    if missing:
+        fail(f"{case.name}: the first screen does not say {missing}:\n{screen[-2500:]}")
+    before = _counts(report)
+    if all(before[what] == want for what, want in case.gone.items()):
+        fail(f"{case.name}: nothing to fix in the unfixed run: {before}")
+    report, _text, raised = run_profiled(case, fixed=True)
+    problems = gone_problems(case, report) + ([f"{case.name} with its fix applied raised {raised!r}"] if raised else [])
+    for problem in problems:
+        fail(problem)
+    if not problems and not missing:
+        print(f"fix {case.name}: {dict((w, before[w]) for w in case.gone)} before the fix, "
+              f"{dict((w, _counts(report)[w]) for w in case.gone)} after")
+
+
+def check_fixes(fail, names=None):
+    os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", os.path.expanduser("~/.cache/layoutprof/inductor"))
+    torch.set_num_threads(1)
+    import sample_fixes
+    for case in sample_fixes.CASES:
+        if not names or case.name in names:
+            check_fix(case, fail)
+
+
+if __name__ == "__main__":
+    failures = []
+    check_fixes(failures.append, sys.argv[1:])
+    for f in failures:
+        print("FAIL", f)
+    sys.exit(1 if failures else 0)
