@@ -101,6 +101,21 @@ def nchw_batch(mark, fixed=False):
             mark()
 
 
+class Flatten(nn.Module):
+    def forward(self, x):
+        return x.view(-1) * 2
+
+
+def exported_view(mark, fixed=False):
+    """A torch.export program run in process (its GraphModule's generated code, "<eval_with_key>"),
+    fed a transposed batch its export never saw: the view raises at the model's own line."""
+    program = torch.export.export(Flatten(), (torch.randn(4, 8),)).module()
+    for _ in range(STEPS):
+        x = torch.randn(8, 4).t()
+        program(x.contiguous() if fixed else x)
+        mark()
+
+
 CASES = [
     Case("weights_set_between_steps", weights_set_between_steps,
          ["comes with the model's parameter `2.weight`", "`.contiguous()` on parameter `2.weight`"],
@@ -115,6 +130,10 @@ CASES = [
          ["Verdict: the script fails at", "correct[:k].view(-1)", "`.reshape(...)` instead of `.view(...)`"],
          {"failed": 0},
          "pred.t() makes correct[:k] a strided view: view(-1) raises after the model's call; reshape does not"),
+    Case("exported_view", exported_view,
+         ["Verdict: the script fails at", "return x.view(-1) * 2", "x = torch.randn(8, 4).t()"],
+         {"failed": 0},
+         "generated code's failure at the model's own line (the node's stack trace), the transpose behind it"),
     Case("nchw_batch", nchw_batch,
          ["`.contiguous(memory_format=torch.channels_last)` on the result of aten::randn", "batch = torch.randn(2, 3, 16, 16)",
           "hand the model channels_last input"],

@@ -10,13 +10,21 @@ line of inductor's code; the native probe asks user_line() once per new such lin
   (torch._inductor.codecache.PyCodeCache.linemaps, read by PyCodeCache.stack_frames_for_code,
   as torch's tracebacks of compiled code read it; 2.13 and 2.14), which gives each line the
   node whose code begins above it, coarser: a kernel call may get the node before it.
+Code that FX generated (a GraphModule's forward, "<eval_with_key>.N": torch.export's
+ep.module(), symbolic_trace) is read through its own line map (GraphModule._lineno_map, from
+its _prologue_start, as torch._utils reads it in 2.13 and 2.14) to the node, and the node's
+stack trace to the user's line.
 """
+import gc
 import os
+import re
 import sys
 
 _library = ()
 _learnt = {}  # generated file -> {line: (file, line, module path inside the compiled module)}
 _moved = {}   # a path inductor's cache gave that is not there -> where its file is now
+_fx_modules = {}  # "<eval_with_key>.N" -> the GraphModule whose forward it is (None: not found)
+_STACK_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
 
 
 def existing_path(path):
@@ -59,6 +67,8 @@ def user_line(file, line):
     """(file, line[, module]) of the user's code behind line `line` of generated module `file`, or
     None (not inductor's code, or a line no node owns: argument checks, allocations). The module
     is the FX node's path inside the compiled module, when its dynamo node uses a parameter."""
+    if file.startswith("<eval_with_key>"):
+        return _fx_line(file, line)
     learnt = _learnt.get(os.path.abspath(file))
     if learnt and line in learnt:
         path, at, module = learnt[line]
@@ -70,4 +80,35 @@ def user_line(file, line):
     for frame in cache.stack_frames_for_code(file, line) or []:  # the innermost first
         if not frame["filename"].startswith(_library):
             return existing_path(frame["filename"]), int(frame["line"])
+    return None
+
+
+def _graph_module(file):
+    """The GraphModule whose generated forward() is `file` (each has a class of its own), found
+    once per file among the live objects."""
+    if file not in _fx_modules:
+        fx = sys.modules.get("torch.fx")
+        found = None
+        for obj in gc.get_objects() if fx is not None else []:
+            forward = getattr(type(obj), "forward", None) if isinstance(obj, fx.GraphModule) else None
+            if getattr(getattr(forward, "__code__", None), "co_filename", None) == file:
+                found = obj
+                break
+        _fx_modules[file] = found
+    return _fx_modules[file]
+
+
+def _fx_line(file, line):
+    """(file, line) of the user's code behind line `line` of FX's generated `file`: the node there,
+    and the innermost frame of its stack trace outside torch; None where there is none."""
+    gm = _graph_module(file)
+    lines = getattr(gm, "_lineno_map", None) or {}
+    index = lines.get(line - getattr(gm, "_prologue_start", 0))
+    if index is None:
+        return None
+    node = next((n for i, n in enumerate(gm.graph.nodes) if i == index), None)
+    frames = _STACK_FRAME.findall((node.meta.get("stack_trace") or "") if node is not None else "")
+    for path, at in reversed(frames):
+        if not path.startswith(_library):
+            return existing_path(path), int(at)
     return None
