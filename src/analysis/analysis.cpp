@@ -24,6 +24,16 @@ const TensorInfo* main_input(const OpEvent& op) {
   return op.inputs.empty() ? nullptr : &op.inputs.front();
 }
 
+bool reads_only_contiguous(const OpEvent& op) {
+  bool any = false;
+  for (const TensorInfo& in : op.inputs) {
+    if (in.numel() <= 1) continue;
+    if (in.layout().cls != LayoutClass::contiguous) return false;
+    any = true;
+  }
+  return any;
+}
+
 const TensorInfo* main_output(const OpList& ops, int64_t id) {
   const OpEvent& op = ops[id];
   if (!op.outputs.empty()) return &op.outputs.front();

@@ -37,6 +37,9 @@ namespace layoutprof {
 
 // The tensor an op mainly works on: its first tensor argument (nullptr when it has none).
 const TensorInfo* main_input(const OpEvent& op);
+// Every tensor the op reads (of more than one element) is contiguous: a layout copy it makes is
+// of a view it made itself, inside a library op (nn.GRU's, the fused attention's head merge).
+bool reads_only_contiguous(const OpEvent& op);
 const TensorInfo* main_output(const OpList& ops, int64_t id);
 
 // Per event: its top-level ancestor (itself for top-level ops).

@@ -30,6 +30,9 @@ std::string dims_text(const std::vector<int64_t>& dims) {
   return out;
 }
 
+// copy_cause()'s answer for a copy a library op makes of its own dense inputs: no cause.
+constexpr size_t kLibraryCopy = static_cast<size_t>(-1);
+
 // A chain is followed at most this many ops back (a loop of a million ops stays bounded).
 constexpr int kMaxHops = 1 << 20;
 
@@ -392,6 +395,9 @@ size_t copy_cause(const Report& r, const std::vector<int64_t>& top, Tracer& trac
   // A copy of the model's own parameter or buffer (a backward op reading a weight laid out
   // otherwise, in no input of its own): the tensor's own layout is the cause, not the op.
   if (tracer.model_tensor(c.src) >= 0) return tracer.trace(c.src, c.culprit);
+  // A view the op made of its own dense inputs and copied: the library's, no cause of the
+  // calling code's (nothing there would change it).
+  if (reads_only_contiguous(op)) return kLibraryCopy;
   return tracer.born_at(c.culprit, c.src.label());
 }
 
@@ -400,6 +406,7 @@ void charge_copies(const Report& r, const std::vector<int64_t>& top, Tracer& tra
   for (const CopyRecord& c : r.copies) {
     if (!is_layout_copy(c.cls)) continue;
     const size_t cause = copy_cause(r, top, tracer, c, model_format, grad_causes);
+    if (cause == kLibraryCopy) continue;
     LayoutCause& k = charges.at(cause);
     (c.cls == CopyClass::implicit_layout ? k.copies : k.explicit_copies)++;
     k.copy_bytes += c.bytes;

@@ -44,7 +44,7 @@ const OpEvent* failed_view(const LayoutCause& c, const Report& r) {
 
 std::string fix_at_op(const LayoutCause& c, const Report& r, MemoryFormat model_format) {
   const std::string op = c.op_name + place(c.where) + code_of(c);
-  if (is_compiled_code(c.op_name)) return compiled_layout_fix(c.op_name + place(c.where));
+  if (is_compiled_code(c.op_name)) return compiled_layout_fix(c.op_name + place(c.where), c.layout);
   if (const OpEvent* view = failed_view(c, r))
     return "`.reshape(...)` instead of `.view(...)` at " + view->source.str() + ", or `.contiguous()` on the result of " + op;
   const bool memory_format = is_channels_last(c.layout) || (c.layout == "contiguous" && model_format == MemoryFormat::nhwc);

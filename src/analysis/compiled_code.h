@@ -2,6 +2,7 @@
 // are inductor's choices, not a line of the model's code, and their fix is a compile setting.
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 namespace layoutprof {
@@ -13,10 +14,29 @@ inline bool is_compiled_code(const std::string& op_name) {
   return op_name.rfind("Torch-Compiled Region", 0) == 0 || op_name.find("CompiledFunction") != std::string::npos;
 }
 
+// The rank a layout label tells: 4 or 5 for the channels_last formats, the dims of a
+// permutation; 0 where the label does not say (contiguous, strided, ...).
+inline size_t layout_rank(const std::string& label) {
+  if (label == "channels_last") return 4;
+  if (label == "channels_last_3d") return 5;
+  if (label.rfind("permuted(", 0) != 0) return 0;
+  size_t dims = 1;
+  for (char c : label) dims += c == ',';
+  return dims;
+}
+
 // The fix for a layout inductor chose in a compiled graph (`where`: the op and its place), which
 // eager code then converts (AccumulateGrad to a parameter's layout, a copy back at the graph's
-// edge): its layout optimization turns convolutions' activations and weights channels_last.
-inline std::string compiled_layout_fix(const std::string& where) {
+// edge): its layout optimization turns convolutions' activations and weights channels_last, so
+// its settings mean something for 4-D and 5-D data only. Another layout (`layout`: a token
+// tensor's permutation, a slice) came with the data the compiled function was handed.
+inline std::string compiled_layout_fix(const std::string& where, const std::string& layout = "") {
+  const size_t rank = layout_rank(layout);
+  if (!layout.empty() && rank != 4 && rank != 5)
+    return "a " + layout + " tensor crosses the compiled graph's edge (" + where +
+           "): inductor's layout optimization concerns 4-D and 5-D convolution data only, so no compile setting "
+           "changes it; make the tensor handed to the compiled function contiguous where the code makes it "
+           "(`.contiguous()` there)";
   return "the layout is inductor's choice inside the compiled graph (" + where +
          "), not a line of the model: make the model's layout the one inductor picks before torch.compile "
          "(model.to(memory_format=torch.channels_last): parameters, gradients and activations then agree), or "

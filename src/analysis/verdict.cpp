@@ -5,6 +5,7 @@
 #include <set>
 #include <tuple>
 
+#include "analysis/analysis.h"
 #include "analysis/compiled_code.h"
 #include "analysis/mixed_formats.h"
 #include "support/format.h"
@@ -127,13 +128,14 @@ CopyCause classify(const CopyRecord& c, const SplitPoint* sp, const OpEvent* cul
     return k;
   } else if (c.origin >= 0) {  // named, or made inside the culprit itself
     k.kind = CauseKind::view_copy;
+    k.library = !origin && culprit && reads_only_contiguous(*culprit);
   } else if (c.origin_input >= 0) {
     k.kind = CauseKind::input_copy;
   } else {
     k.kind = CauseKind::unknown_origin;
   }
   const std::string from_class = layout_class_name(c.src.layout().cls);
-  *key = {static_cast<int>(k.kind), false, reader, k.origin, k.origin_input,
+  *key = {static_cast<int>(k.kind), k.library, reader, k.origin, k.origin_input,
           k.kind == CauseKind::unknown_origin ? from_class : "", ""};
   return k;
 }
@@ -164,6 +166,13 @@ void describe(CopyCause& k, size_t rank) {
       }
       return;
     case CauseKind::view_copy:
+      if (k.library) {  // a view of its own dense inputs: the library's own copy
+        k.what = readers + (many ? " copy" : " copies") + " a " + k.from + " view " + (many ? "they make" : "it makes") +
+                 " of " + (many ? "their" : "its") + " own dense inputs on every call: the library's own copy";
+        k.fix = "none in the calling code: " + std::string(many ? "their" : "its") +
+                " inputs are already dense (no cause by birthplace is charged)";
+        return;
+      }
       if (k.origin.empty()) {  // the culprit's own view of its input
         k.what = readers + needs + " dense data: the " + k.from + " view made inside " + (many ? "them" : "it") +
                  " is copied on every call";
@@ -171,7 +180,7 @@ void describe(CopyCause& k, size_t rank) {
         return;
       }
       k.what = readers + needs + " dense data: the " + k.from + " tensor that " + k.origin + " makes is copied on every call";
-      k.fix = is_compiled_code(k.origin) ? compiled_layout_fix(origin)
+      k.fix = is_compiled_code(k.origin) ? compiled_layout_fix(origin, k.from)
               : "make it contiguous once where " + k.origin + " makes it (`.contiguous()` on the result of the " + origin +
                     "), so that the ops after it read dense data";
       return;
@@ -195,7 +204,7 @@ void describe(CopyCause& k, size_t rank) {
     case CauseKind::unknown_origin:
       k.what = readers + copies + " a " + k.from + " tensor that no recorded op made";
       k.fix = std::any_of(k.readers.begin(), k.readers.end(), is_compiled_code)
-                  ? compiled_layout_fix(readers)
+                  ? compiled_layout_fix(readers, k.from)
                   : "keep the data these ops read dense, so that they need no copy";
       return;
   }

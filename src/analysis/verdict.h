@@ -31,6 +31,8 @@ struct CopyCause {
   // format_mismatch: true when the data flowing through the op (its main input) was
   // converted, false when another operand (a convolution's weight) was.
   bool data_converted = false;
+  // view_copy: the culprit copied a view it made of its own dense inputs (a library op's own copy)
+  bool library = false;
   std::string origin;     // the top-level op that made the non-dense source ("" none, or the culprit)
   int origin_input = -1;  // input_copy: that model input
   std::string from, to;   // layout labels of the first copy's source and destination

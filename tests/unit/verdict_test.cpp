@@ -108,6 +108,49 @@ TEST(CopyCauses, ALayoutBornInCompiledCodeIsFixedWhereInductorPicksIt) {
   EXPECT_TRUE(contains(r.causes[0].fixes[0], "inductor's choice inside the compiled graph")) << r.causes[0].fixes[0];
 }
 
+// ViT-style tokens, permuted(0,2,1), made inside a compiled region and copied by the eager
+// code after it: no compile setting concerns 3-D data, so none is offered.
+TEST(CopyCauses, ATokenLayoutAtACompiledGraphsEdgeIsFixedWhereTheDataIsMade) {
+  Call call;
+  TensorInfo tokens = tensor({2, 16, 8}, {128, 1, 16}, 1);
+  TensorInfo dense = tensor({2, 16, 8}, {128, 8, 1}, 2);
+  add_op(call, "Torch-Compiled Region: 0/0", -1, {}, {tokens});
+  const int64_t reshape = add_op(call, "aten::reshape", -1, {tokens}, {tensor({32, 8}, {8, 1}, 2)});
+  const int64_t clone = add_op(call, "aten::clone", reshape, {tokens}, {dense});
+  TensorInfo src = tokens;
+  src.arg = 1;
+  add_op(call, "aten::copy_", clone, {dense, src}, {dense});
+  const Report r = analyze(testing::trace_of({call}));
+  ASSERT_EQ(r.causes.size(), 1u);
+  ASSERT_FALSE(r.causes[0].fixes.empty());
+  const std::string& fix = r.causes[0].fixes[0];
+  EXPECT_TRUE(contains(fix, "a permuted(0,2,1) tensor crosses the compiled graph's edge")) << fix;
+  EXPECT_FALSE(contains(fix, "layout_optimization")) << fix;
+  EXPECT_FALSE(contains(fix, "channels_last")) << fix;
+}
+
+// A library op that transposes its own dense input inside itself and copies it (a fused
+// attention's head merge): the library's copy, no cause by birthplace, and no fix for the caller.
+TEST(CopyCauses, ACopyALibraryOpMakesOfItsOwnDenseInputsIsTheLibrarys) {
+  Call call;
+  TensorInfo x = tensor({2, 16, 8}, {128, 8, 1}, 1);
+  TensorInfo inner = tensor({2, 8, 16}, {128, 1, 8}, 1);
+  TensorInfo dense = tensor({2, 8, 16}, {128, 16, 1}, 2);
+  const int64_t op = add_op(call, "aten::_native_multi_head_attention", -1, {x}, {tensor({2, 16, 8}, {128, 8, 1}, 3)});
+  add_op(call, "aten::transpose", op, {x}, {inner});
+  const int64_t clone = add_op(call, "aten::clone", op, {inner}, {dense});
+  TensorInfo src = inner;
+  src.arg = 1;
+  add_op(call, "aten::copy_", clone, {dense, src}, {dense});
+  const Report r = analyze(testing::trace_of({call}));
+  EXPECT_TRUE(r.causes.empty()) << r.causes.size();
+  const std::vector<CopyCause> causes = group_copy_causes(r);
+  ASSERT_EQ(causes.size(), 1u);
+  EXPECT_TRUE(causes[0].library);
+  EXPECT_TRUE(contains(causes[0].what, "of its own dense inputs on every call: the library's own copy")) << causes[0].what;
+  EXPECT_EQ(causes[0].fix.rfind("none in the calling code", 0), 0u) << causes[0].fix;
+}
+
 TEST(CopyCauses, DataConvertedToTheWeightsFormatAsksForInputInThatFormat) {
   Call call;
   add_conv(call, "conv", nchw_data(), nhwc_weight(10), 0, {128, 1, 32, 8}, 11);
