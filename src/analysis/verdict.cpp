@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <map>
-#include <set>
 #include <tuple>
 
 #include "analysis/analysis.h"
+#include "analysis/cause_text.h"
 #include "analysis/compiled_code.h"
 #include "analysis/mixed_formats.h"
 #include "support/format.h"
@@ -211,22 +211,27 @@ void describe(CopyCause& k, size_t rank) {
 }
 
 // One voice: a group that can only say "a tensor that no recorded op made", all of whose copies
-// the causes by birthplace charge to a place or tensor they name, adds nothing: it goes.
-void drop_groups_the_causes_tell(std::vector<CopyCause>& groups, const Report& r) {
-  std::set<int64_t> told;  // culprits the named causes pay for
-  for (const LayoutCause& c : r.causes)
-    if (!c.accepted && (c.kind != BirthKind::unrecorded || !c.input_text.empty()))
-      told.insert(c.payers.begin(), c.payers.end());
+// one cause by birthplace pays for at a place or tensor it names, says what that cause says.
+void tell_groups_as_their_causes(std::vector<CopyCause>& groups, const Report& r) {
   std::map<int64_t, int64_t> culprit;  // copy op -> culprit
   for (const CopyRecord& c : r.copies) culprit[c.op] = c.culprit;
-  const auto is_told = [&](const CopyCause& k) {
-    return k.kind == CauseKind::unknown_origin && !k.copy_ops.empty() &&
-           std::all_of(k.copy_ops.begin(), k.copy_ops.end(), [&](int64_t op) {
-             auto it = culprit.find(op);
-             return it != culprit.end() && told.count(it->second) > 0;
-           });
-  };
-  groups.erase(std::remove_if(groups.begin(), groups.end(), is_told), groups.end());
+  for (CopyCause& k : groups) {
+    if (k.kind != CauseKind::unknown_origin || k.copy_ops.empty()) continue;
+    for (const LayoutCause& c : r.causes) {
+      if (c.accepted || c.fixes.empty() || (c.kind == BirthKind::unrecorded && c.input_text.empty())) continue;
+      const bool pays_all = std::all_of(k.copy_ops.begin(), k.copy_ops.end(), [&](int64_t op) {
+        auto it = culprit.find(op);
+        return it != culprit.end() && std::find(c.payers.begin(), c.payers.end(), it->second) != c.payers.end();
+      });
+      if (!pays_all) continue;
+      const bool many = k.readers.size() > 1;
+      k.what = readers_text(k) + (many ? " copy " : " copies ") +
+               (c.kind == BirthKind::unrecorded ? "the model's " + c.input_text.substr(0, c.input_text.find(" (sizes"))
+                                                : "a tensor") + ", " + k.from + " (cause by birthplace: " + birthplace_text(c) + ")";
+      k.fix = c.fixes.front();
+      break;
+    }
+  }
 }
 
 }  // namespace
@@ -282,7 +287,7 @@ Verdict verdict_of(const Report& r) {
     v.gpu_ns = r.summary.gpu.gpu_ns;
   }
   v.causes = group_copy_causes(r);
-  drop_groups_the_causes_tell(v.causes, r);
+  tell_groups_as_their_causes(v.causes, r);
   for (const LayoutCause& c : r.causes) {
     if (c.accepted) continue;
     v.mixed_ops += c.mixed_ops;

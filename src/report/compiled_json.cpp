@@ -124,6 +124,7 @@ json compiled_json(const CompiledRun& c) {
           {"cache", {{"fx_graph_cache_hit", c.fx_cache_hits}, {"fx_graph_cache_miss", c.fx_cache_misses},
                      {"aotautograd_cache_hit", c.aot_cache_hits}, {"aotautograd_cache_miss", c.aot_cache_misses}}},
           {"not_measured", c.not_measured},
+          {"observer", c.observer},
           {"summary", {{"layout_recompiles", c.layout_recompiles()}, {"recompiles", c.recompiles.size()},
                        {"copies_per_call", c.copies_per_call()}, {"copy_bytes_per_call", c.copy_bytes_per_call()}}}};
 }
@@ -147,6 +148,7 @@ CompiledRun compiled_from(const json& j) {
   c.aot_cache_hits = as<int64_t>(cache.at("aotautograd_cache_hit"));
   c.aot_cache_misses = as<int64_t>(cache.at("aotautograd_cache_miss"));
   c.not_measured = as<std::vector<std::string>>(j.at("not_measured"));
+  if (j.contains("observer")) c.observer = as<std::vector<std::string>>(j.at("observer"));  // since 2026-12-06
   return c;
 }
 

@@ -100,6 +100,7 @@ void write_compiled(std::ostream& out, const CompiledRun& c) {
   if (c.fx_cache_hits + c.fx_cache_misses > 0)
     out << "  inductor's cache: " << c.fx_cache_hits << " hits, " << c.fx_cache_misses << " misses (fx graphs)\n";
   for (const std::string& n : c.not_measured) out << "  not measured: " << n << "\n";
+  for (const std::string& o : c.observer) out << "  layoutprof's own effect: " << o << "\n";
 }
 
 std::string compiled_verdict(const CompiledRun& c) {

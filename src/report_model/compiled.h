@@ -93,6 +93,9 @@ struct CompiledRun {
   std::vector<GraphBreak> breaks;
   int64_t fx_cache_hits = 0, fx_cache_misses = 0, aot_cache_hits = 0, aot_cache_misses = 0;
   std::vector<std::string> not_measured;
+  // What layoutprof itself changed in what was compiled (a setting it switched on), with its cost:
+  // the observer effect it could not avoid.
+  std::vector<std::string> observer;
 
   int64_t layout_recompiles() const;
   int64_t copies_per_call() const;  // inductor's conversions and the graphs' copies, every call

@@ -149,6 +149,9 @@ def check_case(case, fail):
                     + _other_problems(case.name, want, report, compiled, text)
                     + _op_line_problems(case.name, want, report) + _schema_problems(case.name, report)):
         fail(problem)
+    if not any("enable_kernel_profile" in o for o in compiled.get("observer", [])) or \
+            "layoutprof's own effect: inductor's C++ kernels profiled" not in text:
+        fail(f"{case.name}: the settings layoutprof switched on are not listed: {compiled.get('observer')}")
     if "recompiles" not in want and compiled["recompiles"]:
         fail(f"{case.name}: recompiles {[r['reason'] for r in compiled['recompiles']]}, the case expects none")
     print(f"compiled {case.name}: {len(compiled['graphs'])} graphs, {len(compiled['recompiles'])} recompiles, "

@@ -181,9 +181,9 @@ TEST(CopyCauses, AnInputCopiedToChannelsLastAsksForAChannelsLastInput) {
                            "it is made)");
 }
 
-TEST(CopyCauses, AGroupThatTheCausesByBirthplaceTellIsDropped) {
+TEST(CopyCauses, AGroupThatACauseByBirthplaceTellsSaysWhatTheCauseSays) {
   // A convolution copies a permuted weight no recorded op made: known as the model's parameter,
-  // the cause names it and the group ("a tensor that no recorded op made") adds nothing.
+  // the cause names it, and the group says so too, with its fix (not "no recorded op made").
   const auto make = [](bool named) {
     Call call;
     TensorInfo w = tensor({8, 3, 3, 3}, {1, 72, 24, 8}, 8, 1);
@@ -200,9 +200,13 @@ TEST(CopyCauses, AGroupThatTheCausesByBirthplaceTellIsDropped) {
   const Report named = make(true), unnamed = make(false);
   ASSERT_EQ(named.causes.size(), 1u);
   EXPECT_EQ(named.causes[0].input_text.rfind("parameter `conv.weight`", 0), 0u) << named.causes[0].input_text;
-  EXPECT_TRUE(verdict_of(named).causes.empty());
-  ASSERT_EQ(verdict_of(unnamed).causes.size(), 1u);
-  EXPECT_EQ(verdict_of(unnamed).causes[0].kind, CauseKind::unknown_origin);
+  const Verdict told = verdict_of(named), untold = verdict_of(unnamed);
+  ASSERT_EQ(told.causes.size(), 1u);
+  EXPECT_EQ(told.causes[0].what.rfind("aten::conv2d copies the model's parameter `conv.weight`, permuted(1,2,3,0) (cause "
+                                      "by birthplace: ", 0), 0u) << told.causes[0].what;
+  EXPECT_EQ(told.causes[0].fix, named.causes[0].fixes[0]);
+  ASSERT_EQ(untold.causes.size(), 1u);
+  EXPECT_TRUE(contains(untold.causes[0].what, "a permuted(1,2,3,0) tensor that no recorded op made")) << untold.causes[0].what;
 }
 
 TEST(CopyCauses, ARequestedCopyIsNotAnImplicitOne) {

@@ -139,6 +139,22 @@ def has_structured_trace():
     return True
 
 
+def observer_effects(frames_kept_eager):
+    """What layoutprof changes in what is compiled while a profile is under way, with its cost:
+    the settings kernel_profile() and provenance() switch on for the graphs compiled then, and,
+    where this torch cannot keep layoutprof's frames out of dynamo's graphs, that."""
+    effects = ["inductor's C++ kernels profiled (torch._inductor.config.cpp.enable_kernel_profile): each "
+               "generated kernel call is a RecordFunction event, as a recorded op is (scripts/BENCHMARKS.md: "
+               "what a recorded op costs); the kernels compute the same",
+               "inductor's provenance tracking (trace.provenance_tracking_level 1): a map from each kernel call to "
+               "its graph nodes, made at compile time only; the generated code is the same"]
+    if not frames_kept_eager:
+        effects.append(f"torch {torch.__version__} has no torch._C._dynamo.eval_frame.set_code_exec_strategy: dynamo "
+                       "may convert layoutprof's own frames, so graphs, breaks and recompiles may differ from a run "
+                       "without layoutprof")
+    return effects
+
+
 def compile_sources():
     """What a report's "compiled" section was read from: {"torch", "records", "not_measured"}."""
     if has_structured_trace():

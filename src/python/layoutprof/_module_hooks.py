@@ -31,8 +31,7 @@ class ModuleHooks:
         self.root_calls = 0  # forward() calls of the model so far
         self._ids = {}
         self._call = None  # torch's Module.__call__, while ours stands in
-        self._standin = None  # our stand-in
-        self._eager = False  # dynamo converts none of layoutprof's frames (keep_frames_eager)
+        self.frames_kept_eager = True  # dynamo converts none of layoutprof's frames (keep_frames_eager)
         self._model_depth = 0  # the model's forward() calls under way (it may call itself)
         self._begins = self._ends = None
         self._learnt = None
@@ -88,8 +87,7 @@ class ModuleHooks:
             return output
 
         torch.nn.Module.__call__ = call
-        self._standin = call
-        self._eager = keep_frames_eager(call)
+        self.frames_kept_eager = keep_frames_eager(call)
         dynamo_calls_modules_as(call)
 
     def remove(self):

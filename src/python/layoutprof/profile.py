@@ -26,6 +26,7 @@ import threading
 import torch
 
 from . import _native
+from ._compile_api import observer_effects
 from ._compile_watch import CompileWatch
 from ._ddp import DdpWarnings, rank
 from ._layout_warnings import LayoutWarnings
@@ -208,6 +209,7 @@ class profile:
             self._session.note_layout_warning(where, code, text)
         compiled = self._compiles.report()
         if compiled is not None:
+            compiled["observer"] = observer_effects(self._hooks.frames_kept_eager)
             self._session.note_compiled(_json.dumps(compiled))
         self._native_report = self._session.finish()
         for fmt, path in self._outputs:
