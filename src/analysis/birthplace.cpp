@@ -489,6 +489,14 @@ std::unordered_map<uint64_t, size_t> charge_gradients(const Report& r, const std
   return causes;
 }
 
+// The cause's place is the user's to change: not a backward function the autograd engine runs,
+// not a line of an installed package (site-packages, dist-packages).
+bool at_users_place(const LayoutCause& c) {
+  if (c.kind != BirthKind::op) return true;
+  if (c.op_name.rfind("autograd::engine::evaluate_function", 0) == 0) return false;
+  return c.where.find("/site-packages/") == std::string::npos && c.where.find("/dist-packages/") == std::string::npos;
+}
+
 }  // namespace
 
 std::vector<LayoutCause> find_causes(const Report& r, const std::vector<int64_t>& top) {
@@ -508,9 +516,11 @@ std::vector<LayoutCause> find_causes(const Report& r, const std::vector<int64_t>
     c.fixes = cause_fixes(c, r, model_format);
     for (const std::string& a : r.run.accepted) c.accepted = c.accepted || accept_matches(a, c.where);
   }
+  // The places a user changes first: a layout born in a backward function, or on a line of an
+  // installed package, comes after those born in the user's own code, inputs and tensors.
   std::stable_sort(causes.begin(), causes.end(), [](const LayoutCause& a, const LayoutCause& b) {
-    return std::make_tuple(b.copy_bytes, b.copies + b.explicit_copies, b.mixed_ops, b.gradients.size()) <
-           std::make_tuple(a.copy_bytes, a.copies + a.explicit_copies, a.mixed_ops, a.gradients.size());
+    return std::make_tuple(at_users_place(b), b.copy_bytes, b.copies + b.explicit_copies, b.mixed_ops, b.gradients.size()) <
+           std::make_tuple(at_users_place(a), a.copy_bytes, a.copies + a.explicit_copies, a.mixed_ops, a.gradients.size());
   });
   return causes;
 }

@@ -246,6 +246,29 @@ TEST(Birthplace, ALayoutThatComesWithAParameterNamesItAndFixesItWhereTheCodeSets
       << c.fixes[0];
 }
 
+TEST(Birthplace, ACauseOnALineOfAnInstalledPackageComesAfterTheUsersOwn) {
+  // Two transposes, each copied by a reshape: the package's moves more bytes, the user's line
+  // comes first all the same (the first screen names the line the user changes).
+  Call call;
+  const int64_t lib = add_op(call, "aten::transpose", -1, {tensor({8, 4, 3}, {12, 3, 1}, 1)}, {tensor({8, 3, 4}, {12, 1, 3}, 1)});
+  const int64_t r1 = add_op(call, "aten::reshape", -1, {tensor({8, 3, 4}, {12, 1, 3}, 1)}, {tensor({8, 12}, {12, 1}, 2)});
+  const int64_t c1 = add_op(call, "aten::clone", r1, {tensor({8, 3, 4}, {12, 1, 3}, 1)}, {tensor({8, 3, 4}, {12, 4, 1}, 2)});
+  TensorInfo src1 = tensor({8, 3, 4}, {12, 1, 3}, 1);
+  src1.arg = 1;
+  add_op(call, "aten::copy_", c1, {tensor({8, 3, 4}, {12, 4, 1}, 2), src1}, {tensor({8, 3, 4}, {12, 4, 1}, 2)});
+  add_op(call, "aten::transpose", -1, {tensor({2, 4, 3}, {12, 3, 1}, 3)}, {tensor({2, 3, 4}, {12, 1, 3}, 3)});
+  const int64_t r2 = add_op(call, "aten::reshape", -1, {tensor({2, 3, 4}, {12, 1, 3}, 3)}, {tensor({2, 12}, {12, 1}, 4)});
+  const int64_t c2 = add_op(call, "aten::clone", r2, {tensor({2, 3, 4}, {12, 1, 3}, 3)}, {tensor({2, 3, 4}, {12, 4, 1}, 4)});
+  TensorInfo src2 = tensor({2, 3, 4}, {12, 1, 3}, 3);
+  src2.arg = 1;
+  add_op(call, "aten::copy_", c2, {tensor({2, 3, 4}, {12, 4, 1}, 4), src2}, {tensor({2, 3, 4}, {12, 4, 1}, 4)});
+  call.events[lib].source = Str("/venv/lib/python3.11/site-packages/timm/layers/norm.py:128");
+  const Report r = analyze(testing::trace_of({call}));
+  ASSERT_EQ(r.causes.size(), 2u);
+  EXPECT_EQ(r.causes[0].where, "model.py:14");
+  EXPECT_GT(r.causes[1].copy_bytes, r.causes[0].copy_bytes);
+}
+
 TEST(Birthplace, ADriftWithoutACopyIsNeverNothingToFix) {
   // channels_last data (born at a permute) through a 1x1 convolution: no copy, one mixed op.
   Call call;

@@ -139,11 +139,12 @@ def has_structured_trace():
     return True
 
 
-def observer_effects(frames_kept_eager):
+def observer_effects(frames_kept_eager, inductor):
     """What layoutprof changes in what is compiled while a profile is under way, with its cost:
-    the settings kernel_profile() and provenance() switch on for the graphs compiled then, and,
-    where this torch cannot keep layoutprof's frames out of dynamo's graphs, that."""
-    effects = ["inductor's C++ kernels profiled (torch._inductor.config.cpp.enable_kernel_profile): each "
+    the settings kernel_profile() and provenance() switch on for the graphs inductor compiled
+    then (`inductor`: it compiled some), and, where this torch cannot keep layoutprof's frames out
+    of dynamo's graphs, that."""
+    effects = [] if not inductor else ["inductor's C++ kernels profiled (torch._inductor.config.cpp.enable_kernel_profile): each "
                "generated kernel call is a RecordFunction event, as a recorded op is (scripts/BENCHMARKS.md: "
                "what a recorded op costs); the kernels compute the same",
                "inductor's provenance tracking (trace.provenance_tracking_level 1): a map from each kernel call to "

@@ -209,7 +209,8 @@ class profile:
             self._session.note_layout_warning(where, code, text)
         compiled = self._compiles.report()
         if compiled is not None:
-            compiled["observer"] = observer_effects(self._hooks.frames_kept_eager)
+            compiled["observer"] = observer_effects(self._hooks.frames_kept_eager,
+                                                    any(e["graphs"] for e in self._compiles.compiles.values()))
             self._session.note_compiled(_json.dumps(compiled))
         self._native_report = self._session.finish()
         for fmt, path in self._outputs:
