@@ -273,8 +273,5 @@ def check_compiled_cases(fail, names=None):
 
 
 if __name__ == "__main__":
-    failures = []
-    check_compiled_cases(failures.append, sys.argv[1:])
-    for f in failures:
-        print("FAIL", f)
-    sys.exit(1 if failures else 0)
+    from check_main import run_alone
+    run_alone(check_compiled_cases)

@@ -7,7 +7,6 @@ reruns (run_profiled, gone_problems).
 
 Usage alone: fix_checks.py [CASE ...] (the samples folder must be importable)."""
 import os
-import sys
 
 import torch
 
@@ -74,8 +73,5 @@ def check_fixes(fail, names=None):
 
 
 if __name__ == "__main__":
-    failures = []
-    check_fixes(failures.append, sys.argv[1:])
-    for f in failures:
-        print("FAIL", f)
-    sys.exit(1 if failures else 0)
+    from check_main import run_alone
+    run_alone(check_fixes)

@@ -56,15 +56,20 @@ class Cnn(nn.Module):
         return self.head(self.block(self.stem(x)).mean(dim=(2, 3)))
 
 
+def _infer(model, mark):
+    """STEPS inference calls of `model` on fresh batches, mark() after each."""
+    with torch.no_grad():
+        for _ in range(STEPS):
+            model(torch.randn(2, 3, 8, 8))
+            mark()
+
+
 def compiled_submodule(mark):
     """One submodule compiled in place (Module.compile), the rest eager."""
     torch.manual_seed(0)
     model = Cnn().eval()
     model.block.compile(backend="eager")
-    with torch.no_grad():
-        for _ in range(STEPS):
-            model(torch.randn(2, 3, 8, 8))
-            mark()
+    _infer(model, mark)
 
 
 def compiled_function(mark):
@@ -76,10 +81,7 @@ def compiled_function(mark):
     def predict(x):
         return model(x).softmax(-1)
 
-    with torch.no_grad():
-        for _ in range(STEPS):
-            predict(torch.randn(2, 3, 8, 8))
-            mark()
+    _infer(predict, mark)
 
 
 def _batches(dynamic, mark):
@@ -121,21 +123,13 @@ def hooked_submodule(mark):
     torch.manual_seed(0)
     model = Cnn().eval()
     model.block.register_forward_hook(lambda _m, _i, out: out * 2)
-    compiled = torch.compile(model, backend="eager")
-    with torch.no_grad():
-        for _ in range(STEPS):
-            compiled(torch.randn(2, 3, 8, 8))
-            mark()
+    _infer(torch.compile(model, backend="eager"), mark)
 
 
 def inductor(mark):
     """The one case compiled with inductor (on the CPU)."""
     torch.manual_seed(0)
-    model = torch.compile(Cnn().eval())
-    with torch.no_grad():
-        for _ in range(STEPS):
-            model(torch.randn(2, 3, 8, 8))
-            mark()
+    _infer(torch.compile(Cnn().eval()), mark)
 
 
 CASES = [eager_then_compiled, fullgraph, compiled_submodule, compiled_function, dynamic_none, dynamic_true,
