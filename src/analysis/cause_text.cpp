@@ -121,6 +121,15 @@ std::vector<std::string> cause_fixes(const LayoutCause& c, const Report& r, Memo
                     " operand first keeps " + choice.other);
   }
   const std::string wide = model_wide_fix(c, model_format);
+  // Recorded on the CPU, channels_last arriving at an NCHW model: neither format is the second
+  // choice by default (oneDNN often runs channels_last faster), and no measurement decides here.
+  const bool cpu = r.run.device.rfind("cpu", 0) == 0;
+  if (cpu && !wide.empty() && !fixes.empty() && is_channels_last(c.layout) && model_format != MemoryFormat::nhwc) {
+    fixes.front() = "measure both, no measurement decides here (on the CPU oneDNN often runs channels_last the "
+                    "faster; layoutprof compare-formats): " + fixes.front() + "; or convert the model to the layout "
+                    "that arrives: model.to(memory_format=torch." + c.layout + ")";
+    return fixes;
+  }
   if (!wide.empty()) fixes.push_back(wide);
   return fixes;
 }
