@@ -148,4 +148,57 @@ std::string grad_suggestion(const ParamGrad& p) {
   return "";
 }
 
+namespace {
+
+// "[16, 1, 3, 3]" after `key` in `text` ("grad sizes ", "strides "), or nullopt.
+std::vector<int64_t> numbers_after(const std::string& text, const std::string& key, bool* found) {
+  std::vector<int64_t> out;
+  const size_t at = text.find(key + "[");
+  *found = at != std::string::npos;
+  if (!*found) return out;
+  std::string digits;
+  for (size_t i = at + key.size() + 1; i < text.size() && text[i] != ']'; ++i) {
+    if (text[i] == ',') {
+      out.push_back(std::stoll(digits));
+      digits.clear();
+    } else if (text[i] != ' ') {
+      digits += text[i];
+    }
+  }
+  if (!digits.empty()) out.push_back(std::stoll(digits));
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> ddp_contradictions(const Report& r) {
+  std::vector<std::string> out;
+  const std::string kSeen = "DDP's grad-strides warning";
+  for (const std::string& seen : r.run.measured) {
+    if (seen.rfind(kSeen, 0) != 0) continue;
+    if (seen.find("): none,") != std::string::npos) {
+      for (const ParamGrad& p : r.parameters)
+        if (p.verdict == GradVerdict::size1_only)
+          out.push_back("`" + p.name + "`'s size1_only verdict predicts DDP's warning, but DDP gave none");
+      continue;
+    }
+    bool has_sizes = false, has_strides = false;
+    std::vector<int64_t> sizes, strides;
+    try {
+      sizes = numbers_after(seen, "grad sizes ", &has_sizes);
+      strides = numbers_after(seen, " strides ", &has_strides);
+    } catch (const std::exception&) {  // words this function does not read: nothing to compare
+      continue;
+    }
+    if (!has_sizes || !has_strides) continue;
+    bool predicted = false;
+    for (const ParamGrad& p : r.parameters)
+      predicted |= p.verdict == GradVerdict::size1_only && p.grad_sizes == sizes && p.grad_strides == strides;
+    if (!predicted)
+      out.push_back("DDP warned about a gradient of sizes " + list(sizes) + " and strides " + list(strides) +
+                    " that no size1_only verdict predicts");
+  }
+  return out;
+}
+
 }  // namespace layoutprof

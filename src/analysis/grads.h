@@ -15,5 +15,10 @@ std::string grad_suggestion(const ParamGrad& p);
 std::vector<std::string> ddp_warning_lines(const ParamGrad& p);
 // The verdict from sizes and strides (autograd's gradient layout contract).
 GradVerdict grad_verdict(const ParamGrad& p);
+// Where DDP's own grad-strides warning, recorded beside the verdicts (run.measured, in
+// process), contradicts them: a gradient it warned about that no size1_only verdict predicts,
+// or a size1_only prediction where DDP listened and gave none. One line each; a defect of the
+// verdicts' rules that the report flags itself.
+std::vector<std::string> ddp_contradictions(const Report& r);
 
 }  // namespace layoutprof

@@ -570,6 +570,9 @@ void write_grad_layouts(std::ostream& out, const Report& r) {
   }
   for (const std::string& seen : r.run.measured)
     if (is_ddp_seen(seen)) out << "  measured, beside them: " << seen << "\n";
+  for (const std::string& c : ddp_contradictions(r))
+    out << "  ! the verdicts contradict DDP's own warning: " << c << " (DDP's word stands: a defect of layoutprof's "
+        << "rules, please report it)\n";
 }
 
 }  // namespace

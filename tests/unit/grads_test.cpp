@@ -28,6 +28,29 @@ ParamGrad param(std::vector<int64_t> sizes, std::vector<int64_t> strides, std::v
   return p;
 }
 
+// DDP's own warning beside the verdicts: one it gave that a size1_only verdict predicts is no
+// contradiction; one no verdict predicts, and a prediction where DDP gave none, are flagged.
+TEST(GradVerdict, AVerdictThatContradictsDdpsOwnWarningIsFlagged) {
+  Report r;
+  ParamGrad dw = param({16, 1, 3, 3}, {9, 9, 3, 1}, {9, 1, 3, 1});
+  dw.name = "dw.weight";
+  dw.verdict = grad_verdict(dw);
+  ParamGrad conv = param({16, 8, 3, 3}, {1, 8, 192, 64}, {72, 9, 3, 1});
+  conv.name = "conv.weight";
+  conv.verdict = grad_verdict(conv);
+  r.parameters = {dw, conv};
+  r.run.measured = {"DDP's grad-strides warning (this process, step 1): grad sizes [16, 1, 3, 3] strides [9, 1, 3, 1], "
+                    "bucket view strides [9, 9, 3, 1]"};
+  EXPECT_TRUE(ddp_contradictions(r).empty());
+  r.run.measured = {"DDP's grad-strides warning (rank 0, step 1): grad sizes [16, 8, 3, 3] strides [72, 9, 3, 1], "
+                    "bucket view strides [1, 8, 192, 64]"};
+  ASSERT_EQ(ddp_contradictions(r).size(), 1u);
+  EXPECT_THAT(ddp_contradictions(r)[0], HasSubstr("sizes [16, 8, 3, 3] and strides [72, 9, 3, 1] that no size1_only"));
+  r.run.measured = {"DDP's grad-strides warning (this process): none, listened from the start of the profiled block"};
+  ASSERT_EQ(ddp_contradictions(r).size(), 1u);
+  EXPECT_THAT(ddp_contradictions(r)[0], HasSubstr("`dw.weight`'s size1_only verdict predicts DDP's warning"));
+}
+
 TEST(GradVerdict, FollowsAutogradsLayoutContract) {
   // The same strides.
   EXPECT_EQ(grad_verdict(param({16, 8, 3, 3}, {72, 9, 3, 1}, {72, 9, 3, 1})), GradVerdict::match);
