@@ -30,7 +30,8 @@ std::string dims_text(const std::vector<int64_t>& dims) {
   return out;
 }
 
-// copy_cause()'s answer for a copy a library op makes of its own dense inputs: no cause.
+// copy_cause()'s answer for a copy that no birthplace explains (a library op's own copy of a view
+// of its dense inputs, contiguous data of a rank no memory format concerns): no cause.
 constexpr size_t kLibraryCopy = static_cast<size_t>(-1);
 
 // A chain is followed at most this many ops back (a loop of a million ops stays bounded).
@@ -385,6 +386,10 @@ size_t copy_cause(const Report& r, const std::vector<int64_t>& top, Tracer& trac
     const auto grad = grad_causes.find(c.src.storage);
     if (grad != grad_causes.end()) return grad->second;
   }
+  // Contiguous data of a rank no memory format concerns (a 2-D gradient, tokens) was born in no
+  // layout of its own: what the copy writes is the reader's demand, not a birthplace's.
+  const size_t rank = c.src.sizes().size();
+  if (c.src.layout().cls == LayoutClass::contiguous && rank != 4 && rank != 5) return kLibraryCopy;
   const OpEvent& op = shown_op(r.ops, c.culprit);
   const TensorInfo* data = main_input(op);
   if (!backward && data && mixed_format(op, model_format).mixed) return tracer.trace(*data, c.culprit);

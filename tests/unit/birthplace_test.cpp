@@ -282,6 +282,21 @@ TEST(Birthplace, ACauseOnALineOfAnInstalledPackageComesAfterTheUsersOwn) {
   EXPECT_GT(r.causes[1].copy_bytes, r.causes[0].copy_bytes);
 }
 
+TEST(Birthplace, ContiguousDataOfARankNoMemoryFormatConcernsIsNoBirthplace) {
+  // A matmul's backward writes a contiguous [4, 8] gradient into a transposed buffer: the copy
+  // is its reader's demand; contiguous 2-D data was born in no layout a user could change.
+  Call call;
+  TensorInfo g = tensor({4, 8}, {8, 1}, 1);
+  TensorInfo dst = tensor({4, 8}, {1, 4}, 2);
+  const int64_t mm = add_op(call, "aten::mm", -1, {g, tensor({8, 8}, {8, 1}, 3)}, {dst});
+  TensorInfo src = g;
+  src.arg = 1;
+  add_op(call, "aten::copy_", mm, {dst, src}, {dst});
+  const Report r = analyze(testing::trace_of({call}));
+  ASSERT_EQ(r.copies.size(), 1u);
+  EXPECT_TRUE(r.causes.empty()) << birthplace_text(r.causes.front());
+}
+
 TEST(Birthplace, ADriftWithoutACopyIsNeverNothingToFix) {
   // channels_last data (born at a permute) through a 1x1 convolution: no copy, one mixed op.
   Call call;
