@@ -32,7 +32,7 @@ std::string dims_text(const std::vector<int64_t>& dims) {
 
 // copy_cause()'s answer for a copy that no birthplace explains (a library op's own copy of a view
 // of its dense inputs, contiguous data of a rank no memory format concerns): no cause.
-constexpr size_t kLibraryCopy = static_cast<size_t>(-1);
+constexpr size_t kNoCause = static_cast<size_t>(-1);
 
 // A chain is followed at most this many ops back (a loop of a million ops stays bounded).
 constexpr int kMaxHops = 1 << 20;
@@ -389,7 +389,7 @@ size_t copy_cause(const Report& r, const std::vector<int64_t>& top, Tracer& trac
   // Contiguous data of a rank no memory format concerns (a 2-D gradient, tokens) was born in no
   // layout of its own: what the copy writes is the reader's demand, not a birthplace's.
   const size_t rank = c.src.sizes().size();
-  if (c.src.layout().cls == LayoutClass::contiguous && rank != 4 && rank != 5) return kLibraryCopy;
+  if (c.src.layout().cls == LayoutClass::contiguous && rank != 4 && rank != 5) return kNoCause;
   const OpEvent& op = shown_op(r.ops, c.culprit);
   const TensorInfo* data = main_input(op);
   if (!backward && data && mixed_format(op, model_format).mixed) return tracer.trace(*data, c.culprit);
@@ -402,7 +402,7 @@ size_t copy_cause(const Report& r, const std::vector<int64_t>& top, Tracer& trac
   if (tracer.model_tensor(c.src) >= 0) return tracer.trace(c.src, c.culprit);
   // A view the op made of its own dense inputs and copied: the library's, no cause of the
   // calling code's (nothing there would change it).
-  if (reads_only_contiguous(op)) return kLibraryCopy;
+  if (reads_only_contiguous(op)) return kNoCause;
   return tracer.born_at(c.culprit, c.src.label());
 }
 
@@ -411,7 +411,7 @@ void charge_copies(const Report& r, const std::vector<int64_t>& top, Tracer& tra
   for (const CopyRecord& c : r.copies) {
     if (!is_layout_copy(c.cls)) continue;
     const size_t cause = copy_cause(r, top, tracer, c, model_format, grad_causes);
-    if (cause == kLibraryCopy) continue;
+    if (cause == kNoCause) continue;
     LayoutCause& k = charges.at(cause);
     (c.cls == CopyClass::implicit_layout ? k.copies : k.explicit_copies)++;
     k.copy_bytes += c.bytes;
@@ -474,19 +474,16 @@ std::unordered_map<uint64_t, size_t> charge_gradients(const Report& r, const std
     grad.set_shape(p.grad_sizes, p.grad_strides, "f32");
     param.set_shape(p.sizes, p.strides, "f32");
     const TensorInfo& data = r.ops[forward].inputs.front();
+    // A parameter laid out oddly by the user's code: its own layout, not its gradient's, is
+    // what the copies pay for.
     const ModelTensor* own = odd_parameter(r, p.name);
-    if (own) {  // the parameter's own layout, not its gradient's, is what the copies pay for
-      const size_t cause = tracer.trace(own->tensor, top[p.producer]);
-      charges.at(cause).gradients.push_back(p.name);
-      charges.pay(cause, top[p.producer]);
-      if (p.grad_storage != 0) causes.emplace(p.grad_storage, cause);
-      continue;
-    }
     const MemoryFormat g = memory_format_of(grad);
     // A gradient in its data's memory format follows the data's layout back; another layout
     // (a transposed one from a matmul's backward) was born in the forward op's backward.
     const bool data_format = g != MemoryFormat::none && g == memory_format_of(data) && g != memory_format_of(param);
-    const size_t cause = data_format ? tracer.trace(data, forward) : tracer.born_at(forward, grad.label());
+    const size_t cause = own           ? tracer.trace(own->tensor, top[p.producer])
+                         : data_format ? tracer.trace(data, forward)
+                                       : tracer.born_at(forward, grad.label());
     charges.at(cause).gradients.push_back(p.name);
     charges.pay(cause, top[p.producer]);
     if (p.grad_storage != 0) causes.emplace(p.grad_storage, cause);

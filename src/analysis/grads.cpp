@@ -150,7 +150,8 @@ std::string grad_suggestion(const ParamGrad& p) {
 
 namespace {
 
-// "[16, 1, 3, 3]" after `key` in `text` ("grad sizes ", "strides "), or nullopt.
+// The numbers of "[16, 1, 3, 3]" after `key` in `text` ("grad sizes ", " strides "); *found
+// says whether the key is there.
 std::vector<int64_t> numbers_after(const std::string& text, const std::string& key, bool* found) {
   std::vector<int64_t> out;
   const size_t at = text.find(key + "[");
@@ -173,9 +174,8 @@ std::vector<int64_t> numbers_after(const std::string& text, const std::string& k
 
 std::vector<std::string> ddp_contradictions(const Report& r) {
   std::vector<std::string> out;
-  const std::string kSeen = "DDP's grad-strides warning";
   for (const std::string& seen : r.run.measured) {
-    if (seen.rfind(kSeen, 0) != 0) continue;
+    if (seen.rfind(kDdpSeen, 0) != 0) continue;
     if (seen.find("): none,") != std::string::npos) {
       for (const ParamGrad& p : r.parameters)
         if (p.verdict == GradVerdict::size1_only)

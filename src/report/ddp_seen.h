@@ -5,9 +5,9 @@
 
 #include <string_view>
 
-namespace layoutprof {
+#include "analysis/grads.h"  // kDdpSeen
 
-inline constexpr std::string_view kDdpSeen = "DDP's grad-strides warning";
+namespace layoutprof {
 
 inline bool is_ddp_seen(std::string_view measured) { return measured.substr(0, kDdpSeen.size()) == kDdpSeen; }
 
