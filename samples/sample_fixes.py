@@ -7,7 +7,9 @@ mark() after each step.
 
 The cases follow public reports' patterns: weights regularised after each optimizer step and
 written back permuted; a generation loop feeding a compiled model a slice of its growing ids; a
-top-k accuracy helper viewing a transposed prediction; an NCHW batch for a channels_last model.
+top-k accuracy helper viewing a transposed prediction; an NCHW batch for a channels_last model;
+custom autograd Functions whose backward views a gradient that comes back permuted (after a
+transpose, from einsum).
 """
 from typing import Callable, Dict, List, NamedTuple
 
@@ -116,6 +118,80 @@ def exported_view(mark, fixed=False):
         mark()
 
 
+class BiasGelu(torch.autograd.Function):
+    """A fused bias+GELU as training code writes one, its backward viewing the gradient it gets
+    as rows of C, as if gradients came contiguous."""
+    @staticmethod
+    def forward(ctx, x, bias, fixed):
+        ctx.save_for_backward(x, bias)
+        ctx.fixed = fixed
+        return torch.nn.functional.gelu(x + bias)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, bias = ctx.saved_tensors
+        rows = grad_output.reshape(-1, x.shape[-1]) if ctx.fixed else grad_output.view(-1, x.shape[-1])
+        inner = (rows * torch.ones_like(rows)).view_as(x)
+        return inner, inner.sum((0, 1)), None
+
+
+class GeluBlock(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(16, 16, bias=False)
+        self.bias = nn.Parameter(torch.zeros(16))
+
+    def forward(self, x, fixed):
+        h = BiasGelu.apply(self.fc(x), self.bias, fixed)
+        return h.transpose(0, 1)
+
+
+def backward_view(mark, fixed=False):
+    """The gradient the transpose after the fused op hands back is permuted: the backward's view raises."""
+    torch.manual_seed(0)
+    model = GeluBlock()
+    for _ in range(STEPS):
+        model(torch.randn(4, 8, 16), fixed).square().mean().backward()
+        mark()
+
+
+class Rotate(torch.autograd.Function):
+    """A rotary-style scaling of keys with a hand-written backward that views the gradient as rows."""
+    @staticmethod
+    def forward(ctx, k, cos, fixed):
+        ctx.save_for_backward(cos)
+        ctx.fixed = fixed
+        return k * cos
+
+    @staticmethod
+    def backward(ctx, grad):
+        (cos,) = ctx.saved_tensors
+        rows = grad.reshape(-1, grad.shape[-1]) if ctx.fixed else grad.view(-1, grad.shape[-1])
+        return (rows * cos.reshape(1, -1)).view(grad.shape), None, None
+
+
+class EinsumAttention(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.qk = nn.Linear(8, 16)
+        self.cos = nn.Parameter(torch.ones(8), requires_grad=False)
+
+    def forward(self, x, fixed):
+        q, k = self.qk(x).chunk(2, dim=-1)
+        k = Rotate.apply(k, self.cos, fixed)
+        return torch.einsum("bnd,bmd->bnm", q, k).softmax(-1)
+
+
+def einsum_gradient(mark, fixed=False):
+    """einsum's gradient for its second operand comes back permuted (no stride guarantee for
+    gradients): the rotation's backward view raises."""
+    torch.manual_seed(0)
+    model = EinsumAttention()
+    for _ in range(STEPS):
+        model(torch.randn(2, 5, 8), fixed).square().mean().backward()
+        mark()
+
+
 CASES = [
     Case("weights_set_between_steps", weights_set_between_steps,
          ["comes with the model's parameter `2.weight`", "`.contiguous()` on parameter `2.weight`"],
@@ -139,4 +215,16 @@ CASES = [
           "hand the model channels_last input"],
          {"implicit_layout": 0, "mixed": 0},
          "an NCHW batch for a channels_last model: the first convolution converts it every call"),
+    Case("backward_view", backward_view,
+         ["Verdict: the script fails at", "grad_output.view(-1, x.shape[-1])",
+          "born in the backward pass at TransposeBackward0, the gradient of", "return h.transpose(0, 1)",
+          "`.reshape(...)` instead of `.view(...)`"],
+         {"failed": 0},
+         "a custom Function's backward views a gradient the transpose after it made permuted: the line in "
+         "backward, and the forward line whose gradient it is"),
+    Case("einsum_gradient", einsum_gradient,
+         ["Verdict: the script fails at", "grad.view(-1, grad.shape[-1])",
+          "born in the backward pass at", "torch.einsum(\"bnd,bmd->bnm\", q, k)", "`.reshape(...)` instead of `.view(...)`"],
+         {"failed": 0},
+         "einsum's gradient for k comes back permuted; the rotation's backward view of it raises"),
 ]

@@ -525,6 +525,32 @@ void take_figures_over_calls(OpList& ops, const std::vector<const Call*>& calls,
 
 namespace {
 
+// Each backward op takes the module and line of the forward op whose node it runs (nested ops
+// their parent's), except an op the user's own Python ran inside the backward pass (a custom
+// autograd.Function's backward, a tensor or module hook): its recorded line is not the line of
+// the pass's top-level op (where `.backward()` was called, or none on an engine thread), and it
+// keeps that line, the one to change.
+void take_forward_places(Report& r) {
+  std::vector<Str> recorded(r.ops.size() - static_cast<size_t>(r.backward_from));
+  for (size_t i = static_cast<size_t>(r.backward_from); i < r.ops.size(); ++i)
+    recorded[i - r.backward_from] = r.ops[i].source;
+  int64_t top = -1;
+  for (size_t i = static_cast<size_t>(r.backward_from); i < r.ops.size(); ++i) {
+    OpEvent& op = r.ops[i];
+    if (op.parent < 0) top = static_cast<int64_t>(i);
+    const bool users_own = op.parent >= 0 && top >= 0 && !op.source.empty() &&
+                           op.source != recorded[top - r.backward_from];
+    const OpEvent* from = nullptr;
+    if (op.forward_op >= 0 && op.forward_op < r.backward_from) from = &r.ops[op.forward_op];
+    else if (op.parent >= 0) from = &r.ops[op.parent];
+    if (!from) continue;
+    op.module = from->module;
+    if (users_own) continue;
+    op.source = from->source;
+    op.source_text = from->source_text;
+  }
+}
+
 // A training step's backward ops belong to the forward op whose autograd node they run: its
 // module and source line (nested ops take their parent's, as in the forward pass). Each
 // parameter's gradient gets its verdict and the backward op that produced it: the last one
@@ -558,16 +584,7 @@ void attribute_backward(Report& r) {
         }
       }
     }
-    for (size_t i = static_cast<size_t>(r.backward_from); i < r.ops.size(); ++i) {
-      OpEvent& op = r.ops[i];
-      const OpEvent* from = nullptr;
-      if (op.forward_op >= 0 && op.forward_op < r.backward_from) from = &r.ops[op.forward_op];
-      else if (op.parent >= 0) from = &r.ops[op.parent];
-      if (!from) continue;
-      op.module = from->module;
-      op.source = from->source;
-      op.source_text = from->source_text;
-    }
+    take_forward_places(r);
   }
   struct Out {
     uint64_t storage;

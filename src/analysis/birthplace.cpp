@@ -80,9 +80,20 @@ const OpEvent& shown_op(const OpList& ops, int64_t id) {
   return op;
 }
 
+// The top-level op an op's outputs are made by: itself at the top; a nested op's, when no op
+// between records outputs of its own (the engine's wrapper and the autograd function inside
+// it record none, TorchScript's chunk neither); -1 otherwise.
+int32_t made_for(const OpList& ops, const OpEvent& op) {
+  int64_t id = op.id;
+  while (ops[id].parent >= 0) {
+    id = ops[id].parent;
+    if (!ops[id].outputs.empty()) return -1;
+  }
+  return static_cast<int32_t>(id);
+}
+
 // Per view of memory, the top-level ops that made it, ascending: the outputs of top-level ops,
-// and of the direct children of one that records none (a backward function inside the engine's
-// wrapper, TorchScript's chunk). Dense ids (FlatIndex) and one array of ops in key order, built
+// and of the nested ops made_for() gives them. Dense ids (FlatIndex) and one array of ops in key order, built
 // in two passes: no allocation per key, as a million-op call needs. One index holds the
 // contiguous outputs, another the rest: most calls trace only non-contiguous layouts, and the
 // contiguous outputs, most of a call's, are then never indexed.
@@ -91,10 +102,8 @@ class ProducerIndex {
   ProducerIndex(const OpList& ops, bool contiguous) {
     std::vector<std::pair<uint32_t, int32_t>> entries;  // (key id, top-level op), op order
     for (const OpEvent& op : ops) {
-      const bool own = op.parent < 0;
-      const bool for_parent = !own && ops[op.parent].parent < 0 && ops[op.parent].outputs.empty();
-      if (!own && !for_parent) continue;
-      const int32_t producer = own ? op.id : op.parent;
+      const int32_t producer = made_for(ops, op);
+      if (producer < 0) continue;
       for (const TensorInfo& t : op.outputs) {
         if (t.storage == 0 || t.layout().cls == LayoutClass::unknown ||
             (t.layout().cls == LayoutClass::contiguous) != contiguous)
@@ -447,6 +456,19 @@ void charge_ops(const Report& r, const std::vector<int32_t>& top_level, Tracer& 
   }
 }
 
+// Views that failed in the backward pass (in a custom autograd.Function's backward, a hook):
+// the outermost, their input followed back like the forward's.
+void charge_backward_views(const Report& r, Tracer& tracer, Charges& charges) {
+  if (r.backward_from < 0) return;
+  const auto failed_view = [&](int64_t id) {
+    const OpEvent& op = r.ops[id];
+    return op.failed && !op.inputs.empty() && op_short_name(op).rfind("view", 0) == 0;
+  };
+  for (int64_t id = r.backward_from; id < static_cast<int64_t>(r.ops.size()); ++id)
+    if (failed_view(id) && (r.ops[id].parent < 0 || !failed_view(r.ops[id].parent)))
+      charges.pay(tracer.trace(r.ops[id].inputs.front(), id), id);
+}
+
 // The model's parameter `name` where it is neither contiguous nor in a memory format (permuted,
 // strided: set so by the user's code), or nullptr. A gradient that comes back dense then differs
 // from it because of the parameter, whatever its data's layout.
@@ -495,7 +517,7 @@ std::unordered_map<uint64_t, size_t> charge_gradients(const Report& r, const std
 // not a line of an installed package (site-packages, dist-packages).
 bool at_users_place(const LayoutCause& c) {
   if (c.kind != BirthKind::op) return true;
-  if (c.op_name.rfind("autograd::engine::evaluate_function", 0) == 0) return false;
+  if (!backward_function(c.op_name).empty()) return false;
   return c.where.find("/site-packages/") == std::string::npos && c.where.find("/dist-packages/") == std::string::npos;
 }
 
@@ -512,6 +534,7 @@ std::vector<LayoutCause> find_causes(const Report& r, const std::vector<int64_t>
   const auto grad_causes = charge_gradients(r, top, tracer, charges);
   charge_copies(r, top, tracer, charges, model_format, grad_causes);
   charge_ops(r, top_level, tracer, charges, model_format);
+  charge_backward_views(r, tracer, charges);
   charges.finish();
   std::vector<LayoutCause> causes = std::move(tracer.causes());
   for (LayoutCause& c : causes) {

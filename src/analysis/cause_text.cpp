@@ -42,9 +42,25 @@ const OpEvent* failed_view(const LayoutCause& c, const Report& r) {
   return nullptr;
 }
 
+// A layout born in the backward pass, by the autograd function of a forward op: gradients
+// come with no layout guarantee (PyTorch's documented rule), so it is enforced where the
+// gradient is read, in the user's backward function or a hook on the forward's result.
+std::string fix_in_backward(const LayoutCause& c, const Report& r, const std::string& function) {
+  const std::string gradient = "the gradient of " + (c.where.empty() ? "its forward op" : c.where + code_of(c));
+  const std::string why = ": gradients have no layout guarantee, and " + function + " returns " + gradient + " " +
+                          c.layout;
+  if (const OpEvent* view = failed_view(c, r))
+    return "`.reshape(...)` instead of `.view(...)` at " + view->source.str() +
+           ", or `.contiguous()` on the gradient before the view" + why;
+  return "`.contiguous()` on the gradient where the code reads it (in a custom autograd.Function's backward), or a "
+         "hook on the forward's result" + place(c.where) + ", `t.register_hook(lambda g: g.contiguous())`" + why;
+}
+
 std::string fix_at_op(const LayoutCause& c, const Report& r, MemoryFormat model_format) {
   const std::string op = c.op_name + place(c.where) + code_of(c);
   if (is_compiled_code(c.op_name)) return compiled_layout_fix(c.op_name + place(c.where), c.layout);
+  const std::string function = backward_function(c.op_name);
+  if (!function.empty()) return fix_in_backward(c, r, function);
   if (const OpEvent* view = failed_view(c, r))
     return "`.reshape(...)` instead of `.view(...)` at " + view->source.str() + ", or `.contiguous()` on the result of " + op;
   const bool memory_format = is_channels_last(c.layout) || (c.layout == "contiguous" && model_format == MemoryFormat::nhwc);
@@ -134,9 +150,18 @@ std::vector<std::string> cause_fixes(const LayoutCause& c, const Report& r, Memo
   return fixes;
 }
 
+std::string backward_function(const std::string& op_name) {
+  static const std::string engine = "autograd::engine::evaluate_function: ";
+  return op_name.rfind(engine, 0) == 0 ? op_name.substr(engine.size()) : std::string();
+}
+
 std::string birthplace_text(const LayoutCause& c) {
+  const std::string function = backward_function(c.op_name);
   switch (c.kind) {
     case BirthKind::op:
+      if (!function.empty())
+        return c.layout + " born in the backward pass at " + function + ", the gradient of " +
+               (c.where.empty() ? "its forward op" : c.where);
       return c.layout + " born at " + c.op_name + modules_text(c) +
              (c.where.empty() ? "" : " (" + c.where + ")") +
              (c.from_layout.empty() || c.from_layout == c.layout ? "" : " from " + c.from_layout + " data") +

@@ -15,6 +15,10 @@ namespace layoutprof {
 // the model-wide alternative where the cause is one of memory formats. Never "avoid an op".
 std::vector<std::string> cause_fixes(const LayoutCause& c, const Report& r, MemoryFormat model_format);
 
+// The autograd function a backward-pass record runs ("TransposeBackward0" for
+// "autograd::engine::evaluate_function: TransposeBackward0"), "" for any other op.
+std::string backward_function(const std::string& op_name);
+
 // "channels_last born at aten::reshape in attn (model.py:24)".
 std::string birthplace_text(const LayoutCause& c);
 // "reaches conv1, conv2: 4 implicit copies, 0.02 MB, 0.1 ms; 2 mixed-format ops, 1 without a

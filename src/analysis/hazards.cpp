@@ -366,8 +366,10 @@ void check_failed_view(const Report& r, const OpEvent& op, const Producers& prod
     h.maker = birthplace_text(c);
     h.maker_where = c.where;
     h.detail += "; its layout: " + h.maker;
-    if (c.kind == BirthKind::op) h.fixes.push_back("or `.contiguous()` on the result of " + c.op_name +
-                                                   (c.where.empty() ? "" : " at " + c.where));
+    if (c.kind == BirthKind::op && !backward_function(c.op_name).empty())
+      h.fixes.push_back("or `.contiguous()` on the gradient before the view: gradients have no layout guarantee");
+    else if (c.kind == BirthKind::op)
+      h.fixes.push_back("or `.contiguous()` on the result of " + c.op_name + (c.where.empty() ? "" : " at " + c.where));
     break;
   }
   sink.add(std::move(h));

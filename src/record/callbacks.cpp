@@ -48,6 +48,19 @@ void take_site(ThreadBuffer& b, const Name* name) {
   b.sites.emplace_back(name, source ? source->current() : SiteId{});
 }
 
+// A nested op that raised, innermost first: where the code that called it is, taken as the
+// exception passes (the Python frames that called it are still there). A Python backward
+// function's or hook's failing op runs nested in autograd's records, whose site is the
+// `.backward()` line. Only on failure: nested ops take no site otherwise. The ops around it,
+// which fail with it, started earlier and keep theirs; so the sites stay in event order.
+void site_failure(ThreadBuffer& b, RawEvent& e, int32_t index) {
+  const bool inner_sited = b.failure_sited > index;  // events after `index` are nested in it
+  if (e.sited || !b.rec->capture_sites || inner_sited || b.sites.size() >= b.rec->max_events) return;
+  take_site(b, e.name);
+  e.sited = true;
+  b.failure_sited = index;
+}
+
 // A counted op starts: the collectors that work per op hook it (counters read, a GPU
 // correlation id pushed).
 inline void open_counted(const ThreadBuffer& b, RawEvent& e, int32_t index) {
@@ -135,6 +148,7 @@ void on_op_end(const at::RecordFunction& fn, at::ObserverContext*) {
   if (e.counted) close_counted(b);
   if (e.thread_hooked) b.rec->any_thread->thread_op_end();
   e.failed = b.uncaught.now() > e.uncaught;
+  if (C10_UNLIKELY(e.failed)) site_failure(b, e, index);
   if (kTensors) {
     RawTensors& r = b.ranges[index];
     r.first_output = static_cast<uint32_t>(b.tensors.size());

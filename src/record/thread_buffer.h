@@ -118,6 +118,9 @@ struct ThreadBuffer {
   // The top-level ops whose sites were taken (`sites` mode, or Recorder::set_capture_sites),
   // with where the model's front end said they came from.
   std::vector<std::pair<const Name*, SiteId>> sites;
+  // The innermost op whose failure took a site of its own (on_op_end), -1 none: the ops around
+  // it fail with it and keep their own.
+  int32_t failure_sited = -1;
   size_t site_events = 0;   // every op of the sites call, nested included
   size_t site_tensors = 0;  // and their tensors, inputs and outputs
   bool main = false;

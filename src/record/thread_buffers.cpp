@@ -170,6 +170,7 @@ void keep_recent(ThreadBuffer& b) {
   b.seqs.erase(seq, b.seqs.end());
   for (auto& s : b.seqs) s.first -= static_cast<int32_t>(k);
   b.dropped += static_cast<int64_t>(k);
+  b.failure_sited = -1;  // taken between top-level ops: no failure is passing
 }
 
 }  // namespace layoutprof

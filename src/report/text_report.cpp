@@ -139,12 +139,24 @@ void write_measured_list(std::ostream& out, const Report& r) {
   if (!run.gpu.empty()) out << "  gpu       " << run.gpu << ": kernel, memcpy and memset times through CUPTI\n";
 }
 
+// The op a failed top-level op raised in, where its line is one of its own (an op in a Python
+// backward function, which runs nested in autograd's record): the innermost failed op below
+// it; else the top-level op itself.
+const OpEvent& raising_op(const Report& r, const OpEvent& top) {
+  const OpEvent* raising = &top;
+  for (size_t i = static_cast<size_t>(top.id) + 1; i < r.ops.size() && r.ops[i].depth > top.depth; ++i)
+    if (r.ops[i].failed && !r.ops[i].source.empty() && r.ops[i].source != top.source) raising = &r.ops[i];
+  return *raising;
+}
+
 void write_failure(std::ostream& out, const Report& r) {
-  for (const OpEvent& op : r.ops) {
-    if (!op.failed || op.parent >= 0) continue;
+  for (const OpEvent& top : r.ops) {
+    if (!top.failed || top.parent >= 0) continue;
+    const OpEvent& op = raising_op(r, top);
     out << "\nThe model raised in " << op.name;
     if (!op.module.empty()) out << " in " << op.module;
     if (!op.source.empty()) out << " at " << op.source;
+    if (&op != &top) out << ", inside " << top.name << (top.source.empty() ? "" : " (" + top.source.str() + ")");
     out << "\n";
     if (!op.source_text.empty()) out << "    " << op.source_text << "\n";
     for (const TensorInfo& in : op.inputs) {

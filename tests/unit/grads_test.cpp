@@ -105,6 +105,7 @@ Trace training_trace() {
   call.events[bw].forward_op = static_cast<int32_t>(fwd);
   call.events[bw].module = "";
   call.events[bw].source = "";
+  call.events[inner].source = "";  // a nested op takes its parent's site, as recorded
   call.backward_from = bw;
   ParamGrad p = param({4, 3}, {3, 1}, {1, 4});
   p.name = "block.weight";
@@ -118,6 +119,24 @@ Trace training_trace() {
   t.run.backward = true;
   t.run.loss = "randn";
   return t;
+}
+
+// An op of the user's own Python inside the backward pass (a custom Function's backward): its
+// recorded line is not the line `.backward()` was called at, and it stays; the others take
+// their forward op's.
+TEST(Training, AnOpOfAPythonBackwardKeepsItsOwnLine) {
+  Trace t = training_trace();
+  Call& call = t.calls.front();
+  const int64_t bw = call.backward_from;
+  call.events[bw].source = "train.py:40";  // loss.backward()
+  const int64_t own = testing::add_op(call, "aten::view", bw, {}, {});
+  call.events[own].source = "fused.py:12";
+  call.events[bw + 1].source = "train.py:40";
+  Report r = analyze(t);
+  EXPECT_EQ(r.ops[own].source, "fused.py:12");
+  EXPECT_EQ(r.ops[own].module, r.ops[0].module);
+  EXPECT_EQ(r.ops[bw + 1].source, r.ops[0].source);
+  EXPECT_EQ(r.ops[bw].source, r.ops[0].source);
 }
 
 TEST(Training, BackwardOpsTakeTheirForwardOpsModuleAndTheGradientItsProducer) {

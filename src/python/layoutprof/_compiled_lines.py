@@ -90,7 +90,9 @@ def _graph_module(file):
         fx = sys.modules.get("torch.fx")
         found = None
         for obj in gc.get_objects() if fx is not None else []:
-            forward = getattr(type(obj), "forward", None) if isinstance(obj, fx.GraphModule) else None
+            # type(), not isinstance(): the latter reads __class__, which some objects warn on
+            # (torch.distributed.reduce_op), into the user's program.
+            forward = getattr(type(obj), "forward", None) if issubclass(type(obj), fx.GraphModule) else None
             if getattr(getattr(forward, "__code__", None), "co_filename", None) == file:
                 found = obj
                 break
