@@ -9,7 +9,7 @@ The cases follow public reports' patterns: weights regularised after each optimi
 written back permuted; a generation loop feeding a compiled model a slice of its growing ids; a
 top-k accuracy helper viewing a transposed prediction; an NCHW batch for a channels_last model;
 custom autograd Functions whose backward views a gradient that comes back permuted (after a
-transpose, from einsum).
+transpose, from einsum); transposed patch tokens failing a compiled encoder's stride check.
 """
 from typing import Callable, Dict, List, NamedTuple
 
@@ -192,6 +192,30 @@ def einsum_gradient(mark, fixed=False):
         mark()
 
 
+class PatchTokens(nn.Module):
+    """ViT-style patch tokens fed to a compiled nn.TransformerEncoder (its fused fast path in
+    eval): the fused layer's real output follows its input's transposed layout, its fake kernel
+    promises a contiguous one, and the compiled code's stride check raises."""
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Conv2d(3, 32, 4, stride=4)
+        layer = nn.TransformerEncoderLayer(32, 4, 64, batch_first=True)
+        self.encoder = torch.compile(nn.TransformerEncoder(layer, 1, enable_nested_tensor=False))
+
+    def forward(self, x, fixed):
+        tokens = self.proj(x).flatten(2).transpose(1, 2)
+        return self.encoder(tokens.contiguous() if fixed else tokens)
+
+
+def compiled_encoder_tokens(mark, fixed=False):
+    torch.manual_seed(0)
+    model = PatchTokens().eval()
+    with torch.no_grad():
+        for _ in range(STEPS):
+            model(torch.randn(2, 3, 16, 16), fixed)
+            mark()
+
+
 CASES = [
     Case("weights_set_between_steps", weights_set_between_steps,
          ["comes with the model's parameter `2.weight`", "`.contiguous()` on parameter `2.weight`"],
@@ -227,4 +251,11 @@ CASES = [
           "born in the backward pass at", "torch.einsum(\"bnd,bmd->bnm\", q, k)", "`.reshape(...)` instead of `.view(...)`"],
          {"failed": 0},
          "einsum's gradient for k comes back permuted; the rotation's backward view of it raises"),
+    Case("compiled_encoder_tokens", compiled_encoder_tokens,
+         ["Verdict: the script fails at", "compiled code's stride check failed", "born at aten::transpose",
+          "tokens = self.proj(x).flatten(2).transpose(1, 2)", "`.contiguous()` on the result of aten::transpose",
+          "report aten::_transformer_encoder_layer_fwd to PyTorch"],
+         {"failed": 0},
+         "transposed tokens into a compiled fused encoder: inductor's stride check fails; the transpose is the "
+         "birthplace, .contiguous() there the workaround, the fused op's fake kernel the bug"),
 ]

@@ -8,8 +8,10 @@
 
 #include "analysis/analysis.h"
 #include "analysis/cause_text.h"
+#include "analysis/compiled_code.h"
 #include "analysis/elementwise_order.h"
 #include "analysis/mixed_formats.h"
+#include "analysis/stride_assertion.h"
 #include "analysis/view_key.h"
 
 namespace layoutprof {
@@ -378,6 +380,18 @@ int64_t forward_top(const Report& r, const std::vector<int64_t>& top, int64_t op
   return -1;
 }
 
+// A copy inside an op that compiled code calls (an extern kernel: a fused transformer layer's
+// head split) of a tensor that op made itself, none of its inputs: that op's own copy, as a
+// library op's of its own views is in eager code, whatever the layout of the data it was given.
+bool made_inside_callee(const Report& r, const CopyRecord& c) {
+  int64_t callee = c.op;
+  while (callee >= 0 && r.ops[callee].parent != c.culprit) callee = r.ops[callee].parent;
+  if (callee < 0 || callee == c.op) return false;
+  for (const TensorInfo& in : r.ops[callee].inputs)
+    if (in.storage == c.src.storage) return false;
+  return true;
+}
+
 // The cause of one layout copy. A backward op's is its forward op's data's, when that data is
 // mixed-format or laid out as the copy's source; an AccumulateGrad's, its parameter's gradient's.
 // Otherwise the culprit's input the copy read is followed back (through the backward pass too),
@@ -412,6 +426,7 @@ size_t copy_cause(const Report& r, const std::vector<int64_t>& top, Tracer& trac
   // A view the op made of its own dense inputs and copied: the library's, no cause of the
   // calling code's (nothing there would change it).
   if (reads_only_contiguous(op)) return kNoCause;
+  if (is_compiled_code(r.ops[c.culprit].name) && made_inside_callee(r, c)) return kNoCause;
   return tracer.born_at(c.culprit, c.src.label());
 }
 
@@ -535,6 +550,8 @@ std::vector<LayoutCause> find_causes(const Report& r, const std::vector<int64_t>
   charge_copies(r, top, tracer, charges, model_format, grad_causes);
   charge_ops(r, top_level, tracer, charges, model_format);
   charge_backward_views(r, tracer, charges);
+  const int64_t refused = stride_assertion_op(r);  // its input's layout, as a failed view's
+  if (refused >= 0 && !r.ops[refused].inputs.empty()) charges.pay(tracer.trace(r.ops[refused].inputs.front(), refused), refused);
   charges.finish();
   std::vector<LayoutCause> causes = std::move(tracer.causes());
   for (LayoutCause& c : causes) {

@@ -27,16 +27,18 @@ inline size_t layout_rank(const std::string& label) {
 
 // The fix for a layout inductor chose in a compiled graph (`where`: the op and its place), which
 // eager code then converts (AccumulateGrad to a parameter's layout, a copy back at the graph's
-// edge): its layout optimization turns convolutions' activations and weights channels_last, so
-// its settings mean something for 4-D and 5-D data only. Another layout (`layout`: a token
-// tensor's permutation, a slice) came with the data the compiled function was handed.
+// edge): its layout optimization turns convolutions' activations and weights channels_last, and
+// nothing else, so its settings mean something for the memory formats of 4-D and 5-D data only.
+// Another layout (`layout`: a token tensor's permutation, a slice, a head split's
+// permuted(0,2,1,3)) came with the data the compiled function was handed.
 inline std::string compiled_layout_fix(const std::string& where, const std::string& layout = "") {
   const size_t rank = layout_rank(layout);
-  if (!layout.empty() && rank != 4 && rank != 5)
+  const bool a_format = layout.empty() || layout == "contiguous" || layout == "channels_last" || layout == "channels_last_3d";
+  if (!a_format || (rank != 0 && rank != 4 && rank != 5))
     return "a " + layout + " tensor crosses the compiled graph's edge (" + where +
-           "): inductor's layout optimization concerns 4-D and 5-D convolution data only, so no compile setting "
-           "changes it; make the tensor handed to the compiled function contiguous where the code makes it "
-           "(`.contiguous()` there)";
+           "): inductor's layout optimization changes only the memory format of 4-D and 5-D convolution data, "
+           "so no compile setting changes it; make the tensor handed to the compiled function contiguous where the "
+           "code makes it (`.contiguous()` there)";
   return "the layout is inductor's choice inside the compiled graph (" + where +
          "), not a line of the model: make the model's layout the one inductor picks before torch.compile "
          "(model.to(memory_format=torch.channels_last): parameters, gradients and activations then agree), or "

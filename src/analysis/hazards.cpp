@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <unordered_map>
 
 #include "analysis/birthplace.h"
 #include "analysis/cause_text.h"
 #include "analysis/mixed_formats.h"
+#include "analysis/stride_assertion.h"
 #include "analysis/view_key.h"
 
 namespace layoutprof {
@@ -428,6 +430,7 @@ std::vector<Hazard> find_hazards(const Report& r, const std::vector<TensorInfo>&
     producers.add(op);
   }
   confirm_lost(r, outputs, lost, sink);
+  if (std::optional<Hazard> h = stride_assertion_hazard(r)) sink.add(std::move(*h));
   for (Hazard& h : sink.list)
     for (const std::string& a : r.run.accepted) h.accepted |= accept_matches(a, h.where) || accept_matches(a, h.maker_where);
   return std::move(sink.list);
@@ -444,6 +447,7 @@ std::string hazard_kind_words(HazardKind k) {
     case HazardKind::failed_view: return "failed view";
     case HazardKind::refused_write: return "write refused by PyTorch";
     case HazardKind::model_tensor: return "parameter or buffer";
+    case HazardKind::stride_assertion: return "compiled code's stride check failed";
   }
   return "hazard";
 }

@@ -181,7 +181,8 @@ std::string module_name(const std::string& module) { return module.empty() ? "(t
 const Hazard* failing_hazard(const Report& r) {
   if (r.run.status != RunStatus::failed) return nullptr;
   for (const Hazard& h : r.hazards)
-    if (h.counted() && !h.where.empty() && (h.kind == HazardKind::failed_view || h.kind == HazardKind::refused_write))
+    if (h.counted() && !h.where.empty() && (h.kind == HazardKind::failed_view || h.kind == HazardKind::refused_write ||
+                                                 h.kind == HazardKind::stride_assertion))
       return &h;
   return nullptr;
 }

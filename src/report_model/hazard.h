@@ -18,6 +18,7 @@ enum class HazardKind {
   failed_view,     // view/view_as raised on its input's strides
   refused_write,   // PyTorch raised on an in-place write for its overlap
   model_tensor,    // a parameter or buffer not dense, or sharing another's storage
+  stride_assertion,  // compiled code's check of an op's real strides against its fake kernel's raised
 };
 const char* hazard_kind_name(HazardKind k);
 HazardKind hazard_kind_from_name(const std::string& name);  // throws std::invalid_argument

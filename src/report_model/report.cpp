@@ -39,13 +39,14 @@ const char* hazard_kind_name(HazardKind k) {
     case HazardKind::failed_view: return "failed_view";
     case HazardKind::refused_write: return "refused_write";
     case HazardKind::model_tensor: return "model_tensor";
+    case HazardKind::stride_assertion: return "stride_assertion";
   }
   return "aliased_write";
 }
 
 HazardKind hazard_kind_from_name(const std::string& name) {
   for (HazardKind k : {HazardKind::aliased_write, HazardKind::lost_write, HazardKind::failed_view,
-                       HazardKind::refused_write, HazardKind::model_tensor})
+                       HazardKind::refused_write, HazardKind::model_tensor, HazardKind::stride_assertion})
     if (name == hazard_kind_name(k)) return k;
   throw std::invalid_argument("unknown hazard kind '" + name + "'");
 }

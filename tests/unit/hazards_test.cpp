@@ -181,6 +181,76 @@ TEST(Hazards, AFailedViewNamesItsInputsLayoutAndTheBirthplace) {
   EXPECT_EQ(h.fixes[1], "or `.contiguous()` on the result of aten::t at model.py:10");
 }
 
+// A view that fails in a Python backward function: the gradient it views was made permuted by
+// the transpose's backward (the forward line's gradient); the fix goes where it is read, never
+// on autograd's own result.
+TEST(Hazards, AViewThatFailsInABackwardFunctionIsFollowedToTheForwardLineWhoseGradientItViews) {
+  Call call;
+  const int64_t fwd = add_op(call, "aten::transpose", -1, {at({4, 8, 16}, {128, 16, 1}, 1, 0)},
+                             {at({8, 4, 16}, {16, 128, 1}, 1, 0)}, "block");
+  call.events[fwd].source = "model.py:23";
+  const int64_t tb = add_op(call, "autograd::engine::evaluate_function: TransposeBackward0", -1, {}, {});
+  call.backward_from = tb;
+  call.events[tb].source = "train.py:40";
+  const int64_t node = add_op(call, "TransposeBackward0", tb, {at({8, 4, 16}, {64, 16, 1}, 2, 0)}, {});
+  call.events[node].forward_op = static_cast<int32_t>(fwd);
+  add_op(call, "aten::transpose", node, {at({8, 4, 16}, {64, 16, 1}, 2, 0)}, {at({4, 8, 16}, {16, 64, 1}, 2, 0)});
+  const int64_t fb = add_op(call, "autograd::engine::evaluate_function: BiasGeluBackward", -1, {}, {});
+  call.events[fb].source = "train.py:40";
+  const int64_t v = add_op(call, "aten::view", fb, {at({4, 8, 16}, {16, 64, 1}, 2, 0)}, {});
+  call.events[v].failed = call.events[fb].failed = true;
+  call.events[v].source = "fused.py:13";  // taken as its exception passed
+  Trace t = testing::trace_of({std::move(call)});
+  t.run.status = RunStatus::failed;
+  t.run.backward = true;
+  const Report r = analyze(std::move(t));
+  ASSERT_EQ(r.hazards.size(), 1u);
+  const Hazard& h = r.hazards[0];
+  EXPECT_EQ(h.where, "fused.py:13");
+  EXPECT_TRUE(contains(h.maker, "born in the backward pass at TransposeBackward0, the gradient of model.py:23")) << h.maker;
+  ASSERT_EQ(h.fixes.size(), 2u);
+  EXPECT_EQ(h.fixes[0], "`.reshape(...)` instead of `.view(...)` at fused.py:13");
+  EXPECT_FALSE(contains(h.fixes[1], "evaluate_function")) << h.fixes[1];
+  ASSERT_EQ(r.causes.size(), 1u);
+  EXPECT_FALSE(contains(r.causes[0].fixes[0], "on the result of")) << r.causes[0].fixes[0];
+}
+
+// Compiled code's stride check raised on a fused op fed transposed tokens: the op the message
+// names, its input's layout born at the transpose before the compiled call, `.contiguous()` there.
+TEST(Hazards, ACompiledStrideCheckThatFailedIsALayoutFailureAtTheInputsBirthplace) {
+  Call call;
+  const int64_t tr = add_op(call, "aten::transpose", -1, {at({2, 64, 16}, {1024, 16, 1}, 1, 0)},
+                            {at({2, 16, 64}, {1024, 1, 16}, 1, 0)});
+  const int64_t region = add_op(call, "Torch-Compiled Region: 0/0", -1, {}, {}, "encoder");
+  add_op(call, "cpp_fused_0", region, {at({2, 16, 64}, {1024, 1, 16}, 1, 0)}, {at({64}, {1}, 5, 0)});
+  add_op(call, "aten::_transformer_encoder_layer_fwd", region, {at({2, 16, 64}, {1024, 1, 16}, 1, 0)},
+         {at({2, 16, 64}, {1024, 1, 16}, 2, 0)});
+  Trace t = testing::trace_of({std::move(call)});
+  t.run.status = RunStatus::failed;
+  t.run.error = "AssertionError: expected size 16==16, stride 1==64 at dim=1 (Error in op: "
+                "torch.ops.aten._transformer_encoder_layer_fwd.default)";
+  const Report r = analyze(std::move(t));
+  ASSERT_EQ(r.hazards.size(), 1u);
+  const Hazard& h = r.hazards[0];
+  EXPECT_EQ(h.kind, HazardKind::stride_assertion);
+  EXPECT_EQ(h.op_name, "aten::_transformer_encoder_layer_fwd");
+  EXPECT_EQ(h.where, "model.py:11");  // the compiled call's line
+  EXPECT_EQ(h.maker_where, "model.py:" + std::to_string(10 + tr));
+  ASSERT_EQ(h.fixes.size(), 2u);
+  EXPECT_TRUE(contains(h.fixes[0], "`.contiguous()` on the result of aten::transpose")) << h.fixes[0];
+  EXPECT_TRUE(contains(h.fixes[1], "report aten::_transformer_encoder_layer_fwd to PyTorch")) << h.fixes[1];
+  std::ostringstream text;
+  write_text_report(text, r, TextOptions{});
+  EXPECT_TRUE(contains(text.str(), "\nVerdict: the script fails at model.py:11: the compiled code checks")) << text.str();
+  // Another failure is no stride check.
+  Call plain;
+  add_op(plain, "aten::relu", -1, {at({4}, {1}, 1, 0)}, {at({4}, {1}, 2, 0)});
+  Trace other = testing::trace_of({std::move(plain)});
+  other.run.status = RunStatus::failed;
+  other.run.error = "AssertionError: expected 3 got 4";
+  EXPECT_TRUE(analyze(std::move(other)).hazards.empty());
+}
+
 TEST(Hazards, TheVerdictOfARunThatFailedAtAViewLeadsWithTheFailure) {
   // One voice: the failure is what the user meets first, then the counts up to it.
   Call call;

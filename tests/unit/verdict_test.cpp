@@ -151,6 +151,28 @@ TEST(CopyCauses, ACopyALibraryOpMakesOfItsOwnDenseInputsIsTheLibrarys) {
   EXPECT_EQ(causes[0].fix.rfind("none in the calling code", 0), 0u) << causes[0].fix;
 }
 
+// The same inside compiled code: an op the region calls (a fused encoder layer) handed
+// transposed tokens splits heads of a tensor it made itself and copies them. The copy is that
+// op's own, not a layout the region was born with (no compile setting, no cause).
+TEST(CopyCauses, ACopyOfAViewAnOpCompiledCodeCallsMadeOfItsOwnTensorIsThatOpsOwn) {
+  Call call;
+  TensorInfo tokens = tensor({2, 16, 8}, {128, 1, 16}, 1);
+  TensorInfo qkv = tensor({2, 16, 2, 4}, {128, 8, 4, 1}, 4);
+  TensorInfo heads = tensor({2, 2, 16, 4}, {128, 4, 8, 1}, 4);
+  TensorInfo dense = tensor({2, 2, 16, 4}, {128, 64, 4, 1}, 5);
+  const int64_t region = add_op(call, "Torch-Compiled Region: 0/0", -1, {}, {});
+  const int64_t layer = add_op(call, "aten::_transformer_encoder_layer_fwd", region, {tokens},
+                               {tensor({2, 16, 8}, {128, 1, 16}, 3)});
+  add_op(call, "aten::permute", layer, {qkv}, {heads});
+  const int64_t clone = add_op(call, "aten::clone", layer, {heads}, {dense});
+  TensorInfo src = heads;
+  src.arg = 1;
+  add_op(call, "aten::copy_", clone, {dense, src}, {dense});
+  const Report r = analyze(testing::trace_of({call}));
+  ASSERT_EQ(r.copies.size(), 1u);
+  EXPECT_TRUE(r.causes.empty()) << r.causes[0].op_name;
+}
+
 TEST(CopyCauses, DataConvertedToTheWeightsFormatAsksForInputInThatFormat) {
   Call call;
   add_conv(call, "conv", nchw_data(), nhwc_weight(10), 0, {128, 1, 32, 8}, 11);

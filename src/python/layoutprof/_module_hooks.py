@@ -126,8 +126,12 @@ class ModuleHooks:
 
 
 def one_line(exc):
-    """An exception as a report states it: "Type: message", its first line only."""
-    return f"{type(exc).__name__}: {exc}".splitlines()[0]
+    """An exception as a report states it: "Type: message", its first line, and the line that
+    names the op it raised in where there is one (compiled code's stride check says "Error in
+    op: torch.ops.aten.X.default" on a line of its own)."""
+    lines = f"{type(exc).__name__}: {exc}".splitlines() or [type(exc).__name__]
+    named = [line.strip() for line in lines[1:] if line.strip().startswith("Error in op:")]
+    return lines[0] + (f" ({named[0]})" if named else "")
 
 
 def _compiling():
