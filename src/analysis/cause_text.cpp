@@ -56,11 +56,22 @@ std::string fix_in_backward(const LayoutCause& c, const Report& r, const std::st
          "hook on the forward's result" + place(c.where) + ", `t.register_hook(lambda g: g.contiguous())`" + why;
 }
 
+// A birthplace whose only cost is the explicit copy its own line asks for (`x.t().contiguous()`):
+// the fix is already there, and asking for it again changes nothing.
+bool already_dense(const LayoutCause& c, const Report& r) {
+  return c.explicit_copies > 0 && c.copies == 0 && c.mixed_ops == 0 && c.gradients.empty() && !failed_view(c, r) &&
+         c.code.find(".contiguous(") != std::string::npos;
+}
+
 std::string fix_at_op(const LayoutCause& c, const Report& r, MemoryFormat model_format) {
   const std::string op = c.op_name + place(c.where) + code_of(c);
   if (is_compiled_code(c.op_name)) return compiled_layout_fix(c.op_name + place(c.where), c.layout);
   const std::string function = backward_function(c.op_name);
   if (!function.empty()) return fix_in_backward(c, r, function);
+  if (already_dense(c, r))
+    return "nothing to add at " + c.where + ": the line already makes the data dense (`.contiguous()`), and its " +
+           std::to_string(c.explicit_copies) + " explicit " + (c.explicit_copies == 1 ? "copy is" : "copies are") +
+           " the price of the " + c.op_name + "'s layout: keep it where the ops after it need dense data";
   if (const OpEvent* view = failed_view(c, r))
     return "`.reshape(...)` instead of `.view(...)` at " + view->source.str() + ", or `.contiguous()` on the result of " + op;
   const bool memory_format = is_channels_last(c.layout) || (c.layout == "contiguous" && model_format == MemoryFormat::nhwc);

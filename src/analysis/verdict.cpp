@@ -211,12 +211,15 @@ void describe(CopyCause& k, size_t rank) {
 }
 
 // One voice: a group that can only say "a tensor that no recorded op made", all of whose copies
-// one cause by birthplace pays for at a place or tensor it names, says what that cause says.
+// one cause by birthplace pays for at a place or tensor it names, says what that cause says; a
+// group of format conversions all paid by one cause takes its fix (a concatenation's NCHW
+// result inside the model is not the model's input to hand over in channels_last).
 void tell_groups_as_their_causes(std::vector<CopyCause>& groups, const Report& r) {
   std::map<int64_t, int64_t> culprit;  // copy op -> culprit
   for (const CopyRecord& c : r.copies) culprit[c.op] = c.culprit;
   for (CopyCause& k : groups) {
-    if (k.kind != CauseKind::unknown_origin || k.copy_ops.empty()) continue;
+    const bool unknown = k.kind == CauseKind::unknown_origin;
+    if ((!unknown && k.kind != CauseKind::format_mismatch) || k.copy_ops.empty()) continue;
     for (const LayoutCause& c : r.causes) {
       if (c.accepted || c.fixes.empty() || (c.kind == BirthKind::unrecorded && c.input_text.empty())) continue;
       const bool pays_all = std::all_of(k.copy_ops.begin(), k.copy_ops.end(), [&](int64_t op) {
@@ -224,11 +227,12 @@ void tell_groups_as_their_causes(std::vector<CopyCause>& groups, const Report& r
         return it != culprit.end() && std::find(c.payers.begin(), c.payers.end(), it->second) != c.payers.end();
       });
       if (!pays_all) continue;
+      k.fix = c.fixes.front();
+      if (!unknown) break;
       const bool many = k.readers.size() > 1;
       k.what = readers_text(k) + (many ? " copy " : " copies ") +
                (c.kind == BirthKind::unrecorded ? "the model's " + c.input_text.substr(0, c.input_text.find(" (sizes"))
                                                 : "a tensor") + ", " + k.from + " (cause by birthplace: " + birthplace_text(c) + ")";
-      k.fix = c.fixes.front();
       break;
     }
   }

@@ -297,6 +297,30 @@ TEST(Birthplace, ContiguousDataOfARankNoMemoryFormatConcernsIsNoBirthplace) {
   EXPECT_TRUE(r.causes.empty()) << birthplace_text(r.causes.front());
 }
 
+// `y = x.transpose(1, 2).contiguous()`: the only cost is the copy the line asks for, so the fix
+// adds nothing there; the same birth with an implicit copy downstream still asks for it.
+TEST(Birthplace, AFixNeverAsksForTheContiguousItsLineAlreadyHas) {
+  for (const bool implicit : {false, true}) {
+    Call call;
+    TensorInfo x = tensor({2, 8, 16}, {128, 16, 1}, 1);
+    TensorInfo t = tensor({2, 16, 8}, {128, 1, 16}, 1);
+    TensorInfo dense = tensor({2, 16, 8}, {128, 8, 1}, 2);
+    const int64_t tr = add_op(call, "aten::transpose", -1, {x}, {t});
+    call.events[tr].source_text = implicit ? "y = x.transpose(1, 2)" : "y = x.transpose(1, 2).contiguous()";
+    const int64_t copier = add_op(call, implicit ? "aten::reshape" : "aten::contiguous", -1, {t},
+                                  {implicit ? tensor({32, 8}, {8, 1}, 2) : dense});
+    const int64_t clone = add_op(call, "aten::clone", copier, {t}, {dense});
+    TensorInfo src = t;
+    src.arg = 1;
+    add_op(call, "aten::copy_", clone, {dense, src}, {dense});
+    const Report r = analyze(testing::trace_of({call}));
+    ASSERT_EQ(r.causes.size(), 1u);
+    const std::string& fix = r.causes[0].fixes.front();
+    EXPECT_EQ(fix.rfind(implicit ? "`.contiguous()` on the result of aten::transpose" : "nothing to add at model.py:10", 0), 0u)
+        << fix;
+  }
+}
+
 TEST(Birthplace, ADriftWithoutACopyIsNeverNothingToFix) {
   // channels_last data (born at a permute) through a 1x1 convolution: no copy, one mixed op.
   Call call;

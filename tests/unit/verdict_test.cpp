@@ -173,6 +173,22 @@ TEST(CopyCauses, ACopyOfAViewAnOpCompiledCodeCallsMadeOfItsOwnTensorIsThatOpsOwn
   EXPECT_TRUE(r.causes.empty()) << r.causes[0].op_name;
 }
 
+// One voice: NCHW data made inside the model (a buffer of zeros concatenated in) meets
+// channels_last weights; the grouped conversion takes the birthplace's fix, not "hand the
+// model channels_last input", which it already is.
+TEST(CopyCauses, AConversionGroupPaidByOneBirthplaceSaysItsFix) {
+  Call call;
+  add_op(call, "aten::zeros", -1, {}, {nchw_data()});
+  add_conv(call, "conv", nchw_data(), nhwc_weight(10), 0, {128, 1, 32, 8}, 11);
+  const Report r = analyze(testing::trace_of({call}));
+  ASSERT_EQ(r.causes.size(), 1u);
+  const std::vector<CopyCause> causes = verdict_of(r).causes;
+  ASSERT_EQ(causes.size(), 1u);
+  EXPECT_EQ(causes[0].kind, CauseKind::format_mismatch);
+  EXPECT_EQ(causes[0].fix, r.causes[0].fixes.front());
+  EXPECT_TRUE(contains(causes[0].fix, "on the result of aten::zeros")) << causes[0].fix;
+}
+
 TEST(CopyCauses, DataConvertedToTheWeightsFormatAsksForInputInThatFormat) {
   Call call;
   add_conv(call, "conv", nchw_data(), nhwc_weight(10), 0, {128, 1, 32, 8}, 11);
