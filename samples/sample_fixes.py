@@ -223,7 +223,8 @@ CASES = [
          "lyr.weight.data = w.view(...).permute(3, 2, 0, 1): the convolutions and AccumulateGrad copy the "
          "permuted weight every step; one cause, the parameter, set between the calls"),
     Case("growing_ids_slice", growing_ids_slice,
-         ["`last`.contiguous() where it is made", "`logits = step(last)`", "strided: a view of a 2x"],
+         ["`last`.contiguous() where it is made, at", "(`last = ids[:, -1:]", "`logits = step(last)`",
+          "strided: a view of a 2x"],
          {"recompiles": 0},
          "the last column of growing ids has the ids' width as its stride: a recompile, until .contiguous()"),
     Case("topk_accuracy", topk_accuracy,

@@ -6,6 +6,7 @@ Dynamo names a guarded tensor by its source in the frame: `x`, `kw['y']`, `xs[1]
 the frame's locals (names, constant subscripts and attributes only: nothing is called).
 """
 import ast
+import linecache
 import re
 
 import torch
@@ -146,3 +147,45 @@ def _item_text(node, rest):
     if item and isinstance(node, (ast.List, ast.Tuple)) and int(item.group(1)) < len(node.elts):
         return _item_text(node.elts[int(item.group(1))], item.group(2))
     return ast.unparse(node) + rest
+
+
+def assigned_at(name, called_at):
+    """Where the calling function last assigns the bare name `name` before its line `called_at`
+    ("file:line"): ("file:line", that line's code), or None (a parameter, a global, an expression
+    that is no name). Read from the source, not run: the nearest assignment above the call in
+    the innermost function around it."""
+    file, _, line = called_at.rpartition(":")
+    if not re.fullmatch(r"[A-Za-z_]\w*", name or "") or not line.isdigit():
+        return None
+    tree = _parsed(file)
+    if tree is None:
+        return None
+    line = int(line)
+    scope = tree
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                node.lineno <= line <= (node.end_lineno or node.lineno) and node.lineno >= getattr(scope, "lineno", 0):
+            scope = node
+    found = None
+    for node in ast.walk(scope):
+        targets = node.targets if isinstance(node, ast.Assign) else \
+            [node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.NamedExpr)) else []
+        hit = any(isinstance(t, ast.Name) and t.id == name for t in targets)
+        if hit and node.lineno < line and (found is None or node.lineno > found):
+            found = node.lineno
+    if found is None:
+        return None
+    return f"{file}:{found}", linecache.getline(file, found).strip()
+
+
+_trees = {}
+
+
+def _parsed(file):
+    """A source file's syntax tree, parsed once; None where it cannot be read or parsed."""
+    if file not in _trees:
+        try:
+            _trees[file] = ast.parse("".join(linecache.getlines(file)) or "\n")
+        except (SyntaxError, ValueError):
+            _trees[file] = None
+    return _trees[file]

@@ -6,7 +6,7 @@ session reads it as the report reader does (src/report/compiled_json.cpp)."""
 import re
 
 from . import _inductor_code as code
-from ._arguments import caller_expression, guard
+from ._arguments import assigned_at, caller_expression, guard
 
 _FILE_LINE = re.compile(r'File "([^"]+)", line (\d+)')
 
@@ -54,6 +54,9 @@ def _fix(g, before, after, entry):
     name, kind = mine or g["tensor"] or "the argument", g["kind"]
     callee = f"`{g['tensor']}` of {entry.get('function') or 'the compiled function'}; " if mine and mine != g["tensor"] else ""
     at = f" ({callee}it reaches the call at {_short(called_at)}{f', `{call_code}`' if call_code else ''})" if called_at else ""
+    made = assigned_at(mine, called_at) if mine and called_at else None
+    if made:  # a name the calling function assigned above the call: the line that makes it
+        at = f", at {_short(made[0])} (`{made[1]}`){at}"
     if kind == "stride":
         first, then = _word(before), _word(after)
         if first in _DENSE and then in _DENSE and first != then:
