@@ -218,7 +218,8 @@ def compiled_encoder_tokens(mark, fixed=False):
 
 CASES = [
     Case("weights_set_between_steps", weights_set_between_steps,
-         ["comes with the model's parameter `2.weight`", "`.contiguous()` on parameter `2.weight`"],
+         ["comes with the model's parameter `2.weight`", "laid out so before the call by aten::permute",
+          "`.contiguous()` on parameter `2.weight`", "back = w.view(3, 3, layer.weight.shape[1]"],
          {"tensor_causes": 0},
          "lyr.weight.data = w.view(...).permute(3, 2, 0, 1): the convolutions and AccumulateGrad copy the "
          "permuted weight every step; one cause, the parameter, set between the calls"),

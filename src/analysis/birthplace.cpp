@@ -305,6 +305,9 @@ class Tracer {
       const ModelTensor& m = r_.run.model_tensors[where];
       c.input_text = std::string(m.buffer ? "buffer" : "parameter") + " `" + m.name + "` (sizes " +
                      dims_text(m.tensor.sizes()) + ", strides " + dims_text(m.tensor.strides()) + ")";
+      c.where = m.made_at;  // the line between the calls that made this view, where seen
+      c.code = m.made_code;
+      c.op_name = m.made_by;
     }
     births_.emplace(key, causes_.size());
     causes_.push_back(std::move(c));

@@ -106,7 +106,8 @@ std::string fix_at_unrecorded(const LayoutCause& c, MemoryFormat model_format) {
     return "`" + call + "` where the tensor is made: no recorded op made it, so it is a parameter, a buffer or a "
            "tensor made before the recorded call";
   const std::string name = c.input_text.substr(0, c.input_text.find(" (sizes"));
-  return "`" + call + "` on " + name + " where the code sets it between the calls (`.data = w" + call +
+  const std::string made = c.where.empty() ? "" : ", made at " + c.where + code_of(c);
+  return "`" + call + "` on " + name + " where the code sets it between the calls" + made + " (`.data = w" + call +
          "`, or `nn.Parameter(w" + call + ")` for a new parameter): every op that reads it pays for its layout";
 }
 
@@ -179,6 +180,9 @@ std::string birthplace_text(const LayoutCause& c) {
              (c.decided_by >= 0 ? ", its layout following operand " + std::to_string(c.decided_by) + "'s strides (TensorIterator)" : "");
     case BirthKind::model_input: return c.layout + " arrives with the model's " + c.input_text;
     case BirthKind::unrecorded:
+      if (!c.input_text.empty() && !c.where.empty())
+        return c.layout + " comes with the model's " + c.input_text + ", laid out so before the call by " + c.op_name +
+               " (" + c.where + ")";
       if (!c.input_text.empty())
         return c.layout + " comes with the model's " + c.input_text + ", laid out so before the call (no recorded op made it)";
       return c.layout + " comes from a tensor no recorded op made (a parameter, a buffer or a tensor made before the call)";

@@ -293,6 +293,9 @@ struct ModelTensor {
   std::string name;  // layer1.0.bn1.running_mean
   bool buffer = false;
   TensorInfo tensor;
+  // In process, the op between the calls whose output this exact view is (the line that set
+  // it: `w.permute(...)` before `.data = w`), as the recent ops saw it; empty when none did.
+  std::string made_by, made_at, made_code;
 };
 
 struct RunInfo {

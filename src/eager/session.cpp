@@ -3,6 +3,7 @@
 
 #include <ATen/Context.h>
 
+#include <algorithm>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -105,6 +106,36 @@ struct EagerSession::State {
   }
 };
 
+namespace {
+
+// The parameters and buffers laid out other than contiguous, as the shown call begins: the
+// latest op of the recent ops (between the calls) whose output is exactly that view, with its
+// line (a top-level op's: the user's code). `.data =` and set_ are no ops; the permute before
+// them is.
+void name_makers(std::vector<ModelTensor>& tensors, const Call& recent) {
+  const auto same_view = [](const TensorInfo& a, const TensorInfo& b) {
+    return a.storage != 0 && a.storage == b.storage && a.storage_offset == b.storage_offset &&
+           a.sizes() == b.sizes() && a.strides() == b.strides();
+  };
+  for (ModelTensor& m : tensors) {
+    if (m.tensor.layout().cls == LayoutClass::contiguous) continue;
+    for (size_t i = recent.events.size(); i-- > 0;) {
+      const OpEvent& op = recent.events[i];
+      if (op.source.empty() || std::none_of(op.outputs.begin(), op.outputs.end(),
+                                            [&](const TensorInfo& t) { return same_view(t, m.tensor); }))
+        continue;
+      const OpEvent* maker = &op;  // the outermost op of that line: the user's call (permute, not as_strided)
+      while (maker->parent >= 0 && recent.events[maker->parent].source == op.source) maker = &recent.events[maker->parent];
+      m.made_by = maker->name.str();
+      m.made_at = op.source.str();
+      m.made_code = op.source_text.str();
+      break;
+    }
+  }
+}
+
+}  // namespace
+
 EagerSession::EagerSession(EagerOptions options) : state_(std::make_unique<State>()) {
   State& s = *state_;
   s.options = std::move(options);
@@ -136,6 +167,10 @@ void EagerSession::begin_call() {
   State& s = *state_;
   if (s.finished) throw std::logic_error("EagerSession: begin_call() after finish()");
   if (s.in_call) throw std::logic_error("EagerSession: begin_call() inside a call");
+  if (s.trace.calls.empty() && s.window) {
+    const Call recent = s.end_window(true);
+    name_makers(s.trace.run.model_tensors, recent);
+  }
   s.end_window(false);
   if (s.trace.calls.size() == 1) s.trace.calls.front().park();  // the shown call waits on disk
   if (s.options.reset_modules) module_sites().reset_thread();  // the call starts outside every module

@@ -36,8 +36,12 @@ std::vector<ModelTensor> describe_model_tensors(const std::vector<NamedTensor>& 
   std::vector<ModelTensor> out;
   for (const auto* list : {&parameters, &buffers})
     for (const NamedTensor& n : *list)
-      if (n.tensor.defined() && n.tensor.layout() == at::kStrided)
-        out.push_back({n.name, list == &buffers, describe_tensor(n.tensor, 0)});
+      if (n.tensor.defined() && n.tensor.layout() == at::kStrided) {
+        ModelTensor& m = out.emplace_back();
+        m.name = n.name;
+        m.buffer = list == &buffers;
+        m.tensor = describe_tensor(n.tensor, 0);
+      }
   return out;
 }
 

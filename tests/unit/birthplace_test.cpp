@@ -246,7 +246,7 @@ TEST(Birthplace, ALayoutThatComesWithAParameterNamesItAndFixesItWhereTheCodeSets
   add_op(call, "aten::conv2d", -1, {nchw(1), w}, {nhwc(2)}, "conv1");
   conv(call, "conv2", nhwc(2), weight3x3(11), nhwc(3), true);
   Trace t = testing::trace_of({call});
-  t.run.model_tensors = {{"conv1.weight", false, w}, {"conv2.weight", false, weight3x3(11)}};
+  t.run.model_tensors = {testing::model_tensor("conv1.weight", false, w), testing::model_tensor("conv2.weight", false, weight3x3(11))};
   const Report r = analyze(t);
   ASSERT_FALSE(r.causes.empty());
   const LayoutCause& c = r.causes[0];
@@ -257,6 +257,17 @@ TEST(Birthplace, ALayoutThatComesWithAParameterNamesItAndFixesItWhereTheCodeSets
   ASSERT_FALSE(c.fixes.empty());
   EXPECT_TRUE(contains(c.fixes[0], "`.contiguous()` on parameter `conv1.weight` where the code sets it between the calls"))
       << c.fixes[0];
+  // The op between the calls that made that view, as the recent ops saw it: its line is the
+  // birthplace's, and the fix goes there.
+  t.run.model_tensors[0].made_by = "aten::permute";
+  t.run.model_tensors[0].made_at = "train.py:51";
+  t.run.model_tensors[0].made_code = "w = w.permute(0, 2, 3, 1)";
+  const LayoutCause made = analyze(t).causes.at(0);
+  EXPECT_EQ(made.where, "train.py:51");
+  EXPECT_TRUE(contains(birthplace_text(made), "laid out so before the call by aten::permute (train.py:51)"))
+      << birthplace_text(made);
+  EXPECT_TRUE(contains(made.fixes.at(0), "between the calls, made at train.py:51 (`w = w.permute(0, 2, 3, 1)`)"))
+      << made.fixes.at(0);
 }
 
 TEST(Birthplace, ACauseOnALineOfAnInstalledPackageComesAfterTheUsersOwn) {

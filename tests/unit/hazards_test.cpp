@@ -69,7 +69,7 @@ TEST(Hazards, AWriteThroughAViewOfAnExpandIsAnAliasedWriteNamingTheExpand) {
 TEST(Hazards, AFillOfAnExpandedBufferNamesTheBufferAndListsIt) {
   Call call;
   add_op(call, "aten::fill_", -1, {at({4, 8}, {1, 0}, 5, 3)}, {at({4, 8}, {1, 0}, 5, 4)});
-  const Report r = analyzed(std::move(call), {{"slots", true, at({4, 8}, {1, 0}, 5, 3)}});
+  const Report r = analyzed(std::move(call), {testing::model_tensor("slots", true, at({4, 8}, {1, 0}, 5, 3))});
   ASSERT_EQ(r.hazards.size(), 2u);
   EXPECT_EQ(r.hazards[0].kind, HazardKind::model_tensor);
   EXPECT_TRUE(contains(r.hazards[0].detail, "buffer `slots` is broadcast, not dense: 8 positions share each element"))
@@ -112,7 +112,7 @@ Call reshape_then_write() {
 }
 
 TEST(Hazards, AWriteIntoAReshapeCopyNothingReadsIsALostWriteNamingTheParameter) {
-  const Report r = analyzed(reshape_then_write(), {{"proj.weight", false, at({4, 8}, {1, 4}, 7, 0)}});
+  const Report r = analyzed(reshape_then_write(), {testing::model_tensor("proj.weight", false, at({4, 8}, {1, 4}, 7, 0))});
   ASSERT_EQ(r.hazards.size(), 1u);
   const Hazard& h = r.hazards[0];
   EXPECT_EQ(h.kind, HazardKind::lost_write);
@@ -270,9 +270,9 @@ TEST(Hazards, TheVerdictOfARunThatFailedAtAViewLeadsWithTheFailure) {
 TEST(Hazards, AParameterThatAliasesAnotherInAnotherExtentIsListed) {
   Call call;
   add_op(call, "aten::relu", -1, {at({4}, {1}, 2, 0)}, {at({4}, {1}, 3, 0)});
-  const Report r = analyzed(std::move(call), {{"a.weight", false, at({4, 8}, {8, 1}, 7, 0)},
-                                               {"b.weight", false, at({8, 4}, {1, 8}, 7, 0)},
-                                               {"tied.weight", false, at({4, 8}, {8, 1}, 7, 0)}});
+  const Report r = analyzed(std::move(call), {testing::model_tensor("a.weight", false, at({4, 8}, {8, 1}, 7, 0)),
+                                               testing::model_tensor("b.weight", false, at({8, 4}, {1, 8}, 7, 0)),
+                                               testing::model_tensor("tied.weight", false, at({4, 8}, {8, 1}, 7, 0))});
   ASSERT_EQ(r.hazards.size(), 3u);
   EXPECT_TRUE(contains(r.hazards[0].detail, "shares its storage with parameter `b.weight`")) << r.hazards[0].detail;
 }

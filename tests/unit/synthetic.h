@@ -53,6 +53,15 @@ inline Call transpose_reshape_call(int64_t reshape_ns = 1000) {
   return call;
 }
 
+// A parameter or buffer of the model, as the eager session notes it.
+inline ModelTensor model_tensor(std::string name, bool buffer, TensorInfo tensor) {
+  ModelTensor m;
+  m.name = std::move(name);
+  m.buffer = buffer;
+  m.tensor = std::move(tensor);
+  return m;
+}
+
 inline Trace trace_of(std::vector<Call> calls, std::vector<ModelInput> inputs = {}) {
   Trace trace;
   trace.run.model = "model.pt";

@@ -232,7 +232,7 @@ TEST(CopyCauses, AGroupThatACauseByBirthplaceTellsSaysWhatTheCauseSays) {
     src.arg = 1;
     add_op(call, "aten::copy_", conv, {dense, src}, {dense});
     Trace t = testing::trace_of({call});
-    if (named) t.run.model_tensors = {{"conv.weight", false, w}};
+    if (named) t.run.model_tensors = {testing::model_tensor("conv.weight", false, w)};
     return analyze(t);
   };
   const Report named = make(true), unnamed = make(false);
