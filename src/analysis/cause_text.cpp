@@ -45,15 +45,20 @@ const OpEvent* failed_view(const LayoutCause& c, const Report& r) {
 // A layout born in the backward pass, by the autograd function of a forward op: gradients
 // come with no layout guarantee (PyTorch's documented rule), so it is enforced where the
 // gradient is read, in the user's backward function or a hook on the forward's result.
-std::string fix_in_backward(const LayoutCause& c, const Report& r, const std::string& function) {
+std::string fix_in_backward(const LayoutCause& c, const Report& r, const std::string& function,
+                            MemoryFormat model_format) {
   const std::string gradient = "the gradient of " + (c.where.empty() ? "its forward op" : c.where + code_of(c));
   const std::string why = ": gradients have no layout guarantee, and " + function + " returns " + gradient + " " +
                           c.layout;
   if (const OpEvent* view = failed_view(c, r))
     return "`.reshape(...)` instead of `.view(...)` at " + view->source.str() +
            ", or `.contiguous()` on the gradient before the view" + why;
-  return "`.contiguous()` on the gradient where the code reads it (in a custom autograd.Function's backward), or a "
-         "hook on the forward's result" + place(c.where) + ", `t.register_hook(lambda g: g.contiguous())`" + why;
+  // A memory format the model's weights are not in (a convolution's backward choosing NCHW in a
+  // channels_last model) is asked for in the weights' format, anything else dense.
+  const bool memory_format = is_channels_last(c.layout) || (c.layout == "contiguous" && model_format == MemoryFormat::nhwc);
+  const std::string call = memory_format ? contiguous_call(wanted_format(model_format, c.layout)) : ".contiguous()";
+  return "`" + call + "` on the gradient where the code reads it (in a custom autograd.Function's backward), or a "
+         "hook on the forward's result" + place(c.where) + ", `t.register_hook(lambda g: g" + call + ")`" + why;
 }
 
 // A birthplace whose only cost is the explicit copy its own line asks for (`x.t().contiguous()`):
@@ -67,7 +72,7 @@ std::string fix_at_op(const LayoutCause& c, const Report& r, MemoryFormat model_
   const std::string op = c.op_name + place(c.where) + code_of(c);
   if (is_compiled_code(c.op_name)) return compiled_layout_fix(c.op_name + place(c.where), c.layout);
   const std::string function = backward_function(c.op_name);
-  if (!function.empty()) return fix_in_backward(c, r, function);
+  if (!function.empty()) return fix_in_backward(c, r, function, model_format);
   if (already_dense(c, r))
     return "nothing to add at " + c.where + ": the line already makes the data dense (`.contiguous()`), and its " +
            std::to_string(c.explicit_copies) + " explicit " + (c.explicit_copies == 1 ? "copy is" : "copies are") +

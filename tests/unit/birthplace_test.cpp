@@ -332,6 +332,27 @@ TEST(Birthplace, AFixNeverAsksForTheContiguousItsLineAlreadyHas) {
   }
 }
 
+// A layout born in the backward pass is enforced where the gradient is read, in the format
+// the model's weights want: an NCHW gradient of a channels_last model is asked for in
+// channels_last (never `.contiguous()` on what is contiguous already), a permuted one dense.
+TEST(Birthplace, ALayoutBornInTheBackwardPassIsFixedWhereTheGradientIsReadInTheWeightsFormat) {
+  LayoutCause c;
+  c.kind = BirthKind::op;
+  c.op_name = "autograd::engine::evaluate_function: ConvolutionBackward0";
+  c.where = "model.py:3";
+  c.layout = "contiguous";
+  c.copies = 1;
+  const Report r;
+  const std::string nhwc_fix = cause_fixes(c, r, MemoryFormat::nhwc).at(0);
+  EXPECT_EQ(nhwc_fix.rfind("`.contiguous(memory_format=torch.channels_last)` on the gradient where the code reads it", 0), 0u)
+      << nhwc_fix;
+  EXPECT_TRUE(contains(nhwc_fix, "g.contiguous(memory_format=torch.channels_last))`")) << nhwc_fix;
+  EXPECT_EQ(birthplace_text(c), "contiguous born in the backward pass at ConvolutionBackward0, the gradient of model.py:3");
+  c.layout = "permuted(0,2,1)";
+  const std::string dense_fix = cause_fixes(c, r, MemoryFormat::nchw).at(0);
+  EXPECT_EQ(dense_fix.rfind("`.contiguous()` on the gradient where the code reads it", 0), 0u) << dense_fix;
+}
+
 TEST(Birthplace, ADriftWithoutACopyIsNeverNothingToFix) {
   // channels_last data (born at a permute) through a 1x1 convolution: no copy, one mixed op.
   Call call;
