@@ -212,8 +212,9 @@ void describe(CopyCause& k, size_t rank) {
 
 // One voice: a group that can only say "a tensor that no recorded op made", all of whose copies
 // one cause by birthplace pays for at a place or tensor it names, says what that cause says; a
-// group of format conversions all paid by one cause takes its fix (a concatenation's NCHW
-// result inside the model is not the model's input to hand over in channels_last).
+// group of format conversions all paid by one cause born at an op or tensor takes its fix (a
+// concatenation's NCHW result inside the model is not the model's input to hand over in
+// channels_last); one born at the model's input keeps its own, which agrees.
 void tell_groups_as_their_causes(std::vector<CopyCause>& groups, const Report& r) {
   std::map<int64_t, int64_t> culprit;  // copy op -> culprit
   for (const CopyRecord& c : r.copies) culprit[c.op] = c.culprit;
@@ -227,6 +228,7 @@ void tell_groups_as_their_causes(std::vector<CopyCause>& groups, const Report& r
         return it != culprit.end() && std::find(c.payers.begin(), c.payers.end(), it->second) != c.payers.end();
       });
       if (!pays_all) continue;
+      if (!unknown && c.kind == BirthKind::model_input) break;  // the group's own fix agrees: the input
       k.fix = c.fixes.front();
       if (!unknown) break;
       const bool many = k.readers.size() > 1;
