@@ -16,6 +16,12 @@
 
 namespace layoutprof {
 
+const LayoutCause* cause_paid_by(const Report& r, int64_t op) {
+  for (const LayoutCause& c : r.causes)
+    if (std::find(c.payers.begin(), c.payers.end(), op) != c.payers.end()) return &c;
+  return nullptr;
+}
+
 bool accept_matches(const std::string& accepted, const std::string& where) {
   if (accepted.empty() || where.empty()) return false;
   if (where == accepted) return true;

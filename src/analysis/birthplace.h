@@ -22,6 +22,10 @@ namespace layoutprof {
 // (analyze() calls it), most bytes copied first. `top`: each op's top-level ancestor.
 std::vector<LayoutCause> find_causes(const Report& r, const std::vector<int64_t>& top);
 
+// The cause whose payers include op `op` (a failed view, an op compiled code's stride check
+// refused), or nullptr.
+const LayoutCause* cause_paid_by(const Report& r, int64_t op);
+
 // True when `accepted` ("file.py:24", as --accept takes it) names the place `where` (a full
 // path's tail counts: "model.py:24" names "/home/u/model.py:24").
 bool accept_matches(const std::string& accepted, const std::string& where);

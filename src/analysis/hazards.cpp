@@ -363,16 +363,14 @@ void check_failed_view(const Report& r, const OpEvent& op, const Producers& prod
              "): no view of its elements has the shape asked for";
   h.fixes = {"`.reshape(...)` instead of `." + std::string(op_short_name(op)) + "(...)` at " +
              (h.where.empty() ? "its line" : h.where)};
-  for (const LayoutCause& c : r.causes) {
-    if (std::find(c.payers.begin(), c.payers.end(), op.id) == c.payers.end()) continue;
-    h.maker = birthplace_text(c);
-    h.maker_where = c.where;
+  if (const LayoutCause* c = cause_paid_by(r, op.id)) {
+    h.maker = birthplace_text(*c);
+    h.maker_where = c->where;
     h.detail += "; its layout: " + h.maker;
-    if (c.kind == BirthKind::op && !backward_function(c.op_name).empty())
+    if (c->kind == BirthKind::op && !backward_function(c->op_name).empty())
       h.fixes.push_back("or `.contiguous()` on the gradient before the view: gradients have no layout guarantee");
-    else if (c.kind == BirthKind::op)
-      h.fixes.push_back("or `.contiguous()` on the result of " + c.op_name + (c.where.empty() ? "" : " at " + c.where));
-    break;
+    else if (c->kind == BirthKind::op)
+      h.fixes.push_back("or `.contiguous()` on the result of " + c->op_name + (c->where.empty() ? "" : " at " + c->where));
   }
   sink.add(std::move(h));
 }

@@ -1,8 +1,8 @@
 #include "analysis/stride_assertion.h"
 
-#include <algorithm>
 #include <string>
 
+#include "analysis/birthplace.h"
 #include "analysis/cause_text.h"
 #include "analysis/compiled_code.h"
 #include "analysis/hazards.h"
@@ -37,12 +37,6 @@ std::string assertion_words(const std::string& error) {
   const size_t begin = error.find("expected size ");
   const size_t end = error.find(" (Error in op", begin);
   return error.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
-}
-
-const LayoutCause* cause_paid_by(const Report& r, int64_t op) {
-  for (const LayoutCause& c : r.causes)
-    if (std::find(c.payers.begin(), c.payers.end(), op) != c.payers.end()) return &c;
-  return nullptr;
 }
 
 }  // namespace
