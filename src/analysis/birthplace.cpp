@@ -513,6 +513,9 @@ std::unordered_map<uint64_t, size_t> charge_gradients(const Report& r, const std
   std::unordered_map<uint64_t, size_t> causes;
   for (const ParamGrad& p : r.parameters) {
     if (p.verdict != GradVerdict::size1_only && p.verdict != GradVerdict::layout_mismatch) continue;
+    // Strides of its own that differ on dims of size 1 only: no layout to trace, no copy paid
+    // (the gradient section says where DDP minds them).
+    if (p.verdict == GradVerdict::size1_only && odd_size1_strides(p.sizes, p.strides)) continue;
     if (p.producer < 0 || p.producer >= static_cast<int64_t>(r.ops.size())) continue;
     const int64_t forward = forward_top(r, top, top[p.producer]);
     if (forward < 0 || r.ops[forward].inputs.empty()) continue;

@@ -68,9 +68,28 @@ bool already_dense(const LayoutCause& c, const Report& r) {
          c.code.find(".contiguous(") != std::string::npos;
 }
 
+// A line of an installed package (site-packages, dist-packages): not the user's to change.
+bool in_installed_package(const std::string& where) {
+  return where.find("/site-packages/") != std::string::npos || where.find("/dist-packages/") != std::string::npos;
+}
+
+// A layout an installed package's code makes: followed to the user's line that runs it (the
+// model call, in process), with what the user can change there.
+std::string fix_in_library(const LayoutCause& c, const Report& r) {
+  std::string call;
+  for (const ModelInput& in : r.run.inputs)
+    if (call.empty() && in.origin.find(" of the model call at ") != std::string::npos)
+      call = in.origin.substr(in.origin.find(" of ") + 4);
+  const std::string module = c.modules.empty() ? "" : " (module " + c.modules.front() + ")";
+  return "not a line to change: " + c.op_name + place(c.where) + module + " is an installed package's code" +
+         (call.empty() ? "" : ", run by " + call) + "; what reaches it from your code (the input's layout, the "
+         "model's format) is yours to change, the library's own layout choice is its maintainers' to report to";
+}
+
 std::string fix_at_op(const LayoutCause& c, const Report& r, MemoryFormat model_format) {
   const std::string op = c.op_name + place(c.where) + code_of(c);
   if (is_compiled_code(c.op_name)) return compiled_layout_fix(c.op_name + place(c.where), c.layout);
+  if (in_installed_package(c.where) && backward_function(c.op_name).empty()) return fix_in_library(c, r);
   const std::string function = backward_function(c.op_name);
   if (!function.empty()) return fix_in_backward(c, r, function, model_format);
   if (already_dense(c, r))

@@ -41,6 +41,31 @@ bool is_dense_in_order(const std::vector<int64_t>& sizes, const std::vector<int6
   return true;
 }
 
+bool odd_size1_strides(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides) {
+  if (sizes.size() != strides.size() || std::find(sizes.begin(), sizes.end(), 1) == sizes.end()) return false;
+  const size_t n = sizes.size();
+  // Physical orders of the formats, outermost first: row-major; channels last (N, spatial, C).
+  std::vector<std::vector<size_t>> orders(1, std::vector<size_t>(n));
+  std::iota(orders[0].begin(), orders[0].end(), size_t{0});
+  if (n == 4 || n == 5) {
+    std::vector<size_t> last{0};
+    for (size_t d = 2; d < n; ++d) last.push_back(d);
+    last.push_back(1);
+    orders.push_back(last);
+  }
+  for (const std::vector<size_t>& order : orders) {
+    int64_t step = 1;
+    bool same = true;
+    for (auto d = order.rbegin(); d != order.rend() && same; ++d) {
+      same = strides[*d] == step;
+      step *= std::max<int64_t>(sizes[*d], 1);
+    }
+    if (same) return false;
+  }
+  const Layout l = classify_layout(sizes, strides);
+  return l.cls == LayoutClass::contiguous || l.cls == LayoutClass::channels_last || l.cls == LayoutClass::channels_last_3d;
+}
+
 namespace {
 
 std::vector<int> identity_order(size_t n) {

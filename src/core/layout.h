@@ -31,6 +31,12 @@ struct Layout {
 bool is_dense_in_order(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides,
                        const std::vector<int>& order);
 
+// True when the strides are those of no tensor `.contiguous()` or `.contiguous(memory_format=
+// torch.channels_last)` makes, though they only differ from them on dims of size 1 (a permute of
+// a tensor with such dims leaves them): the class ignores those dims, an exact stride compare
+// (DDP's) does not, and `.contiguous()` keeps them (the tensor is contiguous already).
+bool odd_size1_strides(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides);
+
 // Classifies sizes/strides. Dims of size 1 never decide the class.
 Layout classify_layout(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides);
 

@@ -164,6 +164,14 @@ struct ParamGrad {
   int elem_size = 4;
   uint64_t grad_storage = 0;  // the gradient's buffer: finds the op that produced it
   int64_t grad_ns = -1;       // when it reached the parameter, relative to the call's start
+  // The .grad it already held as the gradient arrived (zero_grad(set_to_none=False), micro-batch
+  // accumulation): AccumulateGrad adds into that one in place, in its layout.
+  bool had_grad = false;
+  std::vector<int64_t> prior_grad_strides;
+  // In process, under DistributedDataParallel: the parameter's strides when DDP built the
+  // buckets this step reduced into, and when (buckets_built); empty when no DDP was seen.
+  std::vector<int64_t> bucket_param_strides;
+  std::string buckets_built;
   // Derived by analyze():
   GradVerdict verdict = GradVerdict::frozen;
   int64_t producer = -1;  // the backward op whose output it is

@@ -34,7 +34,9 @@ struct EagerSession::State {
   Trace trace;
   std::vector<NamedTensor> parameters;  // watch_parameters()
   std::unique_ptr<GradWatch> grads;     // the first recorded call's, with autograd on
-  std::vector<std::string> ddp_seen;     // note_ddp_warning()
+  std::vector<std::string> grad_seen;    // note_gradient_warning()
+  std::vector<std::pair<std::string, std::vector<int64_t>>> buckets;  // note_ddp_buckets()
+  std::string buckets_built;
   std::vector<TensorInfo> returned;      // note_output(), in the shown call
   std::vector<Hazard> warned;            // note_layout_warning()
   CompiledRun compiled;                  // note_compiled()
@@ -46,6 +48,24 @@ struct EagerSession::State {
   bool in_call = false;
   bool finished = false;
   bool window = false;  // the recent ops are recorded (outside the calls)
+
+  // The shown call's parameters learn DDP's buckets; without a word from AccumulateGrad in a
+  // training step, that it gave none is measured too.
+  void note_gradient_words() {
+    if (trace.calls.empty()) return;
+    for (const auto& [name, strides] : buckets)
+      for (ParamGrad& p : trace.calls.front().parameters)
+        if (p.name == name) {
+          p.bucket_param_strides = strides;
+          p.buckets_built = buckets_built;
+        }
+    const bool heard = std::any_of(grad_seen.begin(), grad_seen.end(),
+                                   [](const std::string& l) { return l.rfind(kAccumulateGradSeen, 0) == 0; });
+    if (!heard && trace.run.backward)
+      grad_seen.push_back(std::string(kAccumulateGradSeen) +
+                          " (this process): none, listened from the start of the profiled block");
+    trace.run.measured.insert(trace.run.measured.end(), grad_seen.begin(), grad_seen.end());
+  }
 
   // Between the recorded calls, the recent ops of every thread are kept, with their tensors
   // and lines, so that a failure there is explained (fail()): EagerOptions::recent_ops.
@@ -118,7 +138,8 @@ void name_makers(std::vector<ModelTensor>& tensors, const Call& recent) {
            a.sizes() == b.sizes() && a.strides() == b.strides();
   };
   for (ModelTensor& m : tensors) {
-    if (m.tensor.layout().cls == LayoutClass::contiguous) continue;
+    if (m.tensor.layout().cls == LayoutClass::contiguous && !odd_size1_strides(m.tensor.sizes(), m.tensor.strides()))
+      continue;
     for (size_t i = recent.events.size(); i-- > 0;) {
       const OpEvent& op = recent.events[i];
       if (op.source.empty() || std::none_of(op.outputs.begin(), op.outputs.end(),
@@ -301,8 +322,16 @@ void EagerSession::note_output(const NamedTensor& output) {
   s.returned.insert(s.returned.end(), more.begin(), more.end());
 }
 
-void EagerSession::note_ddp_warning(const std::string& detail) {
-  state_->ddp_seen.push_back(std::string(kDdpSeen) + " " + detail);
+void EagerSession::note_gradient_warning(const std::string& line) {
+  if (line.rfind(kDdpSeen, 0) != 0 && line.rfind(kAccumulateGradSeen, 0) != 0)
+    throw std::invalid_argument("note_gradient_warning: not a gradient warning line: " + line);
+  state_->grad_seen.push_back(line);
+}
+
+void EagerSession::note_ddp_buckets(const std::vector<std::pair<std::string, std::vector<int64_t>>>& strides,
+                                    const std::string& built) {
+  state_->buckets = strides;
+  state_->buckets_built = built;
 }
 
 void EagerSession::note_layout_warning(const std::string& where, const std::string& code, const std::string& text) {
@@ -411,7 +440,7 @@ Report EagerSession::finish() {
   s.collectors = Collectors{};
   run.iters = recorded.iters;
   note_recorded_calls(config, recorded, s.trace);
-  run.measured.insert(run.measured.end(), s.ddp_seen.begin(), s.ddp_seen.end());
+  s.note_gradient_words();
   Report report = analyze(std::move(s.trace));
   add_warnings(report, s.warned);
   report.compiled = std::move(s.compiled);

@@ -97,9 +97,14 @@ class EagerSession {
   // A tensor the model returned to the user's code in the shown call: a copy written in place
   // and returned is not a lost write.
   void note_output(const NamedTensor& output);
-  // DDP warned that a gradient's strides do not match its bucket view's: `detail` says where
-  // and about which gradient; the report shows it as measured, beside the gradient verdicts.
-  void note_ddp_warning(const std::string& detail);
+  // DDP or AccumulateGrad warned about a gradient's strides: `line` starts with kDdpSeen or
+  // kAccumulateGradSeen (analysis/grads.h), then says where and about which gradient; the
+  // report shows it as measured, beside the gradient verdicts. Throws std::invalid_argument for
+  // another line.
+  void note_gradient_warning(const std::string& line);
+  // DDP's buckets for the shown step were built (`built`: when) with these parameters' strides.
+  void note_ddp_buckets(const std::vector<std::pair<std::string, std::vector<int64_t>>>& strides,
+                        const std::string& built);
   // PyTorch warned of a write on an expanded tensor at `where` (file:line, the code on it):
   // the hazard at that line says so, or one is added for it (the warning is PyTorch's word).
   void note_layout_warning(const std::string& where, const std::string& code, const std::string& text);

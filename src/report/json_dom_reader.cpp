@@ -123,6 +123,16 @@ ParamGrad parameter_from(const json& j) {
     p.grad_strides = as<std::vector<int64_t>>(j.at("grad_strides"));
     p.grad_dense = j.at("grad_dense").get<bool>();
   }
+  if (j.contains("prior_grad_strides") && !j.at("prior_grad_strides").is_null()) {
+    p.had_grad = true;
+    p.prior_grad_strides = as<std::vector<int64_t>>(j.at("prior_grad_strides"));
+  }
+  if (j.contains("ddp_bucket") && j.at("ddp_bucket").is_object()) {
+    const json& b = j.at("ddp_bucket");
+    if (!b.at("param_strides_when_built").is_null())
+      p.bucket_param_strides = as<std::vector<int64_t>>(b.at("param_strides_when_built"));
+    if (!b.at("built").is_null()) p.buckets_built = b.at("built").get<std::string>();
+  }
   p.verdict = j.at("grad_verdict").is_null() ? GradVerdict::frozen
                                              : grad_verdict_from_name(j.at("grad_verdict").get<std::string>());
   p.producer = id_from(j.at("grad_producer"));

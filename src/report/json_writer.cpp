@@ -285,6 +285,14 @@ json grad_layout_json(const std::array<int64_t, 4>& counts) {
   return j;
 }
 
+// DDP's bucket view of a parameter: the strides it was built from, and when (null: no DDP
+// seen, the view as DDP built around the model as it is would make it).
+json ddp_bucket_json(const ParamGrad& p) {
+  return {{"view_strides", bucket_view_strides(p)},
+          {"param_strides_when_built", p.bucket_param_strides.empty() ? json(nullptr) : json(p.bucket_param_strides)},
+          {"built", p.buckets_built.empty() ? json(nullptr) : json(p.buckets_built)}};
+}
+
 // A parameter's gradient layout, with what it means: the op that produced the gradient,
 // the forward op, module and source line that op belongs to, DDP's warning lines when DDP
 // would print them, and a suggestion.
@@ -309,6 +317,9 @@ json parameter_json(const ParamGrad& p, const Report& r) {
           {"module", forward ? json(forward->module.str()) : json(nullptr)},
           {"source", forward ? json(forward->source.str()) : json(nullptr)},
           {"source_text", forward ? json(forward->source_text.str()) : json(nullptr)},
+          {"prior_grad_strides", p.had_grad ? json(p.prior_grad_strides) : json(nullptr)},
+          {"accumulate_grad_warns", got ? json(accumulate_grad_warns(p)) : json(nullptr)},
+          {"ddp_bucket", got ? ddp_bucket_json(p) : json(nullptr)},
           {"ddp_warning", ddp.empty() ? json(nullptr) : json(ddp)},
           {"suggestion", text_or_null(grad_suggestion(p))}};
 }

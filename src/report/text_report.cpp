@@ -542,6 +542,23 @@ std::string dims(const std::vector<int64_t>& v) {
   return s + "]";
 }
 
+// How many gradients DDP's bucket check and AccumulateGrad's contract check will warn about,
+// with where DDP's buckets were built.
+void write_grad_warnings(std::ostream& out, const Report& r) {
+  int ddp = 0, accumulate = 0;
+  std::string built;
+  for (const ParamGrad& p : r.parameters) {
+    ddp += ddp_warns(p);
+    accumulate += accumulate_grad_warns(p);
+    if (built.empty()) built = p.buckets_built;
+  }
+  out << "  DDP: " << ddp << (ddp == 1 ? " gradient differs from its bucket view" : " gradients differ from their bucket views")
+      << (ddp ? " (it warns once)" : "")
+      << (built.empty() ? " (predicted for DDP built around the model as it is)" : " (buckets built " + built + ")");
+  if (accumulate) out << "; AccumulateGrad: " << accumulate << " kept .grad against the layout contract (it warns once)";
+  out << "\n";
+}
+
 // --backward: each parameter whose gradient is not laid out like it, worst first (the
 // report keeps them in that order), with the op and source line it comes from and, where
 // DDP would warn, the two lines it would print.
@@ -550,12 +567,13 @@ void write_grad_layouts(std::ostream& out, const Report& r) {
   const auto& g = r.summary.grad_layout;
   out << "\nGradient layouts (what DDP will see): " << r.parameters.size() << " parameters; "
       << g[static_cast<int>(GradVerdict::match)] << " match, " << g[static_cast<int>(GradVerdict::size1_only)]
-      << " size1_only (DDP warns), " << g[static_cast<int>(GradVerdict::layout_mismatch)]
+      << " size1_only (kept as is), " << g[static_cast<int>(GradVerdict::layout_mismatch)]
       << " layout_mismatch (copied every step), " << g[static_cast<int>(GradVerdict::no_grad)]
       << " no_grad (unused)\n";
+  write_grad_warnings(out, r);
   int n = 0;
   for (const ParamGrad& p : r.parameters) {
-    if (p.verdict == GradVerdict::match || p.verdict == GradVerdict::frozen) continue;
+    if (p.verdict == GradVerdict::frozen || (p.verdict == GradVerdict::match && grad_suggestion(p).empty())) continue;
     out << "  " << ++n << ". " << p.name << "  " << grad_verdict_name(p.verdict) << "  sizes " << dims(p.sizes)
         << ", strides " << dims(p.strides);
     if (p.has_grad) out << ", gradient strides " << dims(p.grad_strides);
@@ -577,6 +595,10 @@ void write_grad_layouts(std::ostream& out, const Report& r) {
       out << "\n";
       if (forward && !forward->source_text.empty()) out << "       " << forward->source_text << "\n";
     }
+    for (const ModelTensor& m : r.run.model_tensors)
+      if (m.name == p.name && !m.buffer && !m.made_at.empty())
+        out << "       laid out so before the call by " << m.made_by << " at " << m.made_at
+            << (m.made_code.empty() ? "" : " (`" + m.made_code + "`)") << "\n";
     for (const std::string& line : ddp_warning_lines(p)) out << "       DDP: " << line << "\n";
     const std::string why = grad_suggestion(p);
     if (!why.empty()) out << "       → " << why << "\n";

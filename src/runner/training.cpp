@@ -13,6 +13,14 @@ namespace layoutprof {
 
 namespace {
 
+// The .grad a parameter already holds as its gradient arrives: AccumulateGrad adds into it.
+void note_prior_grad(const c10::TensorImpl& param, ParamGrad& slot) {
+  const c10::AutogradMetaInterface* meta = param.autograd_meta();
+  const at::Tensor* prior = meta ? &meta->grad() : nullptr;
+  slot.had_grad = prior && prior->defined();
+  slot.prior_grad_strides = slot.had_grad && prior->layout() == at::kStrided ? prior->strides().vec() : std::vector<int64_t>{};
+}
+
 // The floating-point tensors a forward() returned that autograd can differentiate: the
 // output itself, or those in its tuples, lists and dicts.
 void differentiable_outputs(const c10::IValue& v, std::vector<at::Tensor>& out) {
@@ -78,9 +86,12 @@ GradWatch::GradWatch(const std::vector<NamedTensor>& parameters, const Recorder&
     if (p.requires_grad()) {
       const Recorder* rec = &recorder;
       ParamGrad* slot = grad.get();
-      unsigned hook = p.register_hook([slot, rec](const at::Tensor& g) {
+      // hooks_ holds the parameter for as long as the hook is registered.
+      const c10::TensorImpl* param = p.unsafeGetTensorImpl();
+      unsigned hook = p.register_hook([slot, rec, param](const at::Tensor& g) {
         if (!g.defined()) return;
         slot->has_grad = true;
+        note_prior_grad(*param, *slot);
         slot->grad_sizes = g.sizes().vec();
         slot->grad_strides = g.layout() == at::kStrided ? g.strides().vec() : std::vector<int64_t>{};
         slot->grad_dense = g.layout() == at::kStrided && g.is_non_overlapping_and_dense();

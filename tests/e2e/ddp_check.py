@@ -2,11 +2,11 @@
 """A real DistributedDataParallel run confirms layoutprof's gradient layout predictions.
 
 For each training sample of the manifest (the ones with "grads"): layoutprof --backward
-predicts which parameters DDP will warn about (grad_verdict size1_only, with the two lines DDP
-prints); then two processes train the same archive under DDP (gloo backend on 127.0.0.1) for
-a few steps, capturing DDP's "Grad strides do not match bucket view strides" warning. DDP warns
+predicts which parameters DDP will warn about (ddp_warning: the two lines DDP prints, for DDP
+built around the model as it is); then two processes train the same archive under DDP (gloo
+backend on 127.0.0.1) for a few steps, capturing DDP's "Grad strides do not match bucket view strides" warning. DDP warns
 once per process, for the first parameter it meets, so the check is: it warns exactly when
-layoutprof predicts at least one size1_only parameter, and the sizes and strides it prints are
+layoutprof predicts at least one such parameter, and the sizes and strides it prints are
 one of layoutprof's predicted pairs.
 
 usage: ddp_check.py LAYOUTPROF SAMPLES_DIR WORK_DIR   (run with the torch that matches the
@@ -100,7 +100,7 @@ def main() -> int:
             cmd += ["--input", spec]
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
         params = json.load(open(report))["parameters"]
-        predicted = [p["ddp_warning"] for p in params if p["grad_verdict"] == "size1_only"]
+        predicted = [p["ddp_warning"] for p in params if p["ddp_warning"]]
         unused = any(p["grad_verdict"] == "no_grad" for p in params)
         text = ddp_warnings(path, entry["inputs"], unused)
         warned = "Grad strides do not match bucket view strides" in text

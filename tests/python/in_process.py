@@ -36,6 +36,7 @@ import torch
 import layoutprof
 from block_model import Block
 from compiled_checks import check_compiled_cases
+from ddp_checks import check_ddp, check_ddp_changed
 from fix_checks import check_fixes
 from hazard_checks import check_hazards, hazard_problems
 
@@ -555,53 +556,6 @@ def check_nothing_recorded():
     print("nothing recorded: said so, no verdict on copies")
 
 
-def ddp_run(d, script):
-    """`torchrun --nproc-per-node 2 -m layoutprof --json r.json script` on gloo: its output and
-    each rank's report."""
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
-           "-m", "layoutprof", "--quiet", "--json", os.path.join(d, "r.json"), os.path.join(ROOT, "samples", "train", script)]
-    out = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-    reports = {name: json.load(open(os.path.join(d, name))) for name in sorted(os.listdir(d))}
-    return out, reports
-
-
-def ddp_warned(report):
-    """DDP's grad-strides warning as the report records it: (grad sizes, grad strides, bucket
-    view strides) per warning."""
-    found = []
-    for line in report["run"]["measured"]:
-        m = re.match(r"DDP's grad-strides warning \(rank \d, (?:model call|step) \d+\): grad sizes (\[.*?\]) strides "
-                     r"(\[.*?\]), bucket view strides (\[.*?\])$", line)
-        if m:
-            found.append(tuple(json.loads(v) for v in m.groups()))
-    return found
-
-
-def check_ddp():
-    """A real 2-process DDP job on gloo, under torchrun: one report per rank, DDP's own warning
-    recorded beside layoutprof's verdicts, and the gradient DDP warned about among the ones
-    layoutprof predicted it would (for the clean script: neither)."""
-    for script, warns in (("ddp_warns.py", True), ("ddp_clean.py", False)):
-        with tempfile.TemporaryDirectory() as d:
-            out, reports = ddp_run(d, script)
-            if out.returncode != 0 or sorted(reports) != ["r.rank0.json", "r.rank1.json"]:
-                fail(f"torchrun -m layoutprof {script}: exit {out.returncode}, reports {sorted(reports)}: {out.stderr[-300:]!r}")
-                continue
-            for name, report in reports.items():
-                params = report["parameters"]
-                predicted = [(q["sizes"], q["grad_strides"], q["strides"]) for q in params if q["grad_verdict"] == "size1_only"]
-                warned = ddp_warned(report)
-                prefixed = [q["name"] for q in params if q["name"].startswith("module.")]
-                if not report["run"]["backward"] or prefixed or not params:
-                    fail(f"{script} {name}: backward {report['run']['backward']}, parameters {[q['name'] for q in params]}")
-                if warns and (not warned or not all(w in predicted for w in warned)):
-                    fail(f"{script} {name}: DDP warned about {warned}, layoutprof predicted {predicted}")
-                if not warns and (warned or predicted):
-                    fail(f"{script} {name}: DDP warned about {warned}, layoutprof predicted {predicted}: want neither")
-            print(f"ddp {script}: 2 ranks, DDP warned {ddp_warned(reports['r.rank0.json'])} (rank 0), predicted "
-                  f"{[q['name'] for q in reports['r.rank0.json']['parameters'] if q['grad_verdict'] == 'size1_only']}")
-
-
 def check_workers_and_threads():
     """DataLoader workers neither record nor report; a thread's ops stay out of the model's rows."""
     with tempfile.TemporaryDirectory() as d:
@@ -774,7 +728,8 @@ def main():
     check_script()
     check_marked_steps()
     check_nothing_recorded()
-    check_ddp()
+    check_ddp(fail)
+    check_ddp_changed(fail)
     check_workers_and_threads()
     check_interrupted()
     check_never_exited()

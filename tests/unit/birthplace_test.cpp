@@ -353,6 +353,32 @@ TEST(Birthplace, ALayoutBornInTheBackwardPassIsFixedWhereTheGradientIsReadInTheW
   EXPECT_EQ(dense_fix.rfind("`.contiguous()` on the gradient where the code reads it", 0), 0u) << dense_fix;
 }
 
+// A layout an installed package's line makes is not the user's line to change: the fix says so
+// and names the user's model call that runs it, never a `.contiguous()` to write into the library.
+TEST(Birthplace, ALayoutBornInAnInstalledPackageIsFollowedToTheUsersModelCall) {
+  LayoutCause c;
+  c.kind = BirthKind::op;
+  c.op_name = "aten::permute";
+  c.where = "/venv/lib/python3.11/site-packages/timm/layers/norm.py:128";
+  c.code = "x = x.permute(0, 2, 3, 1)";
+  c.modules = {"stem.1"};
+  c.layout = "contiguous";
+  c.mixed_ops = 1;
+  Report r;
+  ModelInput in;
+  in.origin = "argument 0 of the model call at train.py:11 (`loss = loss_fn(model(x), y)`)";
+  r.run.inputs.push_back(in);
+  const std::string fix = cause_fixes(c, r, MemoryFormat::nhwc).at(0);
+  EXPECT_EQ(fix.rfind("not a line to change: aten::permute at /venv/lib/python3.11/site-packages/timm/layers/norm.py:128 "
+                      "(module stem.1) is an installed package's code, run by the model call at train.py:11",
+                      0),
+            0u)
+      << fix;
+  EXPECT_FALSE(contains(fix, ".contiguous(")) << fix;
+  c.where = "model.py:4";  // the user's own line keeps its fix
+  EXPECT_EQ(cause_fixes(c, r, MemoryFormat::nhwc).at(0).rfind("`.contiguous(memory_format=torch.channels_last)`", 0), 0u);
+}
+
 TEST(Birthplace, ADriftWithoutACopyIsNeverNothingToFix) {
   // channels_last data (born at a permute) through a 1x1 convolution: no copy, one mixed op.
   Call call;

@@ -61,6 +61,17 @@ TEST(Layout, LabelRoundTrips) {
   EXPECT_THROW(layout_from_label("sideways"), std::invalid_argument);
 }
 
+// Strides that only a permute of a tensor with dims of size 1 leaves: contiguous by class,
+// but not what .contiguous() or channels_last make (DDP compares them all).
+TEST(Layout, OddStridesOnDimsOfSizeOneAreTold) {
+  EXPECT_TRUE(odd_size1_strides({8, 1, 3, 3}, {9, 72, 3, 1}));
+  EXPECT_FALSE(odd_size1_strides({8, 1, 3, 3}, {9, 9, 3, 1}));  // contiguous
+  EXPECT_FALSE(odd_size1_strides({8, 1, 3, 3}, {9, 1, 3, 1}));  // channels_last
+  EXPECT_TRUE(odd_size1_strides({1, 16}, {1, 1}));              // a transposed row
+  EXPECT_FALSE(odd_size1_strides({8, 3, 3, 3}, {1, 8, 72, 24}));  // permuted: no dim of size 1 to blame
+  EXPECT_FALSE(odd_size1_strides({6, 8}, {1, 6}));
+}
+
 TEST(Layout, EffectiveDimsDropSizeOne) {
   auto a = effective_dims({1, 3, 4}, {12, 4, 1});
   auto b = effective_dims({3, 1, 4}, {4, 99, 1});

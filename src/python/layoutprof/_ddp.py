@@ -1,25 +1,32 @@
-"""DDP's grad-strides warning, as the user's process shows it.
+"""DDP's and AccumulateGrad's gradient-stride warnings, as the user's process shows them.
 
 DistributedDataParallel warns once per process when a gradient's strides differ from its
-bucket view's (the parameter's, when DDP was built): "Grad strides do not match bucket view
-strides ... grad.sizes() = [...], strides() = [...] bucket_view.sizes() = [...], strides() =
-[...]". torch turns that C++ warning into a Python UserWarning; DdpWarnings listens from the
-session's start (DDP often warns in the first step, a warm-up one) and keeps what it names.
+bucket view's (the parameter's, when DDP built its buckets): "Grad strides do not match bucket
+view strides ... grad.sizes() = [...], strides() = [...] bucket_view.sizes() = [...], strides() =
+[...]". AccumulateGrad warns once per process when it adds a gradient into a .grad that does not
+obey the gradient layout contract with its parameter: "grad and param do not obey the gradient
+layout contract ... grad.sizes() = [...], strides() = [...] param.sizes() = [...], strides() =
+[...]". torch turns these C++ warnings into Python UserWarnings; GradWarnings listens from the
+session's start (they often come in the first step, a warm-up one) and keeps what they name.
 """
 import os
 import re
 
-_MARK = "Grad strides do not match bucket view strides"
-_SIZES = re.compile(r"(grad|bucket_view)\.sizes\(\) = \[([^\]]*)\], strides\(\) = \[([^\]]*)\]")
+_MARKS = {"ddp": "Grad strides do not match bucket view strides",
+          "accumulate": "grad and param do not obey the gradient layout contract"}
+# The lines the report keeps them under (analysis/grads.h: kDdpSeen, kAccumulateGradSeen).
+_SEEN = {"ddp": "DDP's grad-strides warning", "accumulate": "AccumulateGrad's gradient-layout warning"}
+_SIZES = re.compile(r"(grad|bucket_view|param)\.sizes\(\) = \[([^\]]*)\], strides\(\) = \[([^\]]*)\]")
 
 
 def parse(message):
-    """The warning's grad and bucket view: {"grad_sizes": [...], "grad_strides": [...],
-    "bucket_view_sizes": [...], "bucket_view_strides": [...]}; None for another warning."""
+    """The warning's tensors: {"kind": "ddp" or "accumulate", "grad_sizes": [...],
+    "grad_strides": [...], and "bucket_view_..." or "param_..." alike}; None for another warning."""
     text = str(message)
-    if _MARK not in text:
+    kind = next((k for k, mark in _MARKS.items() if mark in text), None)
+    if kind is None:
         return None
-    found = {}
+    found = {"kind": kind}
     for which, sizes, strides in _SIZES.findall(text):
         found[f"{which}_sizes"] = [int(v) for v in sizes.split(",") if v.strip()]
         found[f"{which}_strides"] = [int(v) for v in strides.split(",") if v.strip()]
@@ -34,8 +41,8 @@ def rank():
         return None
 
 
-class DdpWarnings:
-    """Keeps DDP's grad-strides warnings it hears (a WarningTap's listener)."""
+class GradWarnings:
+    """Keeps the gradient-stride warnings it hears (a WarningTap's listener)."""
 
     def __init__(self):
         self.seen = []  # parse()'s dicts, with "step": the model call or step (0-based) it came in
@@ -47,12 +54,16 @@ class DdpWarnings:
         if found is not None:
             self.seen.append(dict(found, step=self.step, unit=self.unit))
 
-    def details(self, ddp_used):
-        """What the report states as measured after "DDP's grad-strides warning": each
-        warning, or that DDP gave none."""
+    def lines(self, ddp_used):
+        """What the report states as measured: each warning, and that DDP gave none where it
+        was used (AccumulateGrad's silence the session states itself, for a training step)."""
         where = f"rank {rank()}" if rank() is not None else "this process"
-        out = [f"({where}, {w['unit']} {w['step'] + 1}): grad sizes {w.get('grad_sizes')} strides "
-               f"{w.get('grad_strides')}, bucket view strides {w.get('bucket_view_strides')}" for w in self.seen]
-        if not out and ddp_used:
-            out.append(f"({where}): none, listened from the start of the profiled block")
+        out = []
+        for w in self.seen:
+            other = "bucket view" if w["kind"] == "ddp" else "param"
+            key = other.replace(" ", "_")
+            out.append(f"{_SEEN[w['kind']]} ({where}, {w['unit']} {w['step'] + 1}): grad sizes {w.get('grad_sizes')} "
+                       f"strides {w.get('grad_strides')}, {other} strides {w.get(key + '_strides')}")
+        if ddp_used and not any(w["kind"] == "ddp" for w in self.seen):
+            out.append(f"{_SEEN['ddp']} ({where}): none, listened from the start of the profiled block")
         return out

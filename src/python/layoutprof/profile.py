@@ -28,7 +28,8 @@ import torch
 from . import _native
 from ._compile_api import observer_effects
 from ._compile_watch import CompileWatch
-from ._ddp import DdpWarnings, rank
+from ._ddp import GradWarnings, rank
+from ._ddp_buckets import DdpBuckets
 from ._layout_warnings import LayoutWarnings
 from ._graph_replays import GraphReplays
 from ._profiler_watch import ProfilerWatch
@@ -114,7 +115,8 @@ class profile:
         self._native_report = None
         self._failed = False  # a recorded call raised: no call is recorded after it
         self._awaited = None  # the recorded call whose backward pass ends it (by="call")
-        self._ddp = DdpWarnings()
+        self._ddp = GradWarnings()
+        self._buckets = DdpBuckets()  # what DDP's grad-strides check compares with
         self._warned = LayoutWarnings()
         self._tap = WarningTap(self._ddp, self._warned)  # shown warnings to both, one hook
         # torch.compile's records over the whole run; a frame's compile is not recorded (its
@@ -144,7 +146,8 @@ class profile:
         self._compiles.install()
         self._profiler.install(lambda: self._session)
         self._graphs.install()
-        self._ddp.unit = "model call" if self._by == "call" else "step"
+        self._ddp.unit = self._buckets.unit = "model call" if self._by == "call" else "step"
+        self._buckets.install()
         self._hooks.install()
         _under_way.append(self)
         atexit.register(self._at_exit)
@@ -190,6 +193,7 @@ class profile:
             _under_way.remove(self)
         atexit.unregister(self._at_exit)
         self._hooks.remove()
+        self._buckets.remove()
         self._tap.remove()
         self._compiles.remove()
         self._profiler.remove()
@@ -203,8 +207,11 @@ class profile:
         if root is not None:
             model = unwrapped(root)
             self._session.describe_model(self._name or type(model).__name__, "train" if model.training else "eval")
-        for detail in self._ddp.details(isinstance(root, torch.nn.parallel.DistributedDataParallel)):
-            self._session.note_ddp_warning(detail)
+        for line in self._ddp.lines(isinstance(root, torch.nn.parallel.DistributedDataParallel)):
+            self._session.note_gradient_warning(line)
+        buckets = self._buckets.for_call(root, self._warmup)
+        if buckets is not None:
+            self._session.note_ddp_buckets(*buckets)
         for where, code, text in self._warned.seen:
             self._session.note_layout_warning(where, code, text)
         compiled = self._compiles.report()
@@ -259,7 +266,7 @@ class profile:
         count did: it is a warm-up step, never recorded."""
         self._by = "step"
         self._hooks.on_model_call(None, None)
-        self._ddp.unit = "step"
+        self._ddp.unit = self._buckets.unit = "step"
         self._awaited = None
         self._failed = False
         self._warmup = max(self._warmup, 1)
@@ -292,7 +299,10 @@ class profile:
     def _model_inputs(self, args, kwargs, frame):
         """The shown call's model inputs, with the line of the call: a layout they arrive with
         is traced to them (its causes name the argument and the line)."""
-        if self._forked() or not self._session.in_call or self._session.calls:
+        if self._forked():
+            return
+        self._buckets.call_begins(self._hooks.root, self._index)
+        if not self._session.in_call or self._session.calls:
             return
         where = f"{frame.f_code.co_filename}:{frame.f_lineno}"
         code = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()

@@ -105,7 +105,8 @@ PYBIND11_MODULE(_native, m) {
       .def("watch_parameters", &watch_parameters, py::arg("named"))
       .def("note_model_tensors", &note_model_tensors, py::arg("parameters"), py::arg("buffers"))
       .def("note_output", [](EagerSession& s, const at::Tensor& t) { s.note_output({"", t}); }, py::arg("tensor"))
-      .def("note_ddp_warning", &EagerSession::note_ddp_warning, py::arg("detail"))
+      .def("note_gradient_warning", &EagerSession::note_gradient_warning, py::arg("line"))
+      .def("note_ddp_buckets", &EagerSession::note_ddp_buckets, py::arg("strides"), py::arg("built"))
       .def("note_compiled", &EagerSession::note_compiled, py::arg("json"))
       .def("note_layout_warning", &EagerSession::note_layout_warning, py::arg("where"), py::arg("code"),
            py::arg("text"))
