@@ -81,7 +81,10 @@ std::string fix_in_library(const LayoutCause& c, const Report& r) {
     if (call.empty() && in.origin.find(" of the model call at ") != std::string::npos)
       call = in.origin.substr(in.origin.find(" of ") + 4);
   const std::string module = c.modules.empty() ? "" : " (module " + c.modules.front() + ")";
-  return "not a line to change: " + c.op_name + place(c.where) + module + " is an installed package's code" +
+  const std::string function = backward_function(c.op_name);
+  const std::string what = function.empty() ? c.op_name + place(c.where) + module
+                                            : function + "'s gradient of " + c.where + module;
+  return "not a line to change: " + what + " is an installed package's code" +
          (call.empty() ? "" : ", run by " + call) + "; what reaches it from your code (the input's layout, the "
          "model's format) is yours to change, the library's own layout choice is its maintainers' to report to";
 }
@@ -89,7 +92,7 @@ std::string fix_in_library(const LayoutCause& c, const Report& r) {
 std::string fix_at_op(const LayoutCause& c, const Report& r, MemoryFormat model_format) {
   const std::string op = c.op_name + place(c.where) + code_of(c);
   if (is_compiled_code(c.op_name)) return compiled_layout_fix(c.op_name + place(c.where), c.layout);
-  if (in_installed_package(c.where) && backward_function(c.op_name).empty()) return fix_in_library(c, r);
+  if (in_installed_package(c.where)) return fix_in_library(c, r);
   const std::string function = backward_function(c.op_name);
   if (!function.empty()) return fix_in_backward(c, r, function, model_format);
   if (already_dense(c, r))

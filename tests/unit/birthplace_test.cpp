@@ -375,6 +375,10 @@ TEST(Birthplace, ALayoutBornInAnInstalledPackageIsFollowedToTheUsersModelCall) {
             0u)
       << fix;
   EXPECT_FALSE(contains(fix, ".contiguous(")) << fix;
+  c.op_name = "autograd::engine::evaluate_function: ConvolutionBackward0";  // a library's gradient alike
+  const std::string backward = cause_fixes(c, r, MemoryFormat::nhwc).at(0);
+  EXPECT_EQ(backward.rfind("not a line to change: ConvolutionBackward0's gradient of /venv/", 0), 0u) << backward;
+  c.op_name = "aten::permute";
   c.where = "model.py:4";  // the user's own line keeps its fix
   EXPECT_EQ(cause_fixes(c, r, MemoryFormat::nhwc).at(0).rfind("`.contiguous(memory_format=torch.channels_last)`", 0), 0u);
 }
