@@ -389,18 +389,6 @@ int64_t forward_top(const Report& r, const std::vector<int64_t>& top, int64_t op
   return -1;
 }
 
-// A copy inside an op that compiled code calls (an extern kernel: a fused transformer layer's
-// head split) of a tensor that op made itself, none of its inputs: that op's own copy, as a
-// library op's of its own views is in eager code, whatever the layout of the data it was given.
-bool made_inside_callee(const Report& r, const CopyRecord& c) {
-  int64_t callee = c.op;
-  while (callee >= 0 && r.ops[callee].parent != c.culprit) callee = r.ops[callee].parent;
-  if (callee < 0 || callee == c.op) return false;
-  for (const TensorInfo& in : r.ops[callee].inputs)
-    if (in.storage == c.src.storage) return false;
-  return true;
-}
-
 // The cause of one layout copy. A backward op's is its forward op's data's, when that data is
 // mixed-format or laid out as the copy's source; an AccumulateGrad's, its parameter's gradient's.
 // Otherwise the culprit's input the copy read is followed back (through the backward pass too),

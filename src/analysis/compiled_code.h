@@ -5,6 +5,8 @@
 #include <cstddef>
 #include <string>
 
+#include "report_model/report.h"
+
 namespace layoutprof {
 
 // Dynamo's scope around a compiled function's call ("Torch-Compiled Region: 0/0"), and AOT
@@ -44,6 +46,19 @@ inline std::string compiled_layout_fix(const std::string& where, const std::stri
          "(model.to(memory_format=torch.channels_last): parameters, gradients and activations then agree), or "
          "turn inductor's layout optimization off (torch._inductor.config.layout_optimization = False, before "
          "compiling); measure both";
+}
+
+// A copy inside an op that compiled code calls (an extern kernel: a fused transformer layer's
+// head split; a convolution_backward in a compiled backward) of a tensor that op made itself,
+// none of its inputs: that op's own copy, as a library op's of its own views is in eager code,
+// whatever the layout of the data it was given.
+inline bool made_inside_callee(const Report& r, const CopyRecord& c) {
+  int64_t callee = c.op;
+  while (callee >= 0 && r.ops[callee].parent != c.culprit) callee = r.ops[callee].parent;
+  if (callee < 0 || callee == c.op) return false;
+  for (const TensorInfo& in : r.ops[callee].inputs)
+    if (in.storage == c.src.storage) return false;
+  return true;
 }
 
 }  // namespace layoutprof

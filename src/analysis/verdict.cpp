@@ -110,8 +110,8 @@ bool has_kind(const SplitPoint* sp, const char* kind) {
 // The cause of one layout copy, by the first rule that fits; `key` is what groups copies.
 using CauseKey = std::tuple<int, bool, std::string, std::string, int, std::string, std::string>;
 
-CopyCause classify(const CopyRecord& c, const SplitPoint* sp, const OpEvent* culprit, const OpEvent* origin,
-                   CauseKey* key) {
+CopyCause classify(const Report& r, const CopyRecord& c, const SplitPoint* sp, const OpEvent* culprit,
+                   const OpEvent* origin, CauseKey* key) {
   CopyCause k;
   k.cls = c.cls;
   k.from = c.src.label();
@@ -128,7 +128,8 @@ CopyCause classify(const CopyRecord& c, const SplitPoint* sp, const OpEvent* cul
     return k;
   } else if (c.origin >= 0) {  // named, or made inside the culprit itself
     k.kind = CauseKind::view_copy;
-    k.library = !origin && culprit && reads_only_contiguous(*culprit);
+    k.library = !origin && culprit &&
+                (reads_only_contiguous(*culprit) || (is_compiled_code(culprit->name) && made_inside_callee(r, c)));
   } else if (c.origin_input >= 0) {
     k.kind = CauseKind::input_copy;
   } else {
@@ -254,7 +255,7 @@ std::vector<CopyCause> group_copy_causes(const Report& r) {
     auto sp = splits.find(c.culprit);
     CauseKey key;
     const OpEvent* origin = origin_of(r, by_copy, c);
-    CopyCause one = classify(c, sp == splits.end() ? nullptr : sp->second, culprit, origin, &key);
+    CopyCause one = classify(r, c, sp == splits.end() ? nullptr : sp->second, culprit, origin, &key);
     auto [it, added] = index.emplace(key, causes.size());
     if (added) {
       causes.push_back(std::move(one));

@@ -171,6 +171,11 @@ TEST(CopyCauses, ACopyOfAViewAnOpCompiledCodeCallsMadeOfItsOwnTensorIsThatOpsOwn
   const Report r = analyze(testing::trace_of({call}));
   ASSERT_EQ(r.copies.size(), 1u);
   EXPECT_TRUE(r.causes.empty()) << r.causes[0].op_name;
+  // The grouped line says the same: the op's own copy, nothing to change in the calling code.
+  const std::vector<CopyCause> groups = group_copy_causes(r);
+  ASSERT_EQ(groups.size(), 1u);
+  EXPECT_TRUE(groups[0].library) << groups[0].what;
+  EXPECT_EQ(groups[0].fix.rfind("none in the calling code", 0), 0u) << groups[0].fix;
 }
 
 // One voice: NCHW data made inside the model (a buffer of zeros concatenated in) meets
