@@ -9,7 +9,8 @@ The cases follow public reports' patterns: weights regularised after each optimi
 written back permuted; a generation loop feeding a compiled model a slice of its growing ids; a
 top-k accuracy helper viewing a transposed prediction; an NCHW batch for a channels_last model;
 custom autograd Functions whose backward views a gradient that comes back permuted (after a
-transpose, from einsum); transposed patch tokens failing a compiled encoder's stride check.
+transpose, from einsum); transposed patch tokens failing a compiled encoder's stride check; a DDP
+job whose weights are written back permuted while .grad is zeroed in place.
 """
 from typing import Callable, Dict, List, NamedTuple
 
@@ -216,6 +217,34 @@ def compiled_encoder_tokens(mark, fixed=False):
             mark()
 
 
+def ddp_group():
+    """A gloo process group of one process (127.0.0.1), once per process."""
+    import os
+    import torch.distributed as dist
+    if not dist.is_initialized():
+        os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+        os.environ.setdefault("MASTER_PORT", "29531")
+        dist.init_process_group("gloo", rank=0, world_size=1)
+
+
+def ddp_kept_grads(mark, fixed=False):
+    """A DDP job that regularises its conv weights after each step (written back permuted) and
+    zeroes the gradients in place: each step's gradient is added into a .grad of the weights'
+    old layout."""
+    ddp_group()
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.Conv2d(8, 8, 3, padding=1))
+    ddp = nn.parallel.DistributedDataParallel(model)
+    optimizer = torch.optim.SGD(ddp.parameters(), lr=0.01)
+    for _ in range(STEPS):
+        loss = ddp(torch.randn(2, 3, 8, 8)).square().mean()
+        optimizer.zero_grad(set_to_none=fixed)
+        loss.backward()
+        optimizer.step()
+        regularise(model[2], False)
+        mark()
+
+
 CASES = [
     Case("weights_set_between_steps", weights_set_between_steps,
          ["comes with the model's parameter `2.weight`", "laid out so before the call by aten::permute",
@@ -259,4 +288,11 @@ CASES = [
          {"failed": 0},
          "transposed tokens into a compiled fused encoder: inductor's stride check fails; the transpose is the "
          "birthplace, .contiguous() there the workaround, the fused op's fake kernel the bug"),
+    Case("ddp_kept_grads", ddp_kept_grads,
+         ["Gradient warnings (predicted for the shown step", "AccumulateGrad about `2.weight`",
+          "2.weight laid out so before the call at", "back = w.view(3, 3, layer.weight.shape[1]",
+          "optimizer.zero_grad(set_to_none=True)"],
+         {"accumulate_warnings": 0},
+         "weights written back permuted between DDP steps, .grad zeroed in place: AccumulateGrad adds each "
+         "gradient into the old layout and warns; set_to_none=True lets each step's .grad take the new one"),
 ]

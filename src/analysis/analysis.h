@@ -40,6 +40,11 @@ const TensorInfo* main_input(const OpEvent& op);
 // Every tensor the op reads (of more than one element) is contiguous: a layout copy it makes is
 // of a view it made itself, inside a library op (nn.GRU's, the fused attention's head merge).
 bool reads_only_contiguous(const OpEvent& op);
+// DistributedDataParallel's reducer (its records "torch.distributed.ddp.reducer::..."): its copies
+// between a gradient bucket and .grad follow from the gradient layouts (analysis/grads.h).
+inline bool is_ddp_reducer(const std::string& op_name) {
+  return op_name.rfind("torch.distributed.ddp.reducer::", 0) == 0;
+}
 const TensorInfo* main_output(const OpList& ops, int64_t id);
 
 // Per event: its top-level ancestor (itself for top-level ops).

@@ -422,7 +422,7 @@ size_t copy_cause(const Report& r, const std::vector<int64_t>& top, Tracer& trac
   if (tracer.model_tensor(c.src) >= 0) return tracer.trace(c.src, c.culprit);
   // A view the op made of its own dense inputs and copied: the library's, no cause of the
   // calling code's (nothing there would change it).
-  if (reads_only_contiguous(op)) return kNoCause;
+  if (reads_only_contiguous(op) || is_ddp_reducer(op.name.str())) return kNoCause;
   if (is_compiled_code(r.ops[c.culprit].name) && made_inside_callee(r, c)) return kNoCause;
   return tracer.born_at(c.culprit, c.src.label());
 }

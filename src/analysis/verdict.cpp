@@ -128,8 +128,9 @@ CopyCause classify(const Report& r, const CopyRecord& c, const SplitPoint* sp, c
     return k;
   } else if (c.origin >= 0) {  // named, or made inside the culprit itself
     k.kind = CauseKind::view_copy;
-    k.library = !origin && culprit &&
-                (reads_only_contiguous(*culprit) || (is_compiled_code(culprit->name) && made_inside_callee(r, c)));
+    k.library = culprit && (is_ddp_reducer(culprit->name.str()) ||
+                            (!origin && (reads_only_contiguous(*culprit) ||
+                                         (is_compiled_code(culprit->name) && made_inside_callee(r, c)))));
   } else if (c.origin_input >= 0) {
     k.kind = CauseKind::input_copy;
   } else {
@@ -167,6 +168,13 @@ void describe(CopyCause& k, size_t rank) {
       }
       return;
     case CauseKind::view_copy:
+      if (k.library && !k.readers.empty() && is_ddp_reducer(k.readers.front())) {
+        k.what = "DDP's reducer copies between a gradient bucket and a .grad laid out otherwise (" + k.from +
+                 ") on every step";
+        k.fix = "none here: see Gradient warnings (the parameter's strides changed since DDP built its buckets, or "
+                "a .grad of its old layout is kept)";
+        return;
+      }
       if (k.library) {  // a view of its own dense inputs: the library's own copy
         k.what = readers + (many ? " copy" : " copies") + " a " + k.from + " view " + (many ? "they make" : "it makes") +
                  " of " + (many ? "their" : "its") + " own dense inputs on every call: the library's own copy";

@@ -559,6 +559,29 @@ void write_grad_warnings(std::ostream& out, const Report& r) {
   out << "\n";
 }
 
+// On the first screen: the gradients DDP and AccumulateGrad will warn about in a training step,
+// with the first one's fix and the line that laid its parameter out (the full list is below).
+void write_grad_warnings_first(std::ostream& out, const Report& r) {
+  if (!r.run.backward) return;
+  std::vector<std::string> ddp, accumulate;
+  const ParamGrad* first = nullptr;
+  for (const ParamGrad& p : r.parameters) {
+    if (ddp_warns(p)) ddp.push_back("`" + p.name + "`");
+    if (accumulate_grad_warns(p)) accumulate.push_back("`" + p.name + "`");
+    if (!first && (ddp_warns(p) || accumulate_grad_warns(p))) first = &p;
+  }
+  if (!first) return;
+  out << "\nGradient warnings (predicted for the shown step; all in Gradient layouts below):";
+  if (!ddp.empty()) out << " DDP will warn about " << list_text(ddp, 3);
+  if (!accumulate.empty()) out << (ddp.empty() ? "" : ";") << " AccumulateGrad about " << list_text(accumulate, 3);
+  out << "\n";
+  for (const ModelTensor& m : r.run.model_tensors)
+    if (m.name == first->name && !m.buffer && !m.made_at.empty())
+      out << "  " << first->name << " laid out so before the call at " << m.made_at
+          << (m.made_code.empty() ? "" : " (`" + m.made_code + "`)") << "\n";
+  out << "  → " << grad_suggestion(*first) << "\n";
+}
+
 // --backward: each parameter whose gradient is not laid out like it, worst first (the
 // report keeps them in that order), with the op and source line it comes from and, where
 // DDP would warn, the two lines it would print.
@@ -645,6 +668,7 @@ void write_text_report(std::ostream& out, const Report& report, const TextOption
   write_verdict(out, report, verdict);
   write_birthplaces(out, report, options.top);
   write_causes(out, verdict.causes, options.top);
+  write_grad_warnings_first(out, report);
   write_heatmap(out, report, options);
   write_split_points(out, report, options.top);
   write_grad_layouts(out, report);

@@ -34,6 +34,10 @@ def _counts(report):
             "mixed": sum(c.get("mixed_ops", 0) for c in report.get("causes", []) if not c.get("accepted")),
             "recompiles": sum(1 for r in compiled.get("recompiles", []) if r["layout"]),
             "failed": int(report["run"]["status"] == "failed"),
+            # gradients DDP or AccumulateGrad will warn about (predicted; tests/python/ddp_checks.py
+            # holds the predictions against real gloo runs)
+            "ddp_warnings": sum(1 for q in report.get("parameters", []) if q.get("ddp_warning")),
+            "accumulate_warnings": sum(1 for q in report.get("parameters", []) if q.get("accumulate_grad_warns")),
             # causes at a parameter or buffer the code laid out between the calls
             "tensor_causes": sum(1 for c in report.get("causes", []) if c["birthplace"]["input_text"].startswith(
                 ("parameter", "buffer")))}

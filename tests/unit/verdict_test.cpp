@@ -178,6 +178,27 @@ TEST(CopyCauses, ACopyOfAViewAnOpCompiledCodeCallsMadeOfItsOwnTensorIsThatOpsOwn
   EXPECT_EQ(groups[0].fix.rfind("none in the calling code", 0), 0u) << groups[0].fix;
 }
 
+// DDP's reducer copying a bucket view into a .grad of another layout: a copy that follows from
+// the gradient layouts, not a birthplace whose result could be made contiguous.
+TEST(CopyCauses, DdpsReducerCopyIsNoCauseAndPointsToTheGradients) {
+  Call call;
+  TensorInfo bucket = tensor({8, 8, 3, 3}, {1, 8, 192, 64}, 1);
+  TensorInfo grad = tensor({8, 8, 3, 3}, {72, 9, 3, 1}, 2);
+  const int64_t reducer = add_op(call, "torch.distributed.ddp.reducer::copy_bucket_to_grad", -1, {}, {});
+  const int64_t view = add_op(call, "aten::as_strided", reducer, {tensor({576}, {1}, 1)}, {bucket});
+  (void)view;
+  TensorInfo src = bucket;
+  src.arg = 1;
+  add_op(call, "aten::copy_", reducer, {grad, src}, {grad});
+  const Report r = analyze(testing::trace_of({call}));
+  ASSERT_EQ(r.copies.size(), 1u);
+  EXPECT_TRUE(r.causes.empty()) << r.causes[0].op_name;
+  const std::vector<CopyCause> groups = group_copy_causes(r);
+  ASSERT_EQ(groups.size(), 1u);
+  EXPECT_TRUE(contains(groups[0].what, "DDP's reducer copies between a gradient bucket and a .grad")) << groups[0].what;
+  EXPECT_EQ(groups[0].fix.rfind("none here: see Gradient warnings", 0), 0u) << groups[0].fix;
+}
+
 // One voice: NCHW data made inside the model (a buffer of zeros concatenated in) meets
 // channels_last weights; the grouped conversion takes the birthplace's fix, not "hand the
 // model channels_last input", which it already is.
