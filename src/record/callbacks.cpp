@@ -42,6 +42,13 @@ inline bool in_region(const ThreadBuffer& b) {
   return b.main && b.stack.size() == 1 && b.stack.back() >= 0 && b.events[b.stack.back()].name->is_region;
 }
 
+// The op starting now runs directly inside a Python autograd node (a custom Function's
+// backward, on the thread that called backward()): it takes a site of its own, the line of the
+// user's backward code, not the `.backward()` line its engine record has.
+inline bool in_python_node(const ThreadBuffer& b) {
+  return b.main && b.stack.size() == 2 && b.stack.back() >= 0 && b.events[b.stack.back()].name->is_python_node;
+}
+
 // Where the op starting now comes from, as ids of the model's front end (resolved at stop).
 void take_site(ThreadBuffer& b, const Name* name) {
   OpSiteSource* source = b.rec->site_source;
@@ -51,7 +58,8 @@ void take_site(ThreadBuffer& b, const Name* name) {
 // A nested op that raised, innermost first: where the code that called it is, taken as the
 // exception passes (the Python frames that called it are still there). A Python backward
 // function's or hook's failing op runs nested in autograd's records, whose site is the
-// `.backward()` line. Only on failure: nested ops take no site otherwise. The ops around it,
+// `.backward()` line (unless it runs directly in a Python node: in_python_node). Only on
+// failure: other nested ops take no site. The ops around it,
 // which fail with it, started earlier and keep theirs; so the sites stay in event order.
 void site_failure(ThreadBuffer& b, RawEvent& e, int32_t index) {
   const bool inner_sited = b.failure_sited > index;  // events after `index` are nested in it
@@ -116,7 +124,7 @@ std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction& fn) {
   e.forked = top && task_top_level(b);
   e.sited = false;
   e.thread_hooked = false;
-  if (C10_UNLIKELY(rec.capture_sites) && ((top && (b.main || e.forked)) || in_region(b))) {
+  if (C10_UNLIKELY(rec.capture_sites) && ((top && (b.main || e.forked)) || in_region(b) || in_python_node(b))) {
     take_site(b, e.name);  // before the op's time starts
     e.sited = true;
   }

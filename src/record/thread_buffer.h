@@ -35,8 +35,21 @@ struct Name {
   // "Torch-Compiled Region: 0/0" (dynamo's scope around a compiled function's call): the ops
   // directly inside it (extern kernels, inductor's kernels) take sites of their own.
   bool is_region;
+  // A Python autograd node's own record ("BiasGeluBackward": a custom Function's backward, named
+  // by its class; PyTorch's generated nodes end in a digit, "TransposeBackward0"; AOT autograd's
+  // compiled backward excepted): the ops directly inside it run the user's backward code and
+  // take sites of their own.
+  bool is_python_node;
   Str str;  // the text, interned for the OpEvents
 };
+
+// Whether `name` is such a node's record.
+inline bool python_node_name(const char* name) {
+  static constexpr char kSuffix[] = "Backward";
+  const size_t n = std::strlen(name), k = sizeof kSuffix - 1;
+  return n > k && std::strcmp(name + n - k, kSuffix) == 0 && std::strstr(name, "::") == nullptr &&
+         std::strstr(name, "CompiledFunction") == nullptr;
+}
 
 // The ops that get counters: forward()'s thread's top-level ops and its copies.
 inline bool counted_op(bool main, bool top, const Name* name) { return main && (top || name->is_copy); }
@@ -97,7 +110,7 @@ struct NameTable {
       return it->second;
     static constexpr char kRegion[] = "Torch-Compiled Region";
     names.push_back({name, std::strcmp(name, "aten::copy_") == 0, std::strncmp(name, kRegion, sizeof kRegion - 1) == 0,
-                     Str(name)});
+                     python_node_name(name), Str(name)});
     index[name] = &names.back();
     return &names.back();
   }

@@ -342,6 +342,34 @@ def check_training_step():
     print(f"training step: modules {sorted(modules)}")
 
 
+class Doubled(torch.autograd.Function):
+    """A custom Function whose backward runs ops of its own (each on a line of its own)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, grad):
+        rows = grad.reshape(-1, grad.shape[-1])  # the backward's first line
+        return (rows * 2).view_as(grad)
+
+
+def check_python_backward_lines():
+    """The ops a custom Function's backward runs are charged to its own lines, not to the
+    forward's `.apply(...)` or the `.backward()` line."""
+    x = torch.randn(4, 8, requires_grad=True)
+    with layoutprof.profile() as p:
+        Doubled.apply(x).sum().backward()
+    ops = p.report["ops"]
+    names, rows, sources = ops["names"], ops["rows"], ops["sources"]
+    inside = [sources[r[3]][1] for r in rows if r[0] is not None and names[rows[r[0]][1]] == "DoubledBackward"]
+    want = {"rows = grad.reshape(-1, grad.shape[-1])  # the backward's first line", "return (rows * 2).view_as(grad)"}
+    if not want <= set(inside):
+        fail(f"python backward lines: the ops inside DoubledBackward are at {sorted(set(inside))}, want {sorted(want)}")
+    print(f"python backward: {len(inside)} ops inside DoubledBackward at its own lines")
+
+
 def check_resnet_against_pt2(samples_dir):
     """torchvision's resnet18 fed a channels_last batch of 8, in process, against the command
     on resnet18.pt2 of the same module (its stored channels_last batch of 8): the same copies,
@@ -724,6 +752,7 @@ def main():
     check_one_profile_at_a_time()
     check_compiled()
     check_training_step()
+    check_python_backward_lines()
     check_training_counters()
     check_script()
     check_marked_steps()
