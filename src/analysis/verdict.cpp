@@ -189,6 +189,11 @@ void describe(CopyCause& k, size_t rank) {
         return;
       }
       k.what = readers + needs + " dense data: the " + k.from + " tensor that " + k.origin + " makes is copied on every call";
+      if (!is_compiled_code(k.origin) && !backward_function(k.origin).empty()) {  // a gradient: no place to change
+        k.fix = "where the gradient is read (a custom Function's backward, or a hook on the forward's result): "
+                "gradients have no layout guarantee; see the causes by birthplace and Gradient layouts";
+        return;
+      }
       k.fix = is_compiled_code(k.origin) ? compiled_layout_fix(origin, k.from)
               : "make it contiguous once where " + k.origin + " makes it (`.contiguous()` on the result of the " + origin +
                     "), so that the ops after it read dense data";
@@ -223,13 +228,19 @@ void describe(CopyCause& k, size_t rank) {
 // one cause by birthplace pays for at a place or tensor it names, says what that cause says; a
 // group of format conversions all paid by one cause born at an op or tensor takes its fix (a
 // concatenation's NCHW result inside the model is not the model's input to hand over in
-// channels_last); one born at the model's input keeps its own, which agrees.
+// channels_last); one born at the model's input keeps its own, which agrees. A group copying a
+// gradient a backward function made (AccumulateGrad's copy into the parameter's layout) says
+// what the cause paying for it says: the engine's record is no place to make anything dense.
 void tell_groups_as_their_causes(std::vector<CopyCause>& groups, const Report& r) {
   std::map<int64_t, int64_t> culprit;  // copy op -> culprit
   for (const CopyRecord& c : r.copies) culprit[c.op] = c.culprit;
   for (CopyCause& k : groups) {
     const bool unknown = k.kind == CauseKind::unknown_origin;
-    if ((!unknown && k.kind != CauseKind::format_mismatch) || k.copy_ops.empty()) continue;
+    // A gradient a backward function made: "its result" is no place to change.
+    const std::string gradient_of =
+        k.kind == CauseKind::view_copy && !k.library && !is_compiled_code(k.origin) ? backward_function(k.origin) : "";
+    const bool conversion = k.kind == CauseKind::format_mismatch;
+    if ((!unknown && !conversion && gradient_of.empty()) || k.copy_ops.empty()) continue;
     for (const LayoutCause& c : r.causes) {
       if (c.accepted || c.fixes.empty() || (c.kind == BirthKind::unrecorded && c.input_text.empty())) continue;
       const bool pays_all = std::all_of(k.copy_ops.begin(), k.copy_ops.end(), [&](int64_t op) {
@@ -237,13 +248,15 @@ void tell_groups_as_their_causes(std::vector<CopyCause>& groups, const Report& r
         return it != culprit.end() && std::find(c.payers.begin(), c.payers.end(), it->second) != c.payers.end();
       });
       if (!pays_all) continue;
-      if (!unknown && c.kind == BirthKind::model_input) break;  // the group's own fix agrees: the input
+      if (conversion && c.kind == BirthKind::model_input) break;  // the group's own fix agrees: the input
       k.fix = c.fixes.front();
-      if (!unknown) break;
+      if (conversion) break;
       const bool many = k.readers.size() > 1;
       k.what = readers_text(k) + (many ? " copy " : " copies ") +
                (c.kind == BirthKind::unrecorded ? "the model's " + c.input_text.substr(0, c.input_text.find(" (sizes"))
-                                                : "a tensor") + ", " + k.from + " (cause by birthplace: " + birthplace_text(c) + ")";
+                : !gradient_of.empty()          ? "the gradient " + gradient_of + " makes"
+                                                : "a tensor") +
+               ", " + k.from + " (cause by birthplace: " + birthplace_text(c) + ")";
       break;
     }
   }
