@@ -559,6 +559,18 @@ void write_grad_warnings(std::ostream& out, const Report& r) {
   out << "\n";
 }
 
+// The model's parameter `name` where the code laid it out between the calls at a line the
+// recent ops saw (ModelTensor::made_at); nullptr otherwise.
+const ModelTensor* laid_out_between_calls(const Report& r, const std::string& name) {
+  for (const ModelTensor& m : r.run.model_tensors)
+    if (m.name == name && !m.buffer && !m.made_at.empty()) return &m;
+  return nullptr;
+}
+
+std::string made_place(const ModelTensor& m) {
+  return m.made_at + (m.made_code.empty() ? "" : " (`" + m.made_code + "`)");
+}
+
 // On the first screen: the gradients DDP and AccumulateGrad will warn about in a training step,
 // with the first one's fix and the line that laid its parameter out (the full list is below).
 void write_grad_warnings_first(std::ostream& out, const Report& r) {
@@ -566,20 +578,40 @@ void write_grad_warnings_first(std::ostream& out, const Report& r) {
   std::vector<std::string> ddp, accumulate;
   const ParamGrad* first = nullptr;
   for (const ParamGrad& p : r.parameters) {
-    if (ddp_warns(p)) ddp.push_back("`" + p.name + "`");
-    if (accumulate_grad_warns(p)) accumulate.push_back("`" + p.name + "`");
-    if (!first && (ddp_warns(p) || accumulate_grad_warns(p))) first = &p;
+    const bool by_ddp = ddp_warns(p), by_accumulate = accumulate_grad_warns(p);
+    if (by_ddp) ddp.push_back("`" + p.name + "`");
+    if (by_accumulate) accumulate.push_back("`" + p.name + "`");
+    if (!first && (by_ddp || by_accumulate)) first = &p;
   }
   if (!first) return;
   out << "\nGradient warnings (predicted for the shown step; all in Gradient layouts below):";
   if (!ddp.empty()) out << " DDP will warn about " << list_text(ddp, 3);
   if (!accumulate.empty()) out << (ddp.empty() ? "" : ";") << " AccumulateGrad about " << list_text(accumulate, 3);
   out << "\n";
-  for (const ModelTensor& m : r.run.model_tensors)
-    if (m.name == first->name && !m.buffer && !m.made_at.empty())
-      out << "  " << first->name << " laid out so before the call at " << m.made_at
-          << (m.made_code.empty() ? "" : " (`" + m.made_code + "`)") << "\n";
+  if (const ModelTensor* m = laid_out_between_calls(r, first->name))
+    out << "  " << first->name << " laid out so before the call at " << made_place(*m) << "\n";
   out << "  → " << grad_suggestion(*first) << "\n";
+}
+
+// The backward op that made a parameter's gradient, and the forward op (module, line) whose
+// backward it runs in.
+void write_grad_producer(std::ostream& out, const Report& r, const ParamGrad& p) {
+  if (p.producer < 0 || p.producer >= static_cast<int64_t>(r.ops.size())) return;
+  const OpEvent* op = &r.ops[p.producer];
+  const OpEvent* top = op;
+  while (top->parent >= 0) top = &r.ops[top->parent];
+  out << "       made by " << op->name;
+  if (top != op) out << " in " << top->name;
+  const OpEvent* forward = nullptr;
+  for (const OpEvent* o = op; o && !forward; o = o->parent >= 0 ? &r.ops[o->parent] : nullptr)
+    if (o->forward_op >= 0) forward = &r.ops[o->forward_op];
+  if (forward) {
+    out << ", the backward of " << forward->name;
+    if (!forward->module.empty()) out << " in " << forward->module;
+    if (!forward->source.empty()) out << " at " << forward->source;
+  }
+  out << "\n";
+  if (forward && !forward->source_text.empty()) out << "       " << forward->source_text << "\n";
 }
 
 // --backward: each parameter whose gradient is not laid out like it, worst first (the
@@ -596,34 +628,16 @@ void write_grad_layouts(std::ostream& out, const Report& r) {
   write_grad_warnings(out, r);
   int n = 0;
   for (const ParamGrad& p : r.parameters) {
-    if (p.verdict == GradVerdict::frozen || (p.verdict == GradVerdict::match && grad_suggestion(p).empty())) continue;
+    const std::string why = p.verdict == GradVerdict::frozen ? "" : grad_suggestion(p);
+    if (p.verdict == GradVerdict::frozen || (p.verdict == GradVerdict::match && why.empty())) continue;
     out << "  " << ++n << ". " << p.name << "  " << grad_verdict_name(p.verdict) << "  sizes " << dims(p.sizes)
         << ", strides " << dims(p.strides);
     if (p.has_grad) out << ", gradient strides " << dims(p.grad_strides);
     out << "\n";
-    if (p.producer >= 0 && p.producer < static_cast<int64_t>(r.ops.size())) {
-      const OpEvent* op = &r.ops[p.producer];
-      const OpEvent* top = op;
-      while (top->parent >= 0) top = &r.ops[top->parent];
-      out << "       made by " << op->name;
-      if (top != op) out << " in " << top->name;
-      const OpEvent* forward = nullptr;
-      for (const OpEvent* o = op; o && !forward; o = o->parent >= 0 ? &r.ops[o->parent] : nullptr)
-        if (o->forward_op >= 0) forward = &r.ops[o->forward_op];
-      if (forward) {
-        out << ", the backward of " << forward->name;
-        if (!forward->module.empty()) out << " in " << forward->module;
-        if (!forward->source.empty()) out << " at " << forward->source;
-      }
-      out << "\n";
-      if (forward && !forward->source_text.empty()) out << "       " << forward->source_text << "\n";
-    }
-    for (const ModelTensor& m : r.run.model_tensors)
-      if (m.name == p.name && !m.buffer && !m.made_at.empty())
-        out << "       laid out so before the call by " << m.made_by << " at " << m.made_at
-            << (m.made_code.empty() ? "" : " (`" + m.made_code + "`)") << "\n";
+    write_grad_producer(out, r, p);
+    if (const ModelTensor* m = laid_out_between_calls(r, p.name))
+      out << "       laid out so before the call by " << m->made_by << " at " << made_place(*m) << "\n";
     for (const std::string& line : ddp_warning_lines(p)) out << "       DDP: " << line << "\n";
-    const std::string why = grad_suggestion(p);
     if (!why.empty()) out << "       → " << why << "\n";
   }
   for (const std::string& seen : r.run.measured)
