@@ -179,8 +179,9 @@ def keyword_layout(mark):
 
 CASES = [
     Case("alternating_layouts", alternating_layouts,
-         {"recompiles": [{"tensor": "x", "kind": "stride", "layout": True}], "code": "model(batch(step))"},
-         "a batch layout that changes between steps recompiles the model"),
+         {"recompiles": [{"tensor": "x", "kind": "stride", "layout": True}], "code": "model(batch(step))",
+          "made": "x.to(memory_format=torch.channels_last)"},
+         "a batch layout that changes between steps recompiles the model; the fix names the data pipeline's line"),
     Case("growing_ids", growing_ids,
          {"recompiles": [{"tensor": "ids", "kind": "stride", "layout": True}], "code": "step(ids[:, -1:])",
           "layouts": ["strided: a view of a 2x6 tensor", "strided: a view of a 2x7 tensor"]},

@@ -48,6 +48,8 @@ struct EagerSession::State {
   bool in_call = false;
   bool finished = false;
   bool window = false;  // the recent ops are recorded (outside the calls)
+  // begin_call(arguments): the makers of the call's arguments, found among the recent ops.
+  std::vector<std::pair<TensorInfo, ViewMaker>> argument_makers;
 
   // The shown call's parameters learn DDP's buckets; without a word from AccumulateGrad in a
   // training step, that it gave none is measured too.
@@ -133,10 +135,6 @@ namespace {
 // line (a top-level op's: the user's code). `.data =` and set_ are no ops; the permute before
 // them is.
 void name_makers(std::vector<ModelTensor>& tensors, const Call& recent) {
-  const auto same_view = [](const TensorInfo& a, const TensorInfo& b) {
-    return a.storage != 0 && a.storage == b.storage && a.storage_offset == b.storage_offset &&
-           a.sizes() == b.sizes() && a.strides() == b.strides();
-  };
   for (ModelTensor& m : tensors) {
     if (m.tensor.layout().cls == LayoutClass::contiguous && !odd_size1_strides(m.tensor.sizes(), m.tensor.strides()))
       continue;
@@ -184,10 +182,33 @@ EagerSession::~EagerSession() {
   state_->end_window(false);
 }
 
+void EagerSession::begin_call(const std::vector<NamedTensor>& arguments) {
+  State& s = *state_;
+  std::vector<std::pair<TensorInfo, ViewMaker>> makers;  // looked up before the recent ops end
+  for (const NamedTensor& a : arguments) {
+    if (!a.tensor.defined() || a.tensor.layout() != at::kStrided || a.tensor.is_contiguous()) continue;
+    TensorInfo view = describe_tensor(a.tensor, 0);
+    if (std::optional<ViewMaker> made = s.recorder.maker_of(view)) makers.emplace_back(view, *made);
+  }
+  begin_call();
+  s.argument_makers = std::move(makers);
+}
+
+std::optional<ViewMaker> EagerSession::maker_of(const NamedTensor& tensor) const {
+  const State& s = *state_;
+  if (!tensor.tensor.defined() || tensor.tensor.layout() != at::kStrided) return std::nullopt;
+  const TensorInfo view = describe_tensor(tensor.tensor, 0);
+  if (std::optional<ViewMaker> made = s.recorder.maker_of(view)) return made;
+  for (const auto& [argument, made] : s.argument_makers)
+    if (same_view(argument, view)) return made;
+  return std::nullopt;
+}
+
 void EagerSession::begin_call() {
   State& s = *state_;
   if (s.finished) throw std::logic_error("EagerSession: begin_call() after finish()");
   if (s.in_call) throw std::logic_error("EagerSession: begin_call() inside a call");
+  s.argument_makers.clear();
   if (s.trace.calls.empty() && s.window) {
     const Call recent = s.end_window(true);
     name_makers(s.trace.run.model_tensors, recent);

@@ -6,9 +6,11 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "record/view_maker.h"
 #include "report_model/report.h"
 
 namespace layoutprof {
@@ -54,6 +56,13 @@ class EagerSession {
 
   // The ops every thread runs from here on belong to one recorded call.
   void begin_call();
+  // The same, for a call handed `arguments`: those laid out other than contiguous have their
+  // makers among the recent ops (made before the call) looked up first, for maker_of().
+  void begin_call(const std::vector<NamedTensor>& arguments);
+  // The op and line that made `tensor`'s view exactly (a compiled function's argument): among
+  // the ops recorded so far in a timed call or between the calls, else among the makers of the
+  // call's arguments begin_call() found; none where no recorded op made it.
+  std::optional<ViewMaker> maker_of(const NamedTensor& tensor) const;
   // The call is over; `error` is what it raised ("" when it returned). A call that raised is
   // the run's last: the run's status is failed, and the report shows that call.
   void end_call(const std::string& error = "");

@@ -94,6 +94,15 @@ void Recorder::set_backward_at_engine(bool at_engine) {
 
 int64_t Recorder::elapsed_ns() const { return now_ns() - state_->start_ns; }
 
+std::optional<ViewMaker> Recorder::maker_of(const TensorInfo& view) const {
+  const State& s = *state_;
+  std::lock_guard<std::mutex> lock(threads_mutex());
+  if (!s.handle || !s.tensors || std::this_thread::get_id() != s.main_thread) return std::nullopt;
+  for (const auto& b : s.buffers)
+    if (b->main) return find_view_maker(*b, s.site_source, view);
+  return std::nullopt;
+}
+
 std::vector<OpSite> Recorder::stop_sites() {
   State& s = *state_;
   if (!s.handle || s.mode != Mode::sites) throw std::logic_error("no sites call");

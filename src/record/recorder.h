@@ -3,11 +3,13 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/trace.h"
 #include "record/op_sites.h"
+#include "record/view_maker.h"
 
 namespace layoutprof {
 
@@ -93,6 +95,10 @@ class Recorder {
   static std::string op_clock();
   // Nanoseconds since start(), on the clock of the op events.
   int64_t elapsed_ns() const;
+  // The op and line that made `view` (find_view_maker) among the ops the calling thread has
+  // recorded so far in a timed recording under way (a timed call, or the recent ops between
+  // calls); none otherwise. Between that thread's ops (a Python hook's time).
+  std::optional<ViewMaker> maker_of(const TensorInfo& view) const;
 
  private:
   struct State;

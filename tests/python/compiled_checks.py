@@ -50,6 +50,8 @@ def _recompile_problems(name, want, compiled, text):
                     f"{words[1]!r}"]
         if "``" in r["fix"] or f"`{w['tensor']}`" not in r["fix"]:
             return [f"{name}: the recompile's fix does not name `{w['tensor']}`: {r['fix']!r}"]
+        if want.get("made") and want["made"] not in r["fix"]:
+            return [f"{name}: the recompile's fix does not name the line of `{want['made']}` that made it: {r['fix']!r}"]
         return _line_named(r["called_at"], want["code"], text, name, "the recompiled call")
     return []
 

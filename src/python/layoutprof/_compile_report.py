@@ -54,8 +54,12 @@ def _fix(g, before, after, entry):
     name, kind = mine or g["tensor"] or "the argument", g["kind"]
     callee = f"`{g['tensor']}` of {entry.get('function') or 'the compiled function'}; " if mine and mine != g["tensor"] else ""
     at = f" ({callee}it reaches the call at {_short(called_at)}{f', `{call_code}`' if call_code else ''})" if called_at else ""
-    made = assigned_at(mine, called_at) if mine and called_at else None
-    if made:  # a name the calling function assigned above the call: the line that makes it
+    recorded = entry.get("makers", {}).get(g["tensor"])  # the op the recording saw make it
+    made = assigned_at(mine, called_at) if mine and called_at and not recorded else None
+    if recorded:
+        op, where, line = recorded
+        at = f", at {_short(where)} (`{line}`: the result of {op}){at}"
+    elif made:  # a name the calling function assigned above the call: the line that makes it
         at = f", at {_short(made[0])} (`{made[1]}`){at}"
     if kind == "stride":
         first, then = _word(before), _word(after)

@@ -70,9 +70,10 @@ class CompileWatch:
     """Listens while installed; report() is the JSON report's "compiled" object (None when nothing
     was compiled)."""
 
-    def __init__(self, step_of=lambda: 0, compiling=lambda _on: None):
+    def __init__(self, step_of=lambda: 0, compiling=lambda _on: None, made_by=lambda _tensor: None):
         self.step_of = step_of       # the profile's step or model call under way (0-based)
         self.compiling = compiling   # compiling(True) as dynamo starts a frame, (False) as it is done
+        self.made_by = made_by       # (op, "file:line", code) of the recorded op that made a tensor, or None
         self.compiles = {}           # compile id -> what was heard of it
         self.cache = {"fx_graph_cache_hit": 0, "fx_graph_cache_miss": 0, "aotautograd_cache_hit": 0,
                       "aotautograd_cache_miss": 0}
@@ -167,7 +168,11 @@ class CompileWatch:
         for reason in entry["reasons"]:
             tensor = _arguments.guard(str(reason))["tensor"]
             if tensor and tensor not in entry["arguments"]:
-                entry["arguments"][tensor] = _arguments.describe(_arguments.resolve(tensor, frame_locals))
+                value = _arguments.resolve(tensor, frame_locals)
+                entry["arguments"][tensor] = described = _arguments.describe(value)
+                made = self.made_by(value) if described else None
+                if made:
+                    entry.setdefault("makers", {})[tensor] = made
 
     def _on_dynamo_output_graph(self, entry, _metadata, payload):
         entry["dynamo_graph"] = True

@@ -39,8 +39,9 @@ class ModuleHooks:
         self._outputs = None
 
     def on_model_call(self, begins, ends):
-        """Calls begins() as the model's outermost forward() starts, and ends(error, output) as
-        it returns (error "") or raises (error: the exception, in one line; output None)."""
+        """Calls begins(args, kwargs) as the model's outermost forward() starts, and
+        ends(error, output) as it returns (error "") or raises (error: the exception, in one
+        line; output None)."""
         self._begins, self._ends = begins, ends
 
     def on_model_inputs(self, inputs):
@@ -100,7 +101,7 @@ class ModuleHooks:
         self.root_calls += 1
         self._model_depth += 1
         if self._model_depth == 1 and self._begins is not None:
-            self._begins()
+            self._begins(args, kwargs)
         if self._model_depth == 1 and self._inputs is not None:
             self._inputs(args, kwargs, caller)
 

@@ -21,6 +21,7 @@ import atexit
 import json as _json
 import linecache
 import os
+import sys
 import threading
 
 import torch
@@ -121,7 +122,7 @@ class profile:
         self._tap = WarningTap(self._ddp, self._warned)  # shown warnings to both, one hook
         # torch.compile's records over the whole run; a frame's compile is not recorded (its
         # fake-tensor ops are the compiler's).
-        self._compiles = CompileWatch(lambda: self._index, _native.pause_thread)
+        self._compiles = CompileWatch(lambda: self._index, _native.pause_thread, self._maker_of)
         self._pid = None  # the process that records
         self._model = None  # the user's module, once it is known
         self._parameters = None  # its named parameters
@@ -279,6 +280,10 @@ class profile:
             self._session.watch_parameters(self._parameters)
         self._index = 0
 
+    def _maker_of(self, tensor):
+        """(op, 'file:line', code) of the recorded op that made `tensor`'s view, or None."""
+        return self._session.maker_of(tensor) if self._session is not None and not self._forked() else None
+
     def _forked(self):
         """This is a process forked from the recording one (a DataLoader worker): it records nothing."""
         return os.getpid() != self._pid
@@ -312,13 +317,13 @@ class profile:
             for t in _tensors(value):
                 self._session.note_input(t, f"{name} of {call}")
 
-    def _model_call_begins(self):
+    def _model_call_begins(self, args, kwargs):
         if self._forked():
             return
         if self._session.in_call:  # the last call's backward pass never came
             self._end_call("")
         self._ddp.step = self._index
-        self._begin_if_recorded()
+        self._begin_if_recorded(_strided_arguments(args, kwargs))
 
     def _model_call_ends(self, error, output):
         if self._forked():
@@ -359,7 +364,9 @@ class profile:
             t.register_hook(output_grad)
         return True
 
-    def _begin_if_recorded(self):
+    def _begin_if_recorded(self, arguments=()):
+        """`arguments`: the model call's tensors laid out other than contiguous, whose makers
+        among the recent ops name where a compiled model's recompile began (maker_of)."""
         if self._forked():
             return
         recorded = self._index - self._warmup
@@ -367,7 +374,7 @@ class profile:
             self._root_calls_at_begin = self._hooks.root_calls
             if self._model is not None and self._session.calls == 0 and not self._session.in_call:
                 self._note_model_tensors()  # as the shown call finds them: code may have set them since
-            self._session.begin_call()
+            self._session.begin_call(list(arguments))
 
     def _note_model_tensors(self):
         """The model's parameters and buffers as they are now (`.data =`, set_, a state dict
@@ -384,6 +391,14 @@ def rank_path(path):
         return path
     stem, ext = os.path.splitext(path)
     return f"{stem}.rank{r}{ext}"
+
+
+def _strided_arguments(args, kwargs):
+    """A model call's tensors laid out other than contiguous, where a compiled function may be
+    called (dynamo loaded): a recompile on one is traced to the line that made it."""
+    if "torch._dynamo" not in sys.modules:
+        return ()
+    return [t for t in _tensors(list(args) + list(kwargs.values())) if t.layout == torch.strided and not t.is_contiguous()]
 
 
 def _tensors(value):

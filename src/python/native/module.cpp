@@ -90,7 +90,16 @@ PYBIND11_MODULE(_native, m) {
            py::arg("autograd"), py::arg("warmup"), py::arg("max_ops") = 0,
            py::arg("recent_ops") = 4096, py::arg("counters") = true,
            py::arg("events") = std::vector<std::string>{}, py::arg("gpu") = true)
-      .def("begin_call", &EagerSession::begin_call)
+      .def("begin_call", [](EagerSession& s, const std::vector<at::Tensor>& arguments) {
+             std::vector<NamedTensor> named;
+             for (const at::Tensor& t : arguments) named.push_back({"", t});
+             s.begin_call(named);
+           }, py::arg("arguments") = std::vector<at::Tensor>{})
+      .def("maker_of", [](const EagerSession& s, const at::Tensor& t) -> py::object {
+             const std::optional<ViewMaker> made = s.maker_of({"", t});
+             if (!made) return py::none();
+             return py::make_tuple(made->op, made->where, made->code);
+           }, py::arg("tensor"), "(op, 'file:line', code) of the recorded op that made the tensor's view, or None")
       .def("end_call", &EagerSession::end_call, py::arg("error") = "")
       .def("drop_call", &EagerSession::drop_call)
       .def("fail", &EagerSession::fail, py::arg("error"))
