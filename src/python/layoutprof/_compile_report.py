@@ -25,6 +25,11 @@ def _short(where):
     return "/".join(path.split("/")[-2:]) + ":" + line if path else where
 
 
+def _installed(where):
+    """A line of torch's or of an installed package's code: not one the user changes."""
+    return any(part in where for part in ("/torch/", "/site-packages/", "/dist-packages/"))
+
+
 def _input_layout(entry, tensor):
     """The layout compile `entry` was specialised for, of the argument dynamo calls `tensor`: as
     the compiled frame held it (_arguments.describe), else as its graph's placeholder prints it."""
@@ -55,6 +60,8 @@ def _fix(g, before, after, entry):
     callee = f"`{g['tensor']}` of {entry.get('function') or 'the compiled function'}; " if mine and mine != g["tensor"] else ""
     at = f" ({callee}it reaches the call at {_short(called_at)}{f', `{call_code}`' if call_code else ''})" if called_at else ""
     recorded = entry.get("makers", {}).get(g["tensor"])  # the op the recording saw make it
+    if recorded and _installed(recorded[1]):  # a library's line: the user's call above names it
+        recorded = None
     made = assigned_at(mine, called_at) if mine and called_at and not recorded else None
     if recorded:
         op, where, line = recorded
@@ -176,7 +183,7 @@ def _breaks(watch, entries):
     for b in watch.breaks:
         lines = [l for l in b["text"].splitlines() if l.strip()]
         places = _FILE_LINE.findall(b["text"])
-        user = [p for p in places if "/torch/" not in p[0] and "/site-packages/" not in p[0]]
+        user = [p for p in places if not _installed(p[0])]
         resume = next((e for e in entries if _order(e["compile_id"]) > _order(b["compile_id"])
                        and e.get("function", "").startswith("torch_dynamo_resume_in_")), None)
         crossing = [f"{code.tensor_name(n)} {l}" for n, l in (resume or {}).get("inputs", [])
