@@ -43,10 +43,12 @@ inline bool in_region(const ThreadBuffer& b) {
 }
 
 // The op starting now runs directly inside a Python autograd node (a custom Function's
-// backward, on the thread that called backward()): it takes a site of its own, the line of the
-// user's backward code, not the `.backward()` line its engine record has.
+// backward), on whatever thread the engine runs it (the one that called backward() on the CPU,
+// a device's own thread on a GPU; the node holds the GIL, so the Python frames are the
+// backward's): it takes a site of its own, the line of the user's backward code, not the
+// `.backward()` line its engine record has.
 inline bool in_python_node(const ThreadBuffer& b) {
-  return b.main && b.stack.size() == 2 && b.stack.back() >= 0 && b.events[b.stack.back()].name->is_python_node;
+  return b.stack.size() == 2 && b.stack.back() >= 0 && b.events[b.stack.back()].name->is_python_node;
 }
 
 // Where the op starting now comes from, as ids of the model's front end (resolved at stop).

@@ -30,6 +30,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 
 import torch
 
@@ -359,15 +360,27 @@ def check_python_backward_lines():
     """The ops a custom Function's backward runs are charged to its own lines, not to the
     forward's `.apply(...)` or the `.backward()` line."""
     x = torch.randn(4, 8, requires_grad=True)
-    with layoutprof.profile() as p:
-        Doubled.apply(x).sum().backward()
-    ops = p.report["ops"]
-    names, rows, sources = ops["names"], ops["rows"], ops["sources"]
-    inside = [sources[r[3]][1] for r in rows if r[0] is not None and names[rows[r[0]][1]] == "DoubledBackward"]
-    want = {"rows = grad.reshape(-1, grad.shape[-1])  # the backward's first line", "return (rows * 2).view_as(grad)"}
-    if not want <= set(inside):
-        fail(f"python backward lines: the ops inside DoubledBackward are at {sorted(set(inside))}, want {sorted(want)}")
-    print(f"python backward: {len(inside)} ops inside DoubledBackward at its own lines")
+    # backward() on the calling thread, then on another one (as a GPU's engine runs it on the
+    # device's own thread)
+    for where in ("the calling thread", "another thread"):
+        with layoutprof.profile() as p:
+            y = Doubled.apply(x).sum()
+            if where == "the calling thread":
+                y.backward()
+            else:
+                worker = threading.Thread(target=y.backward)
+                worker.start()
+                worker.join()
+        ops = p.report["ops"]
+        names, rows, sources = ops["names"], ops["rows"], ops["sources"]
+        inside = [sources[r[3]][1] for r in rows if r[0] is not None and names[rows[r[0]][1]] == "DoubledBackward"]
+        want = {"rows = grad.reshape(-1, grad.shape[-1])  # the backward's first line",
+                "return (rows * 2).view_as(grad)"}
+        if not want <= set(inside):
+            fail(f"python backward lines, backward() on {where}: the ops inside DoubledBackward are at "
+                 f"{sorted(set(inside))}, want {sorted(want)}")
+        else:
+            print(f"python backward on {where}: {len(inside)} ops inside DoubledBackward at its own lines")
 
 
 def check_resnet_against_pt2(samples_dir):
