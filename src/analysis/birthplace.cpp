@@ -556,6 +556,7 @@ std::vector<LayoutCause> find_causes(const Report& r, const std::vector<int64_t>
   std::vector<LayoutCause> causes = std::move(tracer.causes());
   for (LayoutCause& c : causes) {
     c.fixes = cause_fixes(c, r, model_format);
+    c.actions = cause_actions(c, r, model_format);
     for (const std::string& a : r.run.accepted) c.accepted = c.accepted || accept_matches(a, c.where);
   }
   // The places a user changes first: a layout born in a backward function, or on a line of an

@@ -89,27 +89,70 @@ std::string fix_in_library(const LayoutCause& c, const Report& r) {
          "model's format) is yours to change, the library's own layout choice is its maintainers' to report to";
 }
 
+// Which of the fixes at an op a cause gets: the one decision both its sentence (fix_at_op) and
+// its action (action_at_op) follow.
+enum class OpFix { compiled, library, backward, already_dense, failed_view, memory_format, plain };
+
+OpFix op_fix(const LayoutCause& c, const Report& r, MemoryFormat model_format) {
+  if (is_compiled_code(c.op_name)) return OpFix::compiled;
+  if (in_installed_package(c.where)) return OpFix::library;
+  if (!backward_function(c.op_name).empty()) return OpFix::backward;
+  if (already_dense(c, r)) return OpFix::already_dense;
+  if (failed_view(c, r)) return OpFix::failed_view;
+  if (is_channels_last(c.layout) || (c.layout == "contiguous" && model_format == MemoryFormat::nhwc))
+    return OpFix::memory_format;
+  return OpFix::plain;
+}
+
 std::string fix_at_op(const LayoutCause& c, const Report& r, MemoryFormat model_format) {
   const std::string op = c.op_name + place(c.where) + code_of(c);
-  if (is_compiled_code(c.op_name)) return compiled_layout_fix(c.op_name + place(c.where), c.layout);
-  if (in_installed_package(c.where)) return fix_in_library(c, r);
-  const std::string function = backward_function(c.op_name);
-  if (!function.empty()) return fix_in_backward(c, r, function, model_format);
-  if (already_dense(c, r))
-    return "nothing to add at " + c.where + ": the line already makes the data dense (`.contiguous()`), and its " +
-           std::to_string(c.explicit_copies) + " explicit " + (c.explicit_copies == 1 ? "copy is" : "copies are") +
-           " the price of the " + c.op_name + "'s layout: keep it where the ops after it need dense data";
-  if (const OpEvent* view = failed_view(c, r))
-    return "`.reshape(...)` instead of `.view(...)` at " + view->source.str() + ", or `.contiguous()` on the result of " + op;
-  const bool memory_format = is_channels_last(c.layout) || (c.layout == "contiguous" && model_format == MemoryFormat::nhwc);
-  if (memory_format) {
-    const std::string format = wanted_format(model_format, c.layout);
-    return "`" + contiguous_call(format) + "` on the result of " + op + ": the data goes on " +
-           (format == "contiguous" ? "in NCHW" : "in " + format) + ", the format of the model's weights";
+  switch (op_fix(c, r, model_format)) {
+    case OpFix::compiled: return compiled_layout_fix(c.op_name + place(c.where), c.layout);
+    case OpFix::library: return fix_in_library(c, r);
+    case OpFix::backward: return fix_in_backward(c, r, backward_function(c.op_name), model_format);
+    case OpFix::already_dense:
+      return "nothing to add at " + c.where + ": the line already makes the data dense (`.contiguous()`), and its " +
+             std::to_string(c.explicit_copies) + " explicit " + (c.explicit_copies == 1 ? "copy is" : "copies are") +
+             " the price of the " + c.op_name + "'s layout: keep it where the ops after it need dense data";
+    case OpFix::failed_view:
+      return "`.reshape(...)` instead of `.view(...)` at " + failed_view(c, r)->source.str() +
+             ", or `.contiguous()` on the result of " + op;
+    case OpFix::memory_format: {
+      const std::string format = wanted_format(model_format, c.layout);
+      return "`" + contiguous_call(format) + "` on the result of " + op + ": the data goes on " +
+             (format == "contiguous" ? "in NCHW" : "in " + format) + ", the format of the model's weights";
+    }
+    case OpFix::plain: break;
   }
   const int64_t copies = c.copies + c.explicit_copies;
   return "`.contiguous()` on the result of " + op + ": the ops after it read dense data" +
          (copies > 1 ? " (one copy there instead of " + std::to_string(copies) + " in the ops that read it)" : "");
+}
+
+FixAction not_applied(const std::string& why) {
+  FixAction a;
+  a.not_applied = why;
+  return a;
+}
+
+FixAction action_at_op(const LayoutCause& c, const Report& r, MemoryFormat model_format) {
+  FixAction a;
+  switch (op_fix(c, r, model_format)) {
+    case OpFix::compiled: return not_applied("a compile setting, not a line of code");
+    case OpFix::library: return not_applied("an installed package's line: the model-wide fix is the one to measure");
+    case OpFix::backward:
+      return not_applied("a gradient's layout: enforced in a backward function or a hook, which the what-if "
+                         "does not write");
+    case OpFix::already_dense: return not_applied("the line already makes the data dense");
+    case OpFix::failed_view:  // the run fails without it: nothing to time against
+      return not_applied("the run fails at the view: a fix to make, not a saving to measure");
+    case OpFix::memory_format: a.format = wanted_format(model_format, c.layout); break;
+    case OpFix::plain: a.format = "contiguous"; break;
+  }
+  a.kind = FixKind::contiguous_at;
+  a.op = c.op_name;
+  a.where = c.where;
+  return a;
 }
 
 std::string fix_at_input(const LayoutCause& c, const Report& r, MemoryFormat model_format) {
@@ -138,18 +181,58 @@ std::string fix_at_unrecorded(const LayoutCause& c, MemoryFormat model_format) {
          "`, or `nn.Parameter(w" + call + ")` for a new parameter): every op that reads it pays for its layout";
 }
 
-std::string model_wide_fix(const LayoutCause& c, MemoryFormat model_format) {
+// The format model-wide conversion gives the model: the layout that arrives where the model's
+// weights pay for it in another format; "" where no conversion is the alternative.
+std::string model_wide_format(const LayoutCause& c, MemoryFormat model_format) {
   const bool pays_for_format = c.mixed_ops > 0 || !c.gradients.empty() || c.copies > 0;
   if (!pays_for_format) return "";
-  if (is_channels_last(c.layout) && model_format != MemoryFormat::nhwc)
-    return "or convert the model to the layout that arrives: model.to(memory_format=torch." + c.layout +
+  if (is_channels_last(c.layout) && model_format != MemoryFormat::nhwc) return c.layout;
+  if (c.layout == "contiguous" && model_format == MemoryFormat::nhwc) return "contiguous";
+  return "";
+}
+
+std::string model_wide_fix(const LayoutCause& c, MemoryFormat model_format) {
+  const std::string format = model_wide_format(c, model_format);
+  if (format.empty()) return "";
+  if (format != "contiguous")
+    return "or convert the model to the layout that arrives: model.to(memory_format=torch." + format +
            "); on the CPU (oneDNN) and under inductor channels_last is often the faster of the two, so measure "
            "both (layoutprof compare-formats)";
-  if (c.layout == "contiguous" && model_format == MemoryFormat::nhwc)
-    return "or convert the model back to the layout that arrives: model.to(memory_format=torch.contiguous_format); "
-           "channels_last is often the faster on the CPU (oneDNN) and under inductor, so measure both "
-           "(layoutprof compare-formats)";
-  return "";
+  return "or convert the model back to the layout that arrives: model.to(memory_format=torch.contiguous_format); "
+         "channels_last is often the faster on the CPU (oneDNN) and under inductor, so measure both "
+         "(layoutprof compare-formats)";
+}
+
+// The fix at the birthplace as an action: at an op, on an input, on a parameter or buffer.
+FixAction birthplace_action(const LayoutCause& c, const Report& r, MemoryFormat model_format) {
+  FixAction a;
+  switch (c.kind) {
+    case BirthKind::op: return action_at_op(c, r, model_format);
+    case BirthKind::model_input:
+      a.kind = FixKind::feed_input;
+      a.input = c.birth_input;
+      a.format = wanted_format(model_format, c.layout);
+      return a;
+    case BirthKind::unrecorded: {
+      const size_t open = c.input_text.find('`'), close = c.input_text.find('`', open + 1);
+      if (open == std::string::npos || close == std::string::npos)
+        return not_applied("no recorded op made the tensor and it is no parameter or buffer: no place to apply it");
+      a.kind = FixKind::dense_parameter;
+      a.tensor = c.input_text.substr(open + 1, close - open - 1);
+      a.where = c.where;
+      a.format = wanted_format(model_format, c.layout);
+      return a;
+    }
+  }
+  return a;
+}
+
+FixAction swap_action(const std::string& op, const std::string& where) {
+  FixAction a;
+  a.kind = FixKind::swap_operands;
+  a.op = op;
+  a.where = where;
+  return a;
 }
 
 }  // namespace
@@ -187,6 +270,24 @@ std::vector<std::string> cause_fixes(const LayoutCause& c, const Report& r, Memo
   }
   if (!wide.empty()) fixes.push_back(wide);
   return fixes;
+}
+
+std::vector<FixAction> cause_actions(const LayoutCause& c, const Report& r, MemoryFormat model_format) {
+  std::vector<FixAction> actions;
+  if (c.kind != BirthKind::model_input || (c.birth_input >= 0 && c.birth_input < static_cast<int>(r.run.inputs.size())))
+    actions.push_back(birthplace_action(c, r, model_format));
+  if (c.kind == BirthKind::op && !c.swapped_layout.empty()) actions.push_back(swap_action(c.op_name, c.where));
+  for (const LayoutChoice& choice : c.choices)
+    if (choice.swappable && choice.op >= 0 && choice.op < static_cast<int64_t>(r.ops.size()))
+      actions.push_back(swap_action(r.ops[choice.op].name.str(), r.ops[choice.op].source.str()));
+  const std::string wide = model_wide_format(c, model_format);
+  if (!wide.empty()) {
+    FixAction a;
+    a.kind = FixKind::convert_model;
+    a.format = wide;
+    actions.push_back(a);
+  }
+  return actions;
 }
 
 std::string backward_function(const std::string& op_name) {

@@ -14,6 +14,9 @@ namespace layoutprof {
 // At the birthplace (.contiguous() there, an operand swap, the input where it is made), then
 // the model-wide alternative where the cause is one of memory formats. Never "avoid an op".
 std::vector<std::string> cause_fixes(const LayoutCause& c, const Report& r, MemoryFormat model_format);
+// The same fixes as actions (report_model/fix_action.h): the birthplace's, the operand swaps,
+// the model-wide conversion; what no front end can apply is kind none, with why.
+std::vector<FixAction> cause_actions(const LayoutCause& c, const Report& r, MemoryFormat model_format);
 
 // The autograd function a backward-pass record runs ("TransposeBackward0" for
 // "autograd::engine::evaluate_function: TransposeBackward0"), "" for any other op.

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "report_model/fix_action.h"
+
 namespace layoutprof {
 
 // Where a layout was born.
@@ -65,6 +67,7 @@ struct LayoutCause {
   int64_t mixed_bytes = 0;  // derived: the foreign-format operands of those, read without a recorded copy
   std::vector<std::string> gradients;  // parameters whose gradient comes back in another layout
   std::vector<std::string> fixes;      // at the birthplace first, then model-wide
+  std::vector<FixAction> actions;      // the fixes as actions, in the same order (fix_action.h)
   bool accepted = false;  // --accept FILE:LINE named its birthplace: not a cause, not gated
 };
 

@@ -1,4 +1,4 @@
-// The copy classes' and birthplace kinds' names, as the JSON report spells them.
+// The copy classes', birthplace kinds' and fix kinds' names, as the JSON report spells them.
 #include <stdexcept>
 #include <string>
 
@@ -55,6 +55,25 @@ BirthKind birth_kind_from_name(const std::string& name) {
   for (BirthKind k : {BirthKind::op, BirthKind::model_input, BirthKind::unrecorded})
     if (name == birth_kind_name(k)) return k;
   throw std::invalid_argument("unknown birthplace kind '" + name + "'");
+}
+
+const char* fix_kind_name(FixKind k) {
+  switch (k) {
+    case FixKind::none: return "none";
+    case FixKind::contiguous_at: return "contiguous_at";
+    case FixKind::swap_operands: return "swap_operands";
+    case FixKind::feed_input: return "feed_input";
+    case FixKind::convert_model: return "convert_model";
+    case FixKind::dense_parameter: return "dense_parameter";
+  }
+  return "none";
+}
+
+FixKind fix_kind_from_name(const std::string& name) {
+  for (FixKind k : {FixKind::none, FixKind::contiguous_at, FixKind::swap_operands, FixKind::feed_input,
+                    FixKind::convert_model, FixKind::dense_parameter})
+    if (name == fix_kind_name(k)) return k;
+  throw std::invalid_argument("unknown fix kind '" + name + "'");
 }
 
 }  // namespace layoutprof

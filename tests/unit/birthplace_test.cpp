@@ -81,6 +81,14 @@ TEST(Birthplace, AViewThatHappensToBeChannelsLastIsTheBirthplaceOfTheConvolution
   EXPECT_TRUE(contains(c.fixes[0], "or convert the model to the layout that arrives: "
                                    "model.to(memory_format=torch.channels_last)")) << c.fixes[0];
   for (const std::string& f : c.fixes) EXPECT_FALSE(contains(f, "avoid")) << f;
+  // The same fixes as actions: the contiguous() at the reshape's line, the model's conversion.
+  ASSERT_EQ(c.actions.size(), 2u);
+  EXPECT_EQ(c.actions[0].kind, FixKind::contiguous_at);
+  EXPECT_EQ(c.actions[0].op, "aten::reshape");
+  EXPECT_EQ(c.actions[0].where, "model.py:11");
+  EXPECT_EQ(c.actions[0].format, "contiguous");
+  EXPECT_EQ(c.actions[1].kind, FixKind::convert_model);
+  EXPECT_EQ(c.actions[1].format, "channels_last");
 }
 
 TEST(Birthplace, AResidualAddThatFollowsItsFirstOperandIsAChoiceWithASwapFix) {
@@ -108,6 +116,10 @@ TEST(Birthplace, AResidualAddThatFollowsItsFirstOperandIsAChoiceWithASwapFix) {
   EXPECT_EQ(c.mixed_without_copy, 1);
   const auto swap = std::find_if(c.fixes.begin(), c.fixes.end(), [](const std::string& f) { return contains(f, "swap the operands of aten::add"); });
   EXPECT_NE(swap, c.fixes.end());
+  const auto swap_action = std::find_if(c.actions.begin(), c.actions.end(),
+                                        [](const FixAction& a) { return a.kind == FixKind::swap_operands; });
+  ASSERT_NE(swap_action, c.actions.end());
+  EXPECT_EQ(swap_action->op, "aten::add");
 }
 
 TEST(Birthplace, AnInputPermutedOutsideTheModelNamesTheInputSpecAndItsFix) {
@@ -129,6 +141,12 @@ TEST(Birthplace, AnInputPermutedOutsideTheModelNamesTheInputSpecAndItsFix) {
                         "2x8x4x4:perm=0,2,3,1); or convert the model to the layout that arrives: "
                         "model.to(memory_format=torch.channels_last)");
   EXPECT_EQ(c.fixes.size(), 1u);
+  ASSERT_EQ(c.actions.size(), 2u) << "both ways are actions: the input fed NCHW, the model converted";
+  EXPECT_EQ(c.actions[0].kind, FixKind::feed_input);
+  EXPECT_EQ(c.actions[0].input, 0);
+  EXPECT_EQ(c.actions[0].format, "contiguous");
+  EXPECT_EQ(c.actions[1].kind, FixKind::convert_model);
+  EXPECT_EQ(c.actions[1].format, "channels_last");
   Trace gpu = testing::trace_of({call}, {in});
   gpu.run.device = "cuda:0";
   const Report on_gpu = analyze(gpu);
@@ -214,6 +232,9 @@ TEST(Birthplace, AViewThatFailsOnAnEarlierLayoutGetsReshapeAtTheViewAndContiguou
   EXPECT_EQ(r.causes[0].fixes[0],
             "`.reshape(...)` instead of `.view(...)` at model.py:11, or `.contiguous()` on the result of aten::t at "
             "model.py:10");
+  ASSERT_FALSE(r.causes[0].actions.empty());
+  EXPECT_EQ(r.causes[0].actions[0].kind, FixKind::none) << "a failing run has no time to save";
+  EXPECT_TRUE(contains(r.causes[0].actions[0].not_applied, "fails")) << r.causes[0].actions[0].not_applied;
 }
 
 TEST(Birthplace, AChannelsLastModelFedChannelsLastDataHasNoCause) {
@@ -257,6 +278,10 @@ TEST(Birthplace, ALayoutThatComesWithAParameterNamesItAndFixesItWhereTheCodeSets
   ASSERT_FALSE(c.fixes.empty());
   EXPECT_TRUE(contains(c.fixes[0], "`.contiguous()` on parameter `conv1.weight` where the code sets it between the calls"))
       << c.fixes[0];
+  ASSERT_FALSE(c.actions.empty());
+  EXPECT_EQ(c.actions[0].kind, FixKind::dense_parameter);
+  EXPECT_EQ(c.actions[0].tensor, "conv1.weight");
+  EXPECT_EQ(c.actions[0].format, "contiguous");
   // The op between the calls that made that view, as the recent ops saw it: its line is the
   // birthplace's, and the fix goes there.
   t.run.model_tensors[0].made_by = "aten::permute";
@@ -439,9 +464,15 @@ TEST(Birthplace, TheJsonReportHoldsTheCausesAndReadsThemBack) {
   ASSERT_EQ(j.at("causes").size(), 1u);
   EXPECT_EQ(j["causes"][0]["birthplace"]["kind"], "op");
   EXPECT_EQ(j["causes"][0]["birthplace"]["where"], "model.py:11");
+  EXPECT_EQ(j["causes"][0]["actions"][0]["kind"], "contiguous_at");
+  EXPECT_EQ(j["causes"][0]["actions"][1]["kind"], "convert_model");
+  EXPECT_TRUE(j["causes"][0]["actions"][1]["input"].is_null());
   const Report back = report_from_json(j);
   EXPECT_TRUE(back.causes_in_file);
   EXPECT_EQ(report_to_json(back), j);
+  nlohmann::json before_actions = j;  // a report written before fixes were actions
+  before_actions["causes"][0].erase("actions");
+  EXPECT_TRUE(report_from_json(before_actions).causes.at(0).actions.empty());
   // A report written before birthplaces: its causes are derived on reading.
   nlohmann::json old = j;
   old.erase("causes");
