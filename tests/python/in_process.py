@@ -40,6 +40,7 @@ from compiled_checks import check_compiled_cases
 from ddp_checks import check_ddp, check_ddp_changed
 from fix_checks import check_fixes
 from hazard_checks import check_hazards, hazard_problems
+from rewrite_checks import check_rewrites
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -783,6 +784,7 @@ def main():
     check_hazards(fail)
     check_compiled_cases(fail)
     check_fixes(fail)
+    check_rewrites(fail)
     check_batch_permuted_outside(samples)
     print(f"in_process: {len(failures)} failed")
     return 1 if failures else 0
