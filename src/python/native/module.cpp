@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "analysis/paired_rounds.h"
 #include "core/layout.h"
 #include "eager/module_sites.h"
 #include "eager/session.h"
@@ -56,6 +57,31 @@ void watch_parameters(EagerSession& session, const NamedPairs& named) { session.
 
 void note_model_tensors(EagerSession& session, const NamedPairs& parameters, const NamedPairs& buffers) {
   session.note_model_tensors(named_tensors(parameters), named_tensors(buffers));
+}
+
+// A variant's rounds against the baseline's, as a dict (layoutprof/_what_if.py reads it).
+py::dict rounds_dict(const PairedRounds& p) {
+  py::dict d;
+  d["rounds"] = p.rounds;
+  d["level"] = p.level;
+  d["baseline_median_ns"] = p.baseline_median_ns;
+  d["variant_median_ns"] = p.variant_median_ns;
+  d["difference_ns"] = p.difference_ns;
+  d["low_ns"] = p.low_ns;
+  d["high_ns"] = p.high_ns;
+  d["relative"] = p.relative();
+  d["saving"] = saving_name(p.saving);
+  d["text"] = p.text();
+  return d;
+}
+
+// The control's verdict and each variant's (analysis/paired_rounds.h: judge_rounds).
+py::tuple judge(const std::vector<int64_t>& baseline, const std::vector<int64_t>& again,
+                const std::vector<std::vector<int64_t>>& variants) {
+  const RoundsVerdict v = judge_rounds(baseline, again, variants);
+  py::list judged;
+  for (const PairedRounds& p : v.variants) judged.append(rounds_dict(p));
+  return py::make_tuple(rounds_dict(v.control), judged);
 }
 
 void write_report(const Report& report, const std::string& format, const std::string& path) {
@@ -128,6 +154,9 @@ PYBIND11_MODULE(_native, m) {
   m.def("layout_label", [](const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides) {
     return layout_label(classify_layout(sizes, strides));
   }, py::arg("sizes"), py::arg("strides"));
+  // Interleaved rounds of plain calls judged: (control, [variant, ...]), each a dict of the
+  // median paired difference, its order-statistic interval and the verdict (paired_rounds.h).
+  m.def("judge_rounds", &judge, py::arg("baseline_ns"), py::arg("baseline_again_ns"), py::arg("variants_ns"));
   m.def("module_id", [](const std::string& path) { return module_sites().module_id(path); });
   m.def("enter_module", [](uint32_t id) { module_sites().enter(id); });
   m.def("leave_module", [] { module_sites().leave(); });

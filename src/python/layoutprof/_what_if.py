@@ -1,0 +1,202 @@
+"""What a fix saves, measured in process (the what-if work): the model's call rerun as it is and
+with each fix applied, timed side by side in interleaved rounds, the outputs compared, and the
+user's program left as it was. Not yet an option of profile(): the engine the option will run.
+
+Each variant is the recorded call's model and arguments (kept with their exact strides) with
+one action of a cause (report_model/fix_action.h) applied:
+- feed_input: that argument converted once, before the rounds;
+- convert_model, dense_parameter: the call run through torch.func.functional_call with the
+  parameters and buffers converted (or the one named made dense), never the module's own;
+- contiguous_at, swap_operands: the line edited for the variant's calls only (_rewrite.py).
+No TorchFunctionMode (it turns off the fused MultiheadAttention and Transformer paths) and no
+dispatch mode: every variant runs the program the user runs, but for the fix.
+
+The user's state is untouched: the calls run under no_grad with the buffers copied (a batch
+norm's running stats), and the RNG state is restored after every call. A call that draws random
+numbers gets its outputs "not compared" (random ops fill memory in layout order).
+"""
+import time
+
+import torch
+
+from . import _native, _rewrite
+
+try:
+    from torch.func import functional_call
+except ImportError:  # torch 1.13
+    from torch.nn.utils.stateless import functional_call
+
+_FORMATS = {"contiguous": torch.contiguous_format, "channels_last": torch.channels_last,
+            "channels_last_3d": torch.channels_last_3d}
+_RANKS = {"channels_last": 4, "channels_last_3d": 5}
+
+
+def kept(t):
+    """A copy of `t` with its exact strides (clone() would make a slice dense)."""
+    out = torch.empty_strided(t.size(), t.stride(), dtype=t.dtype, device=t.device)
+    out.copy_(t)
+    return out
+
+
+def _converted(t, format_name):
+    fmt = _FORMATS[format_name]
+    if format_name in _RANKS and t.dim() != _RANKS[format_name]:
+        return t  # the format means nothing at another rank
+    return t.contiguous(memory_format=fmt)
+
+
+class Variant:
+    """One way to run the call: `run()` returns its output; `refused` says why it cannot."""
+
+    def __init__(self, name, action, run=None, refused=""):
+        self.name, self.action, self.run, self.refused = name, action, run, refused
+
+
+class Call:
+    """The recorded call: the model and its arguments kept as they came."""
+
+    def __init__(self, model, args, kwargs):
+        self.model = model
+        self.args = [kept(a) if isinstance(a, torch.Tensor) else a for a in args]
+        self.kwargs = {k: kept(v) if isinstance(v, torch.Tensor) else v for k, v in kwargs.items()}
+        self.parameters = dict(model.named_parameters())
+        self.buffers = dict(model.named_buffers())
+
+    def state(self, convert=None):
+        """Parameters as they are (or converted by `convert(name, tensor)`), buffers copied."""
+        convert = convert or (lambda _name, t: t)
+        state = {n: convert(n, p.detach()) for n, p in self.parameters.items()}
+        state.update({n: convert(n, kept(b)) for n, b in self.buffers.items()})
+        return state
+
+    def runner(self, state=None, args=None, edits=()):
+        state = self.state() if state is None else state
+        args = self.args if args is None else args
+
+        def run():
+            with _rewrite.applied(list(edits)):
+                return functional_call(self.model, state, tuple(args), dict(self.kwargs))
+        return run
+
+
+def variant(call, action):
+    """The Variant that applies `action` (a cause's action, as the JSON report writes it)."""
+    kind, name = action["kind"], _name(action)
+    try:
+        if kind == "feed_input":
+            args = list(call.args)
+            if not 0 <= action["input"] < len(args) or not isinstance(args[action["input"]], torch.Tensor):
+                return Variant(name, action, refused=f"the call has no tensor argument {action['input']}")
+            args[action["input"]] = _converted(args[action["input"]], action["format"])
+            return Variant(name, action, call.runner(args=args))
+        if kind == "convert_model":
+            return Variant(name, action, call.runner(call.state(lambda _n, t: _converted(t, action["format"]))))
+        if kind == "dense_parameter":
+            if action["tensor"] not in call.parameters and action["tensor"] not in call.buffers:
+                return Variant(name, action, refused=f"the model has no parameter or buffer {action['tensor']}")
+            state = call.state(lambda n, t: _converted(t, action["format"]) if n == action["tensor"] else t)
+            return Variant(name, action, call.runner(state))
+        if kind in ("contiguous_at", "swap_operands"):
+            fmt = {"contiguous": "contiguous_format"}.get(action.get("format") or "contiguous", action.get("format"))
+            edits = _rewrite.rewritten(action["where"], action["op"], kind, fmt)
+            return Variant(name, action, call.runner(edits=edits))
+    except _rewrite.Refused as e:
+        return Variant(name, action, refused=str(e))
+    return Variant(name, action, refused=action.get("not_applied") or f"{kind}: no front end applies it")
+
+
+def _name(action):
+    kind = action["kind"]
+    if kind in ("contiguous_at", "swap_operands"):
+        return f"{kind} {action['op']} at {action['where']}"
+    if kind == "feed_input":
+        return f"input {action['input']} as {action['format']}"
+    if kind == "convert_model":
+        return f"model as {action['format']}"
+    if kind == "dense_parameter":
+        return f"{action['tensor']} as {action['format']}"
+    return kind
+
+
+def _timed(run, device):
+    """One call's wall time in ns (the device synchronised), its output, and whether it drew
+    random numbers; the RNG state as it was before, whatever the call did."""
+    cpu_rng = torch.get_rng_state()
+    cuda_rng = torch.cuda.get_rng_state_all() if device == "cuda" and torch.cuda.is_available() else None
+    start = time.perf_counter_ns()
+    with torch.no_grad():
+        out = run()
+    if cuda_rng is not None:
+        torch.cuda.synchronize()
+    ns = time.perf_counter_ns() - start
+    drew = not torch.equal(cpu_rng, torch.get_rng_state())
+    torch.set_rng_state(cpu_rng)
+    if cuda_rng is not None:
+        drew = drew or any(not torch.equal(a, b) for a, b in zip(cuda_rng, torch.cuda.get_rng_state_all()))
+        torch.cuda.set_rng_state_all(cuda_rng)
+    return ns, out, drew
+
+
+def compare_outputs(baseline, other):
+    """"equal", "close (max abs A, max rel R)" or "differs (max abs A, max rel R)"."""
+    a, b = _flat(baseline), _flat(other)
+    if len(a) != len(b) or any(x.shape != y.shape or x.dtype != y.dtype for x, y in zip(a, b)):
+        return "differs (other shapes or dtypes)"
+    if all(torch.equal(x, y) for x, y in zip(a, b)):
+        return "equal"
+    diffs = [(x.double() - y.double()).abs() for x, y in zip(a, b)]
+    abs_max = max(float(d.max()) for d in diffs if d.numel())
+    rel_max = max(float((d / x.double().abs().clamp_min(1e-12)).max()) for d, x in zip(diffs, a) if d.numel())
+    try:
+        for x, y in zip(a, b):
+            torch.testing.assert_close(y, x)
+        return f"close (max abs {abs_max:.2g}, max rel {rel_max:.2g})"
+    except AssertionError:
+        return f"differs (max abs {abs_max:.2g}, max rel {rel_max:.2g})"
+
+
+def _flat(value):
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, (list, tuple)):
+        return [t for v in value for t in _flat(v)]
+    return []
+
+
+def measure(call, actions, rounds=6, budget_s=60.0, device="cpu"):
+    """Each action's variant timed against the baseline in interleaved rounds (the baseline,
+    each variant, the baseline again), at most `rounds` of them and as many as `budget_s`
+    allows; their verdicts (_native.judge_rounds) and outputs against the baseline's. Returns
+    {"rounds", "control", "variants": [{"name", "action", "refused" | "time", "outputs"}],
+    "times_ns": {variant name: [each round's call]}}."""
+    baseline = Variant("baseline", None, call.runner())
+    runnable = [variant(call, a) for a in actions]
+    timed = [v for v in runnable if v.run is not None]
+    _ns, reference, drew = _timed(baseline.run, device)  # the warm-up calls
+    outputs = {}
+    for v in timed:
+        outputs[v.name] = _timed(v.run, device)[1]
+    times = {v.name: [] for v in [baseline] + timed}
+    again, start = [], time.perf_counter()
+    for _ in range(rounds):
+        if time.perf_counter() - start > budget_s:
+            break
+        times["baseline"].append(_timed(baseline.run, device)[0])
+        for v in timed:
+            times[v.name].append(_timed(v.run, device)[0])
+        again.append(_timed(baseline.run, device)[0])
+    control, judged = _native.judge_rounds(times["baseline"], again, [times[v.name] for v in timed])
+    rows = []
+    for v in runnable:
+        row = {"name": v.name, "action": v.action}
+        if v.run is None:
+            row["refused"] = v.refused
+        else:
+            row["time"] = judged[timed.index(v)]
+            row["outputs"] = "not compared: the call draws random numbers" if drew else \
+                compare_outputs(reference, outputs[v.name])
+        rows.append(row)
+    return {"rounds": len(again), "control": control, "variants": rows,
+            "times_ns": dict(times, baseline_again=again)}

@@ -1,0 +1,129 @@
+"""The in-process what-if engine (layoutprof/_what_if.py): each kind of action applied for its
+variant's calls only (the input fed NCHW, the model converted, one weight made dense, a line's
+permute made dense), timed in interleaved rounds and judged by the native statistics, outputs
+compared; a fix no front end applies refused with its reason; and the user's model, buffers,
+RNG state and mode exactly as they were after it all.
+
+Usage alone: what_if_checks.py (this folder on sys.path)."""
+import inspect
+
+import torch
+from torch import nn
+
+from layoutprof import _what_if
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(8, 8, 3, padding=1)
+        self.bn = nn.BatchNorm2d(8)
+        self.drop = nn.Dropout(0.5)
+        self.conv2 = nn.Conv2d(8, 8, 3, padding=1)
+
+    def forward(self, x):
+        y = self.drop(self.bn(self.conv1(x)).relu())
+        nhwc = y.permute(0, 2, 3, 1).contiguous()
+        y = nhwc.permute(0, 3, 1, 2)  # NCHW sizes, channels_last strides: the line a fix edits
+        return self.conv2(y)
+
+
+def _snapshot(model):
+    tensors = dict(model.named_parameters())
+    tensors.update(dict(model.named_buffers()))
+    return {n: (t.data_ptr(), t.stride(), t.detach().clone()) for n, t in tensors.items()}, \
+        torch.get_rng_state(), model.training
+
+
+def _unchanged(model, before):
+    state, rng, training = _snapshot(model)
+    problems = [f"{n} changed" for n, (ptr, stride, values) in before[0].items()
+                if state[n][0] != ptr or state[n][1] != stride or not torch.equal(state[n][2], values)]
+    if not torch.equal(rng, before[1]):
+        problems.append("the RNG state changed")
+    if training != before[2]:
+        problems.append("the model's mode changed")
+    return problems
+
+
+def _seen(model, run):
+    """conv1's input and weight, and conv2's input, as a variant's call hands them over."""
+    seen = {}
+    hooks = [model.conv1.register_forward_pre_hook(
+                 lambda m, args: seen.update(input=args[0].is_contiguous(),
+                                             weight_cl=m.weight.is_contiguous(memory_format=torch.channels_last))),
+             model.conv2.register_forward_pre_hook(lambda _m, args: seen.update(conv2_input=args[0].is_contiguous()))]
+    try:
+        with torch.no_grad():
+            run()
+    finally:
+        for h in hooks:
+            h.remove()
+    return seen
+
+
+def check_what_if(fail):
+    checked = []
+
+    def failed(message):
+        checked.append(message)
+        fail(message)
+
+    said = _check(failed)
+    if not checked:
+        print(said)
+
+
+def _check(fail):
+    torch.manual_seed(0)
+    model = Net().eval()
+    x = torch.randn(2, 8, 12, 12).to(memory_format=torch.channels_last)
+    lines, first = inspect.getsourcelines(Net.forward)
+    permute_line = first + next(i for i, t in enumerate(lines) if "nhwc.permute(0, 3, 1, 2)" in t)
+    actions = [{"kind": "feed_input", "input": 0, "format": "contiguous"},
+               {"kind": "convert_model", "format": "channels_last"},
+               {"kind": "dense_parameter", "tensor": "conv1.weight", "format": "channels_last"},
+               {"kind": "contiguous_at", "op": "aten::permute", "where": f"{inspect.getsourcefile(Net)}:{permute_line}",
+                "format": "contiguous"},
+               {"kind": "none", "not_applied": "a compile setting, not a line of code"}]
+    for mode in ("eval", "train"):
+        model.train(mode == "train")
+        before = _snapshot(model)
+        call = _what_if.Call(model, (x,), {})
+        result = _what_if.measure(call, actions, rounds=8, budget_s=60)  # 4 variants: 8 rounds at 1-0.05/4
+        rows = {r["action"]["kind"]: r for r in result["variants"]}
+        if result["rounds"] != 8 or result["control"]["saving"] == "not_judged":
+            fail(f"what-if ({mode}): {result['rounds']} rounds, control {result['control']['text']}")
+        for kind, row in rows.items():
+            if kind == "none":
+                if "compile setting" not in row.get("refused", ""):
+                    fail(f"what-if ({mode}): an action no front end applies was not refused: {row}")
+                continue
+            time = row.get("time") or {}
+            if time.get("saving") not in ("faster", "slower", "within_noise", "withheld") or "ms a call" not in time.get("text", ""):
+                fail(f"what-if ({mode}): {row['name']} was not judged: {row}")
+            want = "not compared" if mode == "train" else ("equal", "close")
+            if not row["outputs"].startswith(want):
+                fail(f"what-if ({mode}): {row['name']}'s outputs {row['outputs']!r}, want {want}")
+        for problem in _unchanged(model, before):
+            fail(f"what-if ({mode}): after it, {problem}")
+    model.eval()
+    call = _what_if.Call(model, (x,), {})
+    by_kind = {a["kind"]: _what_if.variant(call, a) for a in actions}
+    plain, fed, converted, dense = (_seen(model, run) for run in (
+        call.runner(), by_kind["feed_input"].run, by_kind["convert_model"].run, by_kind["contiguous_at"].run))
+    if plain != {"input": False, "weight_cl": False, "conv2_input": False} or not fed["input"] or \
+            not converted["weight_cl"] or not dense["conv2_input"]:
+        fail(f"what-if: the convolutions saw {plain} plainly, {fed} with the input fed NCHW, {converted} with the "
+             f"model converted, {dense} with the permute's line made dense")
+    if model.conv1.weight.is_contiguous(memory_format=torch.channels_last):
+        fail("what-if: the model's own weight was converted")
+    return f"what-if: {len(actions) - 1} actions applied and timed in 8 rounds, eval and train, the state untouched"
+
+
+if __name__ == "__main__":
+    failures = []
+    check_what_if(failures.append)
+    for f in failures:
+        print("FAIL", f)
+    raise SystemExit(1 if failures else 0)
