@@ -105,6 +105,11 @@ def _check(fail):
             want = "not compared" if mode == "train" else ("equal", "close")
             if not row["outputs"].startswith(want):
                 fail(f"what-if ({mode}): {row['name']}'s outputs {row['outputs']!r}, want {want}")
+        copies = {kind: row["recorded"]["variant"] for kind, row in rows.items() if "recorded" in row}
+        base = result["baseline"]
+        if base["implicit"] == 0 or base["mixed_ops"] == 0 or copies["convert_model"]["implicit"] != 0 or \
+                copies["convert_model"]["mixed_ops"] != 0 or copies["feed_input"]["implicit"] >= base["implicit"]:
+            fail(f"what-if ({mode}): copies recorded {base} plainly, {copies} in the variants")
         for problem in _unchanged(model, before):
             fail(f"what-if ({mode}): after it, {problem}")
     model.eval()
@@ -118,6 +123,16 @@ def _check(fail):
              f"model converted, {dense} with the permute's line made dense")
     if model.conv1.weight.is_contiguous(memory_format=torch.channels_last):
         fail("what-if: the model's own weight was converted")
+    # A compiled model: every variant runs eagerly, and dynamo compiles nothing more for it.
+    from torch._dynamo.utils import counters
+    compiled = torch.compile(model, backend="eager")
+    with torch.no_grad():
+        compiled(x)
+    graphs = counters["stats"]["unique_graphs"]
+    result = _what_if.measure(_what_if.Call(compiled, (x,), {}), actions[:3], rounds=6)
+    if counters["stats"]["unique_graphs"] != graphs or any("time" not in r for r in result["variants"]):
+        fail(f"what-if on a compiled model: {counters['stats']['unique_graphs'] - graphs} more graphs compiled, "
+             f"variants {[r['name'] for r in result['variants'] if 'time' not in r]} not timed")
     return f"what-if: {len(actions) - 1} actions applied and timed in 8 rounds, eval and train, the state untouched"
 
 

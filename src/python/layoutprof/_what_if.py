@@ -11,15 +11,22 @@ one action of a cause (report_model/fix_action.h) applied:
 No TorchFunctionMode (it turns off the fused MultiheadAttention and Transformer paths) and no
 dispatch mode: every variant runs the program the user runs, but for the fix.
 
+A compiled model's variants run its module eagerly (unwrapped, and under
+torch.compiler.set_stance("force_eager") for compiled submodules): nothing is compiled for them.
+DDP's wrapper is left out too (its forward talks to the other ranks). Each variant's call is
+also recorded once by layoutprof itself: its layout copies, bytes and mixed-format ops.
+
 The user's state is untouched: the calls run under no_grad with the buffers copied (a batch
 norm's running stats), and the RNG state is restored after every call. A call that draws random
 numbers gets its outputs "not compared" (random ops fill memory in layout order).
 """
+import contextlib
 import time
 
 import torch
 
 from . import _native, _rewrite
+from ._module_hooks import unwrapped
 
 try:
     from torch.func import functional_call
@@ -56,11 +63,13 @@ class Call:
     """The recorded call: the model and its arguments kept as they came."""
 
     def __init__(self, model, args, kwargs):
-        self.model = model
+        # The user's module itself: a compiled wrapper's names are not the user's, and DDP's
+        # forward would talk to the other ranks
+        self.model = unwrapped(model)
         self.args = [kept(a) if isinstance(a, torch.Tensor) else a for a in args]
         self.kwargs = {k: kept(v) if isinstance(v, torch.Tensor) else v for k, v in kwargs.items()}
-        self.parameters = dict(model.named_parameters())
-        self.buffers = dict(model.named_buffers())
+        self.parameters = dict(self.model.named_parameters())
+        self.buffers = dict(self.model.named_buffers())
 
     def state(self, convert=None):
         """Parameters as they are (or converted by `convert(name, tensor)`), buffers copied."""
@@ -165,15 +174,48 @@ def _flat(value):
     return []
 
 
+def recorded(run, device="cpu"):
+    """One call of `run` recorded by layoutprof itself (after the user's block: one profile at a
+    time): its layout copies, their bytes, and the mixed-format ops its causes reach; derived,
+    exact. The RNG state is kept (_timed)."""
+    from .profile import profile  # the package's front end: imported when a variant is recorded
+    with profile(counters=False, gpu=False) as p:
+        _timed(run, device)
+    summary, causes = p.report["summary"], p.report.get("causes", [])
+    return {"implicit": summary["copies"]["implicit_layout"], "explicit": summary["copies"]["explicit_layout"],
+            "bytes": summary["copy_bytes"]["implicit_layout"] + summary["copy_bytes"]["explicit_layout"],
+            "mixed_ops": sum(c["mixed_ops"] for c in causes)}
+
+
+@contextlib.contextmanager
+def _eager():
+    """A compiled model's variants run eagerly (torch.compiler.set_stance("force_eager") where
+    torch has it): a new graph per variant would fill the user's cache and count against its
+    recompile limit."""
+    stance = getattr(getattr(torch, "compiler", None), "set_stance", None)
+    if stance is None:
+        yield
+        return
+    with stance("force_eager"):
+        yield
+
+
 def measure(call, actions, rounds=6, budget_s=60.0, device="cpu"):
     """Each action's variant timed against the baseline in interleaved rounds (the baseline,
     each variant, the baseline again), at most `rounds` of them and as many as `budget_s`
     allows; their verdicts (_native.judge_rounds) and outputs against the baseline's. Returns
-    {"rounds", "control", "variants": [{"name", "action", "refused" | "time", "outputs"}],
+    {"rounds", "control", "baseline": recorded(), "variants": [{"name", "action", "refused" |
+    "time", "recorded": {"baseline", "variant"}, "outputs"}],
     "times_ns": {variant name: [each round's call]}}."""
+    with _eager():
+        return _measure(call, actions, rounds, budget_s, device)
+
+
+def _measure(call, actions, rounds, budget_s, device):
     baseline = Variant("baseline", None, call.runner())
     runnable = [variant(call, a) for a in actions]
     timed = [v for v in runnable if v.run is not None]
+    counts = {v.name: recorded(v.run, device) for v in [baseline] + timed}
     _ns, reference, drew = _timed(baseline.run, device)  # the warm-up calls
     outputs = {}
     for v in timed:
@@ -195,8 +237,9 @@ def measure(call, actions, rounds=6, budget_s=60.0, device="cpu"):
             row["refused"] = v.refused
         else:
             row["time"] = judged[timed.index(v)]
+            row["recorded"] = {"baseline": counts["baseline"], "variant": counts[v.name]}
             row["outputs"] = "not compared: the call draws random numbers" if drew else \
                 compare_outputs(reference, outputs[v.name])
         rows.append(row)
-    return {"rounds": len(again), "control": control, "variants": rows,
+    return {"rounds": len(again), "control": control, "variants": rows, "baseline": counts["baseline"],
             "times_ns": dict(times, baseline_again=again)}
