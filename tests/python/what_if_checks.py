@@ -91,7 +91,7 @@ def _check(fail):
         before = _snapshot(model)
         call = _what_if.Call(model, (x,), {})
         result = _what_if.measure(call, actions, rounds=8, budget_s=60)  # 4 variants: 8 rounds at 1-0.05/4
-        rows = {r["action"]["kind"]: r for r in result["variants"]}
+        rows = {r["actions"][0]["kind"]: r for r in result["variants"]}
         if result["rounds"] != 8 or result["control"]["saving"] == "not_judged":
             fail(f"what-if ({mode}): {result['rounds']} rounds, control {result['control']['text']}")
         for kind, row in rows.items():
@@ -136,9 +136,32 @@ def _check(fail):
     return f"what-if: {len(actions) - 1} actions applied and timed in 8 rounds, eval and train, the state untouched"
 
 
+def check_what_if_option(fail):
+    """profile(what_if=N): after the block, the report's causes' actions measured."""
+    import layoutprof
+    torch.manual_seed(0)
+    model = Net().eval()
+    x = torch.randn(2, 8, 12, 12).to(memory_format=torch.channels_last)
+    with torch.no_grad(), layoutprof.profile(what_if=2, what_if_budget=30, counters=False) as p:
+        model(x)
+    w = p.what_if or {}
+    kinds = [[a["kind"] for a in r["actions"]] for r in w.get("variants", [])]
+    wanted = [["feed_input"], ["convert_model"], ["contiguous_at"], ["feed_input", "contiguous_at"]]
+    if kinds != wanted or w.get("rounds", 0) < 8 or any("time" not in r for r in w["variants"]):
+        fail(f"profile(what_if=2): variants {kinds}, want {wanted}; {w.get('rounds')} rounds")
+    else:
+        print(f"profile(what_if=2): {len(kinds)} variants from the report's 2 causes, {w['rounds']} rounds")
+    try:
+        layoutprof.profile(what_if=True)
+        fail("profile(what_if=True) was taken")
+    except ValueError:
+        pass
+
+
 if __name__ == "__main__":
     failures = []
     check_what_if(failures.append)
+    check_what_if_option(failures.append)
     for f in failures:
         print("FAIL", f)
     raise SystemExit(1 if failures else 0)

@@ -21,6 +21,7 @@ norm's running stats), and the RNG state is restored after every call. A call th
 numbers gets its outputs "not compared" (random ops fill memory in layout order).
 """
 import contextlib
+import json
 import time
 
 import torch
@@ -55,8 +56,8 @@ def _converted(t, format_name):
 class Variant:
     """One way to run the call: `run()` returns its output; `refused` says why it cannot."""
 
-    def __init__(self, name, action, run=None, refused=""):
-        self.name, self.action, self.run, self.refused = name, action, run, refused
+    def __init__(self, name, actions, run=None, refused=""):
+        self.name, self.actions, self.run, self.refused = name, actions, run, refused
 
 
 class Call:
@@ -88,30 +89,78 @@ class Call:
         return run
 
 
-def variant(call, action):
-    """The Variant that applies `action` (a cause's action, as the JSON report writes it)."""
-    kind, name = action["kind"], _name(action)
-    try:
+class _Changes:
+    """What a variant changes: the call's arguments, the state's tensors by name, the lines."""
+
+    def __init__(self, call):
+        self.args, self.convert, self.edits = list(call.args), {}, []
+
+    def add(self, call, action):
+        """Adds one action's change; returns why it cannot be applied ("" when it can)."""
+        kind = action["kind"]
         if kind == "feed_input":
-            args = list(call.args)
-            if not 0 <= action["input"] < len(args) or not isinstance(args[action["input"]], torch.Tensor):
-                return Variant(name, action, refused=f"the call has no tensor argument {action['input']}")
-            args[action["input"]] = _converted(args[action["input"]], action["format"])
-            return Variant(name, action, call.runner(args=args))
-        if kind == "convert_model":
-            return Variant(name, action, call.runner(call.state(lambda _n, t: _converted(t, action["format"]))))
-        if kind == "dense_parameter":
+            i = action["input"]
+            if not 0 <= i < len(self.args) or not isinstance(self.args[i], torch.Tensor):
+                return f"the call has no tensor argument {i}"
+            self.args[i] = _converted(self.args[i], action["format"])
+        elif kind == "convert_model":
+            for name in list(call.parameters) + list(call.buffers):
+                self.convert[name] = action["format"]
+        elif kind == "dense_parameter":
             if action["tensor"] not in call.parameters and action["tensor"] not in call.buffers:
-                return Variant(name, action, refused=f"the model has no parameter or buffer {action['tensor']}")
-            state = call.state(lambda n, t: _converted(t, action["format"]) if n == action["tensor"] else t)
-            return Variant(name, action, call.runner(state))
-        if kind in ("contiguous_at", "swap_operands"):
-            fmt = {"contiguous": "contiguous_format"}.get(action.get("format") or "contiguous", action.get("format"))
-            edits = _rewrite.rewritten(action["where"], action["op"], kind, fmt)
-            return Variant(name, action, call.runner(edits=edits))
-    except _rewrite.Refused as e:
-        return Variant(name, action, refused=str(e))
-    return Variant(name, action, refused=action.get("not_applied") or f"{kind}: no front end applies it")
+                return f"the model has no parameter or buffer {action['tensor']}"
+            self.convert[action["tensor"]] = action["format"]
+        elif kind in ("contiguous_at", "swap_operands"):
+            fmt = action.get("format") or "contiguous"
+            try:
+                self.edits += _rewrite.rewritten(action["where"], action["op"], kind,
+                                                 "contiguous_format" if fmt == "contiguous" else fmt)
+            except _rewrite.Refused as e:
+                return str(e)
+        else:
+            return action.get("not_applied") or f"{kind}: no front end applies it"
+        return ""
+
+    def runner(self, call):
+        state = call.state(lambda n, t: _converted(t, self.convert[n]) if n in self.convert else t)
+        return call.runner(state, self.args, self.edits)
+
+
+def report_variants(report, top=3):
+    """The variants a report's causes ask for: each of the `top` causes' first fix alone, its
+    model-wide alternative, and all the first fixes together (fixes interact, and can move a
+    copy elsewhere: their savings are never added up)."""
+    causes = [c for c in report.get("causes", []) if not c.get("accepted") and c.get("actions")][:top]
+    out, seen = [], set()
+
+    def add(actions):
+        key = json.dumps(actions, sort_keys=True)
+        if key not in seen:
+            seen.add(key)
+            out.append(actions)
+
+    for c in causes:
+        add([c["actions"][0]])
+        wide = next((a for a in c["actions"][1:] if a["kind"] == "convert_model"), None)
+        if wide:
+            add([wide])
+    firsts = [c["actions"][0] for c in causes if c["actions"][0]["kind"] != "none"]
+    if len(firsts) > 1:
+        add(firsts)
+    return out
+
+
+def variant(call, actions):
+    """The Variant that applies `actions` (one, or a list applied together: a cause's actions
+    as the JSON report writes them)."""
+    actions = actions if isinstance(actions, list) else [actions]
+    changes = _Changes(call)
+    name = " + ".join(_name(a) for a in actions)
+    for action in actions:
+        why = changes.add(call, action)
+        if why:
+            return Variant(name, actions, refused=why)
+    return Variant(name, actions, changes.runner(call))
 
 
 def _name(action):
@@ -200,20 +249,20 @@ def _eager():
         yield
 
 
-def measure(call, actions, rounds=6, budget_s=60.0, device="cpu"):
+def measure(call, variants, rounds=6, budget_s=60.0, device="cpu"):
     """Each action's variant timed against the baseline in interleaved rounds (the baseline,
     each variant, the baseline again), at most `rounds` of them and as many as `budget_s`
     allows; their verdicts (_native.judge_rounds) and outputs against the baseline's. Returns
-    {"rounds", "control", "baseline": recorded(), "variants": [{"name", "action", "refused" |
+    {"rounds", "control", "baseline": recorded(), "variants": [{"name", "actions", "refused" |
     "time", "recorded": {"baseline", "variant"}, "outputs"}],
     "times_ns": {variant name: [each round's call]}}."""
     with _eager():
-        return _measure(call, actions, rounds, budget_s, device)
+        return _measure(call, variants, rounds, budget_s, device)
 
 
-def _measure(call, actions, rounds, budget_s, device):
-    baseline = Variant("baseline", None, call.runner())
-    runnable = [variant(call, a) for a in actions]
+def _measure(call, variants, rounds, budget_s, device):
+    baseline = Variant("baseline", [], call.runner())
+    runnable = [variant(call, v) for v in variants]
     timed = [v for v in runnable if v.run is not None]
     counts = {v.name: recorded(v.run, device) for v in [baseline] + timed}
     _ns, reference, drew = _timed(baseline.run, device)  # the warm-up calls
@@ -232,7 +281,7 @@ def _measure(call, actions, rounds, budget_s, device):
     control, judged = _native.judge_rounds(times["baseline"], again, [times[v.name] for v in timed])
     rows = []
     for v in runnable:
-        row = {"name": v.name, "action": v.action}
+        row = {"name": v.name, "actions": v.actions}
         if v.run is None:
             row["refused"] = v.refused
         else:

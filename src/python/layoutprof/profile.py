@@ -26,7 +26,7 @@ import threading
 
 import torch
 
-from . import _native
+from . import _native, _what_if
 from ._compile_api import observer_effects
 from ._compile_watch import CompileWatch
 from ._ddp import GradWarnings, rank
@@ -90,13 +90,23 @@ class profile:
     recent_ops: between the recorded calls, each thread's latest ops (this many to twice as many)
     are recorded, so that a failure there (a warm-up step, metrics code) is explained; it costs
     what a recorded call's op costs (scripts/BENCHMARKS.md). 0: none.
+    what_if: after the block, the shown call's model and arguments are run again as they were
+    and with the fixes of the top `what_if` causes applied, timed in interleaved rounds for at
+    most `what_if_budget` seconds (src/python/README.md, What-if); p.what_if holds the result.
+    0 (the default): not run.
     After the block, p.report is the JSON report as a dict, p.text() the text report.
     """
 
     def __init__(self, json=None, html=None, text=None, warmup=0, calls=None, by="step", name=None, max_ops=0,
-                 lines=True, accept=(), recent_ops=4096, counters=True, gpu=True):
+                 lines=True, accept=(), recent_ops=4096, counters=True, gpu=True, what_if=0, what_if_budget=60.0):
         if warmup < 0 or (calls is not None and calls < 1):
             raise ValueError("layoutprof.profile: warmup must be >= 0 and calls >= 1")
+        if isinstance(what_if, bool) or not isinstance(what_if, int) or what_if < 0 or what_if_budget <= 0:
+            raise ValueError(f"layoutprof.profile: what_if={what_if!r}, what_if_budget={what_if_budget!r}: the number of "
+                             "causes whose fixes are measured (0: none) and a budget in seconds")
+        self._what_if, self._what_if_budget = what_if, float(what_if_budget)
+        self._shown_call = None  # the shown call's model and arguments, kept for the what-if
+        self.what_if = None
         if by not in ("step", "call"):
             raise ValueError(f"layoutprof.profile: by={by!r}: 'step' or 'call'")
         self._outputs = [("json", json), ("html", html), ("text", text)]
@@ -225,6 +235,10 @@ class profile:
             if path is not None:
                 self._native_report.write(fmt, rank_path(path))
         self.report = _json.loads(self._native_report.text("json"))
+        if self._what_if and self._shown_call is not None and self.report["run"]["status"] == "ok":
+            device = "cuda" if self.report["run"]["device"].startswith("cuda") else "cpu"
+            self.what_if = _what_if.measure(self._shown_call, _what_if.report_variants(self.report, self._what_if),
+                                            rounds=_WHAT_IF_ROUNDS, budget_s=self._what_if_budget, device=device)
 
     def nothing_recorded(self):
         """Why no call was recorded, in one line ("" when one was)."""
@@ -309,6 +323,8 @@ class profile:
         self._buckets.call_begins(self._hooks.root, self._index)
         if not self._session.in_call or self._session.calls:
             return
+        if self._what_if:
+            self._shown_call = _what_if.Call(self._hooks.root, args, kwargs)
         where = f"{frame.f_code.co_filename}:{frame.f_lineno}"
         code = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
         call = f"the model call at {where}" + (f" (`{code}`)" if code else "")
@@ -382,6 +398,9 @@ class profile:
         self._parameters = list(self._model.named_parameters())
         self._buffers = list(self._model.named_buffers())
         self._session.note_model_tensors(self._parameters, self._buffers)
+
+
+_WHAT_IF_ROUNDS = 30  # at most; the budget may stop them sooner
 
 
 def rank_path(path):
