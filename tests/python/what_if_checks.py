@@ -100,7 +100,8 @@ def _check(fail):
                     fail(f"what-if ({mode}): an action no front end applies was not refused: {row}")
                 continue
             time = row.get("time") or {}
-            if time.get("saving") not in ("faster", "slower", "within_noise", "withheld") or "ms a call" not in time.get("text", ""):
+            judged = time.get("saving") in ("faster", "slower", "within_noise", "withheld")
+            if not judged or "ms a call" not in time.get("text", ""):
                 fail(f"what-if ({mode}): {row['name']} was not judged: {row}")
             want = "not compared" if mode == "train" else ("equal", "close")
             if not row["outputs"].startswith(want):

@@ -102,8 +102,8 @@ class profile:
         if warmup < 0 or (calls is not None and calls < 1):
             raise ValueError("layoutprof.profile: warmup must be >= 0 and calls >= 1")
         if isinstance(what_if, bool) or not isinstance(what_if, int) or what_if < 0 or what_if_budget <= 0:
-            raise ValueError(f"layoutprof.profile: what_if={what_if!r}, what_if_budget={what_if_budget!r}: the number of "
-                             "causes whose fixes are measured (0: none) and a budget in seconds")
+            raise ValueError(f"layoutprof.profile: what_if={what_if!r}, what_if_budget={what_if_budget!r}: the "
+                             "number of causes whose fixes are measured (0: none) and a budget in seconds")
         self._what_if, self._what_if_budget = what_if, float(what_if_budget)
         self._shown_call = None  # the shown call's model and arguments, kept for the what-if
         self.what_if = None
@@ -417,7 +417,8 @@ def _strided_arguments(args, kwargs):
     called (dynamo loaded): a recompile on one is traced to the line that made it."""
     if "torch._dynamo" not in sys.modules:
         return ()
-    return [t for t in _tensors(list(args) + list(kwargs.values())) if t.layout == torch.strided and not t.is_contiguous()]
+    tensors = _tensors(list(args) + list(kwargs.values()))
+    return [t for t in tensors if t.layout == torch.strided and not t.is_contiguous()]
 
 
 def _tensors(value):
