@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "analysis/compiled_code.h"
+#include "analysis/hazards.h"
 #include "analysis/verdict.h"
 #include "core/input_spec.h"
 #include "support/format.h"
@@ -104,6 +105,24 @@ OpFix op_fix(const LayoutCause& c, const Report& r, MemoryFormat model_format) {
   return OpFix::plain;
 }
 
+// The op that writes in place, after the birth op, into the storage the birth op's result
+// views (its base's): a copy of the view there would take that write away from the base.
+const OpEvent* written_later(const LayoutCause& c, const Report& r) {
+  if (c.birth_op < 0 || c.birth_op >= static_cast<int64_t>(r.ops.size()) || r.ops[c.birth_op].outputs.empty())
+    return nullptr;
+  const int64_t writer = written_after(r, r.ops[c.birth_op].outputs.front().storage_id, c.birth_op);
+  return writer < 0 ? nullptr : &r.ops[writer];
+}
+
+// The caution a `.contiguous()` at the birth op takes where the code writes into its result's
+// storage later: the copy would take that write away.
+std::string unless_written(const LayoutCause& c, const Report& r) {
+  const OpEvent* writer = written_later(c, r);
+  return writer ? "; not while the code writes into it later (" + writer->name.str() + place(writer->source.str()) +
+                      "): the copy would take that write away from the data it views"
+                : "";
+}
+
 std::string fix_at_op(const LayoutCause& c, const Report& r, MemoryFormat model_format) {
   const std::string op = c.op_name + place(c.where) + code_of(c);
   switch (op_fix(c, r, model_format)) {
@@ -120,13 +139,15 @@ std::string fix_at_op(const LayoutCause& c, const Report& r, MemoryFormat model_
     case OpFix::memory_format: {
       const std::string format = wanted_format(model_format, c.layout);
       return "`" + contiguous_call(format) + "` on the result of " + op + ": the data goes on " +
-             (format == "contiguous" ? "in NCHW" : "in " + format) + ", the format of the model's weights";
+             (format == "contiguous" ? "in NCHW" : "in " + format) + ", the format of the model's weights" +
+             unless_written(c, r);
     }
     case OpFix::plain: break;
   }
   const int64_t copies = c.copies + c.explicit_copies;
   return "`.contiguous()` on the result of " + op + ": the ops after it read dense data" +
-         (copies > 1 ? " (one copy there instead of " + std::to_string(copies) + " in the ops that read it)" : "");
+         (copies > 1 ? " (one copy there instead of " + std::to_string(copies) + " in the ops that read it)" : "") +
+         unless_written(c, r);
 }
 
 FixAction not_applied(const std::string& why) {
@@ -149,6 +170,9 @@ FixAction action_at_op(const LayoutCause& c, const Report& r, MemoryFormat model
     case OpFix::memory_format: a.format = wanted_format(model_format, c.layout); break;
     case OpFix::plain: a.format = "contiguous"; break;
   }
+  if (const OpEvent* writer = written_later(c, r))
+    return not_applied("the result or its base is written in place later, by " + writer->name.str() +
+                       place(writer->source.str()) + ": a copy there would take that write away from the base");
   a.kind = FixKind::contiguous_at;
   a.op = c.op_name;
   a.where = c.where;

@@ -411,6 +411,17 @@ void check_model_tensors(const Report& r, Sink& sink) {
 
 }  // namespace
 
+int64_t written_after(const Report& r, uint64_t storage_id, int64_t after) {
+  if (storage_id == 0) return -1;
+  for (int64_t id = std::max<int64_t>(after + 1, 0); id < static_cast<int64_t>(r.ops.size()); ++id) {
+    const OpEvent& op = r.ops[id];
+    if (!outermost(r.ops, op)) continue;
+    for (size_t w : written_inputs(op))
+      if (op.inputs[w].storage_id == storage_id) return id;
+  }
+  return -1;
+}
+
 std::vector<Hazard> find_hazards(const Report& r, const std::vector<TensorInfo>& outputs) {
   Sink sink;
   check_model_tensors(r, sink);

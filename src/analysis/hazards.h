@@ -29,6 +29,11 @@ namespace layoutprof {
 // what the shown call returned, when known.
 std::vector<Hazard> find_hazards(const Report& r, const std::vector<TensorInfo>& outputs);
 
+// The first top-level op after op `after` that writes elements of `storage_id` in place (a
+// write, as above); -1 where none does. A `.contiguous()` on a view of that storage would take
+// the write away from it (the what-if refuses to apply such a fix).
+int64_t written_after(const Report& r, uint64_t storage_id, int64_t after);
+
 // One line: "aliased write at model.py:24 (`buf[0] = v`): ..." (the kind, the line, the code,
 // the tensor and what happens).
 std::string hazard_text(const Hazard& h);

@@ -91,6 +91,24 @@ TEST(Birthplace, AViewThatHappensToBeChannelsLastIsTheBirthplaceOfTheConvolution
   EXPECT_EQ(c.actions[1].format, "channels_last");
 }
 
+TEST(Birthplace, AFixWhoseCopyWouldTakeALaterWriteAwayIsNotApplied) {
+  // The reshape's result views the tokens' storage, and a later add_ writes into that storage:
+  // a .contiguous() on the reshape's result would leave the tokens unwritten.
+  Call call = attention_view_call();
+  add_op(call, "aten::add_", -1, {tensor({2, 16, 8}, {128, 8, 1}, 1), tensor({2, 16, 8}, {128, 8, 1}, 20)},
+         {tensor({2, 16, 8}, {128, 8, 1}, 1)}, "attn");
+  const Report r = analyze(testing::trace_of({call}));
+  ASSERT_EQ(r.causes.size(), 1u);
+  ASSERT_FALSE(r.causes[0].actions.empty());
+  const FixAction& a = r.causes[0].actions[0];
+  EXPECT_EQ(a.kind, FixKind::none);
+  EXPECT_TRUE(contains(a.not_applied, "written in place later, by aten::add_")) << a.not_applied;
+  EXPECT_TRUE(contains(r.causes[0].fixes[0], "not while the code writes into it later (aten::add_"))
+      << r.causes[0].fixes[0];
+  EXPECT_EQ(analyze(testing::trace_of({attention_view_call()})).causes.at(0).actions.at(0).kind, FixKind::contiguous_at)
+      << "without the write, the same fix is applied";
+}
+
 TEST(Birthplace, AResidualAddThatFollowsItsFirstOperandIsAChoiceWithASwapFix) {
   Call call;
   // shortcut (NCHW, storage 1); a permute back makes channels_last data (storage 2's view),
