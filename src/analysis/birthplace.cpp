@@ -46,9 +46,12 @@ constexpr size_t kNoCause = static_cast<size_t>(-1);
 constexpr int kMaxHops = 1 << 20;
 
 // Ops whose operands can swap places without changing the result (out of place only: an
-// in-place op keeps its first operand's strides whatever the order).
+// in-place op keeps its first operand's strides whatever the order). An add with `alpha`
+// (a + alpha * b) is not: the recorded op has no scalars, so its line's code decides (`alpha=`
+// on it, or a third positional argument of `torch.add`, is taken for one).
 bool is_commutative(const OpEvent& op) {
   const std::string_view name = op_short_name(op);
+  if (name == "add" && op.source_text.str().find("alpha") != std::string::npos) return false;
   return name == "add" || name == "mul" || name == "maximum" || name == "minimum";
 }
 

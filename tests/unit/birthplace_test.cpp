@@ -138,6 +138,14 @@ TEST(Birthplace, AResidualAddThatFollowsItsFirstOperandIsAChoiceWithASwapFix) {
                                         [](const FixAction& a) { return a.kind == FixKind::swap_operands; });
   ASSERT_NE(swap_action, c.actions.end());
   EXPECT_EQ(swap_action->op, "aten::add");
+  // The same add written `torch.add(branch, shortcut, alpha=2)`: branch + 2 * shortcut, which a
+  // swap would change. No swap is offered, nor applied.
+  const int64_t add = c.choices[0].op;
+  call.events[add].source_text = "out = torch.add(branch, shortcut, alpha=2)";
+  const Report scaled = analyze(testing::trace_of({call}));
+  ASSERT_EQ(scaled.causes.size(), 1u);
+  for (const std::string& f : scaled.causes[0].fixes) EXPECT_FALSE(contains(f, "swap the operands")) << f;
+  for (const FixAction& a : scaled.causes[0].actions) EXPECT_NE(a.kind, FixKind::swap_operands);
 }
 
 TEST(Birthplace, AnInputPermutedOutsideTheModelNamesTheInputSpecAndItsFix) {
