@@ -124,6 +124,21 @@ def _check(fail):
              f"model converted, {dense} with the permute's line made dense")
     if model.conv1.weight.is_contiguous(memory_format=torch.channels_last):
         fail("what-if: the model's own weight was converted")
+    # A training step: the forward, then torch.autograd.grad of its output; no .grad written and
+    # no hook of the user's on a parameter run.
+    model.train()
+    fired = []
+    handle = model.conv1.weight.register_hook(lambda g: fired.append(1))
+    before = _snapshot(model)
+    result = _what_if.measure(_what_if.Call(model, (x,), {}, backward=True), actions[:2], rounds=6)
+    handle.remove()
+    grads = [n for n, p in model.named_parameters() if p.grad is not None]
+    if fired or grads or any("time" not in r for r in result["variants"]) or _unchanged(model, before):
+        fail(f"what-if of a training step: the user's hook ran {len(fired)} times, .grad of {grads} written, "
+             f"{_unchanged(model, before)}")
+    if result["baseline"]["implicit"] <= 2:
+        fail(f"what-if of a training step: the backward's copies not recorded: {result['baseline']}")
+    model.eval()
     # A compiled model: every variant runs eagerly, and dynamo compiles nothing more for it.
     from torch._dynamo.utils import counters
     compiled = torch.compile(model, backend="eager")

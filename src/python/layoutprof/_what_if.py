@@ -16,9 +16,12 @@ torch.compiler.set_stance("force_eager") for compiled submodules): nothing is co
 DDP's wrapper is left out too (its forward talks to the other ranks). Each variant's call is
 also recorded once by layoutprof itself: its layout copies, bytes and mixed-format ops.
 
-The user's state is untouched: the calls run under no_grad with the buffers copied (a batch
-norm's running stats), and the RNG state is restored after every call. A call that draws random
-numbers gets its outputs "not compared" (random ops fill memory in layout order).
+The user's state is untouched: the buffers are copied (a batch norm's running stats), the
+parameters are leaves of their own, and the RNG state is restored after every call. A training
+step's variants run the forward, then torch.autograd.grad of its output's sum (never .grad,
+the user's optimizer or hooks: AccumulateGrad's copies are then not measured); a forward call's
+run under no_grad. A call that draws random numbers gets its outputs "not compared" (random ops
+fill memory in layout order).
 """
 import contextlib
 import json
@@ -63,29 +66,38 @@ class Variant:
 class Call:
     """The recorded call: the model and its arguments kept as they came."""
 
-    def __init__(self, model, args, kwargs):
+    def __init__(self, model, args, kwargs, backward=False):
         # The user's module itself: a compiled wrapper's names are not the user's, and DDP's
         # forward would talk to the other ranks
         self.model = unwrapped(model)
+        self.backward = backward  # a training step: the forward, then the gradients of its output
         self.args = [kept(a) if isinstance(a, torch.Tensor) else a for a in args]
         self.kwargs = {k: kept(v) if isinstance(v, torch.Tensor) else v for k, v in kwargs.items()}
         self.parameters = dict(self.model.named_parameters())
         self.buffers = dict(self.model.named_buffers())
 
     def state(self, convert=None):
-        """Parameters as they are (or converted by `convert(name, tensor)`), buffers copied."""
+        """Parameters as they are (or converted by `convert(name, tensor)`), as leaves of their
+        own (no hook of the user's on them, no .grad written), buffers copied."""
         convert = convert or (lambda _name, t: t)
-        state = {n: convert(n, p.detach()) for n, p in self.parameters.items()}
+        state = {n: convert(n, p.detach()).detach().requires_grad_(self.backward and p.requires_grad)
+                 for n, p in self.parameters.items()}
         state.update({n: convert(n, kept(b)) for n, b in self.buffers.items()})
         return state
 
     def runner(self, state=None, args=None, edits=()):
         state = self.state() if state is None else state
         args = self.args if args is None else args
+        leaves = [t for t in state.values() if t.requires_grad]
 
         def run():
-            with _rewrite.applied(list(edits)):
-                return functional_call(self.model, state, tuple(args), dict(self.kwargs))
+            with _rewrite.applied(list(edits)), torch.set_grad_enabled(self.backward):
+                out = functional_call(self.model, state, tuple(args), dict(self.kwargs))
+                if self.backward:  # torch.autograd.grad: never .grad, the user's optimizer or hooks
+                    loss = sum(t.float().sum() for t in _flat(out) if t.requires_grad)
+                    if leaves and isinstance(loss, torch.Tensor):
+                        torch.autograd.grad(loss, leaves, allow_unused=True)
+                return out
         return run
 
 
@@ -182,8 +194,7 @@ def _timed(run, device):
     cpu_rng = torch.get_rng_state()
     cuda_rng = torch.cuda.get_rng_state_all() if device == "cuda" and torch.cuda.is_available() else None
     start = time.perf_counter_ns()
-    with torch.no_grad():
-        out = run()
+    out = run()
     if cuda_rng is not None:
         torch.cuda.synchronize()
     ns = time.perf_counter_ns() - start

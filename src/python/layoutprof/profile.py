@@ -324,7 +324,8 @@ class profile:
         if not self._session.in_call or self._session.calls:
             return
         if self._what_if:
-            self._shown_call = _what_if.Call(self._hooks.root, args, kwargs)
+            self._shown_call = _what_if.Call(self._hooks.root, args, kwargs, backward=torch.is_grad_enabled() and
+                                             any(p.requires_grad for p in self._hooks.root.parameters()))
         where = f"{frame.f_code.co_filename}:{frame.f_lineno}"
         code = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
         call = f"the model call at {where}" + (f" (`{code}`)" if code else "")
