@@ -164,3 +164,15 @@ def unwrapped(module):
             module = module._orig_mod
         else:
             return module
+
+
+def tensors_in(value):
+    """The tensors in a model call's arguments or output: itself, or those in its tuples, lists
+    and dicts."""
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, (list, tuple)):
+        return [t for v in value for t in tensors_in(v)]
+    return []

@@ -30,7 +30,7 @@ import time
 import torch
 
 from . import _native, _rewrite
-from ._module_hooks import unwrapped
+from ._module_hooks import tensors_in, unwrapped
 
 try:
     from torch.func import functional_call
@@ -94,7 +94,7 @@ class Call:
             with _rewrite.applied(list(edits)), torch.set_grad_enabled(self.backward):
                 out = functional_call(self.model, state, tuple(args), dict(self.kwargs))
                 if self.backward:  # torch.autograd.grad: never .grad, the user's optimizer or hooks
-                    loss = sum(t.float().sum() for t in _flat(out) if t.requires_grad)
+                    loss = sum(t.float().sum() for t in tensors_in(out) if t.requires_grad)
                     if leaves and isinstance(loss, torch.Tensor):
                         torch.autograd.grad(loss, leaves, allow_unused=True)
                 return out
@@ -208,7 +208,7 @@ def _timed(run, device):
 
 def compare_outputs(baseline, other):
     """"equal", "close (max abs A, max rel R)" or "differs (max abs A, max rel R)"."""
-    a, b = _flat(baseline), _flat(other)
+    a, b = tensors_in(baseline), tensors_in(other)
     if len(a) != len(b) or any(x.shape != y.shape or x.dtype != y.dtype for x, y in zip(a, b)):
         return "differs (other shapes or dtypes)"
     if all(torch.equal(x, y) for x, y in zip(a, b)):
@@ -222,16 +222,6 @@ def compare_outputs(baseline, other):
         return f"close (max abs {abs_max:.2g}, max rel {rel_max:.2g})"
     except AssertionError:
         return f"differs (max abs {abs_max:.2g}, max rel {rel_max:.2g})"
-
-
-def _flat(value):
-    if isinstance(value, torch.Tensor):
-        return [value]
-    if isinstance(value, dict):
-        value = list(value.values())
-    if isinstance(value, (list, tuple)):
-        return [t for v in value for t in _flat(v)]
-    return []
 
 
 def recorded(run, device="cpu"):

@@ -35,7 +35,7 @@ from ._layout_warnings import LayoutWarnings
 from ._graph_replays import GraphReplays
 from ._profiler_watch import ProfilerWatch
 from ._warning_tap import WarningTap
-from ._module_hooks import ModuleHooks, one_line, unwrapped
+from ._module_hooks import ModuleHooks, one_line, tensors_in, unwrapped
 
 
 _under_way = []  # the profiles whose blocks are under way in this process, the innermost last
@@ -312,7 +312,7 @@ class profile:
         """What the model returned in the shown call: a copy it wrote and returned is used."""
         if self._forked() or not self._session.in_call or self._session.calls:
             return
-        for t in _tensors(output):
+        for t in tensors_in(output):
             self._session.note_output(t)
 
     def _model_inputs(self, args, kwargs, frame):
@@ -331,7 +331,7 @@ class profile:
         call = f"the model call at {where}" + (f" (`{code}`)" if code else "")
         named = [(f"argument {i}", a) for i, a in enumerate(args)] + [(f"argument {k!r}", v) for k, v in kwargs.items()]
         for name, value in named:
-            for t in _tensors(value):
+            for t in tensors_in(value):
                 self._session.note_input(t, f"{name} of {call}")
 
     def _model_call_begins(self, args, kwargs):
@@ -358,7 +358,7 @@ class profile:
         """A training step's call goes on until its backward pass is done: hooks on the
         output's gradients queue the call's end with the autograd engine. False when no
         output needs a gradient."""
-        tensors = [t for t in _tensors(output) if t.requires_grad] if torch.is_grad_enabled() else []
+        tensors = [t for t in tensors_in(output) if t.requires_grad] if torch.is_grad_enabled() else []
         if not tensors:
             return False
         call, thread = object(), threading.get_ident()
@@ -418,16 +418,5 @@ def _strided_arguments(args, kwargs):
     called (dynamo loaded): a recompile on one is traced to the line that made it."""
     if "torch._dynamo" not in sys.modules:
         return ()
-    tensors = _tensors(list(args) + list(kwargs.values()))
+    tensors = tensors_in(list(args) + list(kwargs.values()))
     return [t for t in tensors if t.layout == torch.strided and not t.is_contiguous()]
-
-
-def _tensors(value):
-    """The tensors in a forward()'s output: itself, or those in its tuples, lists and dicts."""
-    if isinstance(value, torch.Tensor):
-        return [value]
-    if isinstance(value, dict):
-        value = list(value.values())
-    if isinstance(value, (list, tuple)):
-        return [t for v in value for t in _tensors(v)]
-    return []
