@@ -167,6 +167,15 @@ def check_what_if_option(fail):
         fail(f"profile(what_if=2): variants {kinds}, want {wanted}; {w.get('rounds')} rounds")
     else:
         print(f"profile(what_if=2): {len(kinds)} variants from the report's 2 causes, {w['rounds']} rounds")
+    with torch.no_grad(), layoutprof.profile(what_if=2, counters=False) as q:
+        model(x)  # two model calls in the one recorded step: the first is measured
+        model(x.contiguous())
+    if not q.what_if or [[a["kind"] for a in r["actions"]] for r in q.what_if["variants"]][:1] != [["feed_input"]]:
+        fail(f"profile(what_if=2) over two calls: {q.what_if and q.what_if['variants']}")
+    with torch.no_grad(), layoutprof.profile(what_if=1, counters=False) as q:
+        torch.nn.Linear(4, 4)(torch.randn(2, 4))
+    if q.what_if != {"rounds": 0, "variants": [], "why": "no cause with a fix to measure"}:
+        fail(f"profile(what_if=1) of a call without causes: {q.what_if}")
     try:
         layoutprof.profile(what_if=True)
         fail("profile(what_if=True) was taken")

@@ -237,8 +237,10 @@ class profile:
         self.report = _json.loads(self._native_report.text("json"))
         if self._what_if and self._shown_call is not None and self.report["run"]["status"] == "ok":
             device = "cuda" if self.report["run"]["device"].startswith("cuda") else "cpu"
-            self.what_if = _what_if.measure(self._shown_call, _what_if.report_variants(self.report, self._what_if),
-                                            rounds=_WHAT_IF_ROUNDS, budget_s=self._what_if_budget, device=device)
+            variants = _what_if.report_variants(self.report, self._what_if)
+            self.what_if = _what_if.measure(self._shown_call, variants, rounds=_WHAT_IF_ROUNDS,
+                                            budget_s=self._what_if_budget, device=device) if variants else \
+                {"rounds": 0, "variants": [], "why": "no cause with a fix to measure"}
 
     def nothing_recorded(self):
         """Why no call was recorded, in one line ("" when one was)."""
@@ -323,7 +325,7 @@ class profile:
         self._buckets.call_begins(self._hooks.root, self._index)
         if not self._session.in_call or self._session.calls:
             return
-        if self._what_if:
+        if self._what_if and self._shown_call is None:  # the step's first model call
             self._shown_call = _what_if.Call(self._hooks.root, args, kwargs, backward=torch.is_grad_enabled() and
                                              any(p.requires_grad for p in self._hooks.root.parameters()))
         where = f"{frame.f_code.co_filename}:{frame.f_lineno}"
