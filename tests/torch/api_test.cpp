@@ -6,10 +6,12 @@
 
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <unistd.h>
 
 #include "layoutprof/layoutprof.h"
 
@@ -126,7 +128,14 @@ TEST(Api, TwoSessionsAtOnceAreRefusedInOneLine) {
   EXPECT_THROW(first.step(), std::logic_error);
 }
 
-std::string temp_path(const char* name) { return ::testing::TempDir() + name; }
+// This test binary's own file: the suites of one CI run share the temporary folder, and a
+// death test's child (the same binary, run again) must find the file its parent names.
+std::string temp_path(const char* name) {
+  char exe[4096] = {};
+  const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
+  const std::string binary = n > 0 ? std::string(exe, static_cast<size_t>(n)) : std::string();
+  return ::testing::TempDir() + std::to_string(std::hash<std::string>{}(binary)) + "_" + name;
+}
 
 json read_json(const std::string& path) {
   std::ifstream in(path);

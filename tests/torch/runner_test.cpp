@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <ATen/record_function.h>
 #include <torch/script.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -23,6 +24,12 @@
 namespace layoutprof {
 namespace {
 
+// A file of this test process's own in the temporary folder: the suites of one CI run share it,
+// and two of them writing the same model file while the other loads it failed a load.
+std::string temp_file(const std::string& name) {
+  return ::testing::TempDir() + "/" + std::to_string(::getpid()) + "_" + name;
+}
+
 // A module that raises on its third forward() (view() of a transposed tensor): with no warm-up, the sites call is the first
 // and the first recorded call the second, so the call that fails is the second recorded one,
 // which records op names and times only (Recorder::Mode::figures).
@@ -37,7 +44,7 @@ def forward(self, x):
         y = x.t().view(-1)
     return y
 )JIT");
-  std::string path = ::testing::TempDir() + "/fails_on_third_call.pt";
+  std::string path = temp_file("fails_on_third_call.pt");
   m.save(path);
   return path;
 }
@@ -114,7 +121,7 @@ def forward(self, x):
     y = torch.conv2d(y, self.pointwise_w)
     return torch.matmul(y.mean([2, 3]), self.lin_w) + self.volume.sum()
 )JIT");
-  std::string path = ::testing::TempDir() + "/convolutions_and_a_transposed_weight.pt";
+  std::string path = temp_file("convolutions_and_a_transposed_weight.pt");
   m.save(path);
   return path;
 }
@@ -217,7 +224,7 @@ def forward(self, x, y):
     z = self.inner.forward(x)
     return z * self.scale + y
 )JIT");
-  std::string path = ::testing::TempDir() + "/outer_with_inner.pt";
+  std::string path = temp_file("outer_with_inner.pt");
   outer.save(path);
   return path;
 }
@@ -242,12 +249,12 @@ TEST(Model, TorchScriptNamesItsInputsParametersAndBuffers) {
 
 TEST(Model, LoadSaysWhatIsWrongWithAFile) {
   try {
-    load_model(::testing::TempDir() + "/no_such_model.pt");
+    load_model(temp_file("no_such_model.pt"));
     FAIL() << "loaded a missing file";
   } catch (const ModelLoadError& e) {
     EXPECT_THAT(e.what(), ::testing::HasSubstr("cannot open model"));
   }
-  const std::string junk = ::testing::TempDir() + "/not_a_model.pt";
+  const std::string junk = temp_file("not_a_model.pt");
   { std::ofstream(junk) << "not a zip archive"; }
   try {
     load_model(junk);

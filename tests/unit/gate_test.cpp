@@ -3,6 +3,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <fstream>
 
@@ -137,7 +138,7 @@ TEST(Gate, AnOpInsertedUpstreamDoesNotShiftTheRest) {
 TEST(Gate, ReportsReadForTheGateCompareAsWholeReports) {
   const Report base = model(false), now = model(true, /*extra_upstream_op=*/true);
   auto gate_read = [](const Report& r, const std::string& name) {
-    const std::string path = ::testing::TempDir() + "/gate_" + name + ".json";
+    const std::string path = ::testing::TempDir() + "/gate_" + name + "." + std::to_string(getpid()) + ".json";
     std::ofstream(path) << report_json_text(r);
     return load_report_file(path, OpDetail::top_level);
   };

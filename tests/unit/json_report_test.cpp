@@ -2,6 +2,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <functional>
@@ -16,6 +17,11 @@
 
 namespace layoutprof {
 namespace {
+
+// A file of this process's own in the temporary folder: two builds' suites run at once.
+std::string own_temp(const std::string& name) {
+  return ::testing::TempDir() + "/" + std::to_string(getpid()) + "_" + name;
+}
 
 using nlohmann::json;
 using ::testing::HasSubstr;
@@ -80,7 +86,7 @@ TEST(JsonReport, ReadsSchemaOneReports) {
     v1_in_order += std::string(", \"") + key + "\": " + v1[key].dump();
   files.emplace_back("v1", v1_in_order + "}");
   for (const auto& [name, text] : files) {
-    std::string path = ::testing::TempDir() + "/schema_" + name + ".json";
+    std::string path = own_temp("schema_" + name + ".json");
     std::ofstream(path) << text;
     EXPECT_EQ(report_to_json(load_report_file(path)), v2) << name;
   }
@@ -91,8 +97,8 @@ TEST(JsonReport, ReadsSchemaOneReports) {
 // A report file with this text is refused as not a report, in one line.
 void expect_refused(const std::string& text, const std::string& what) {
   // One file per test: CTest runs tests in parallel.
-  std::string path = ::testing::TempDir() + "/refused_" +
-                     ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".json";
+  std::string path = own_temp(std::string("refused_") +
+                              ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".json");
   std::ofstream(path) << text;
   for (OpDetail detail : {OpDetail::full, OpDetail::top_level}) {  // as render reads it, and the gate
     try {
@@ -246,7 +252,7 @@ TEST(JsonReport, ReadsTheSameReportWhateverTheFilesLayout) {
   const size_t row = spread.find("\n", spread.find("\"rows\": [") + 12) + 1;  // the second row
   spread.insert(spread.find(',', row) + 1, "\n   ");
   for (const std::string& text : {written, doc.dump(2), doc.dump(), spread}) {
-    const std::string path = ::testing::TempDir() + "/layout.json";
+    const std::string path = own_temp("layout.json");
     std::ofstream(path) << text;
     EXPECT_EQ(report_json_text(load_report_file(path)), written) << text.substr(0, 200);
   }
@@ -265,7 +271,7 @@ TEST(JsonReport, TheGatesReadKeepsTheTopLevelOpsWithTheirIds) {
     if (op.parent < 0) top_ids.push_back(op.id);
   ASSERT_LT(top_ids.size(), r.ops.size()) << "the sample has nested ops";
   for (const std::string& text : {report_json_text(r), v2.dump(2), v1.dump()}) {
-    const std::string path = ::testing::TempDir() + "/gate_read.json";
+    const std::string path = own_temp("gate_read.json");
     std::ofstream(path) << text;
     const Report g = load_report_file(path, OpDetail::top_level);
     EXPECT_TRUE(g.top_level_only);
@@ -296,7 +302,7 @@ TEST(JsonReport, ACommaBeforeTheClosingBracketIsNotJsonOnEitherPath) {
   std::string one_line = json::parse(report_json_text(sample_report())).dump();
   one_line.insert(one_line.find("]]", one_line.find("\"rows\":[")) + 1, ",");  // in the first row
   for (const std::string& t : {text, one_line}) {
-    const std::string path = ::testing::TempDir() + "/comma.json";
+    const std::string path = own_temp("comma.json");
     std::ofstream(path) << t;
     try {
       load_report_file(path);

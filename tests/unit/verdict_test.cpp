@@ -1,6 +1,7 @@
 #include "analysis/verdict.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -292,7 +293,8 @@ TEST(CopyCauses, ARequestedCopyIsNotAnImplicitOne) {
 
 TEST(CopyCauses, AReportReadForTheGateGroupsItsCopiesTheSameWay) {
   const Report full = two_causes();
-  const std::filesystem::path file = std::filesystem::temp_directory_path() / "verdict_test_report.json";
+  const std::filesystem::path file =  // this process's own: two builds' suites run at once
+      std::filesystem::temp_directory_path() / ("verdict_test_report." + std::to_string(getpid()) + ".json");
   std::ofstream(file) << dump_json(report_to_json(full));
   const Report gate = load_report_file(file.string(), OpDetail::top_level);
   std::filesystem::remove(file);
