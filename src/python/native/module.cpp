@@ -89,43 +89,28 @@ void write_report(const Report& report, const std::string& format, const std::st
   write_report_file(report, format, path);
 }
 
-}  // namespace
+void begin_call(EagerSession& s, const std::vector<at::Tensor>& arguments) {
+  std::vector<NamedTensor> named;
+  for (const at::Tensor& t : arguments) named.push_back({"", t});
+  s.begin_call(named);
+}
 
-PYBIND11_MODULE(_native, m) {
-  m.doc() = "layoutprof's recorder, analysis and reporters, in process";
-  m.attr("version") = LAYOUTPROF_VERSION;
-  m.attr("torch_version") = LAYOUTPROF_TORCH_VERSION;  // the LibTorch it was built against
+py::object maker_of(const EagerSession& s, const at::Tensor& t) {
+  const std::optional<ViewMaker> made = s.maker_of({"", t});
+  if (!made) return py::none();
+  return py::make_tuple(made->op, made->where, made->code);
+}
 
-  // layoutprof's errors carry their exit code; Python sees the message.
-  static py::exception<Error> error(m, "Error");
-  py::register_exception_translator([](std::exception_ptr p) {
-    try {
-      if (p) std::rethrow_exception(p);
-    } catch (const Error& e) {
-      PyErr_SetString(error.ptr(), e.what());
-    }
-  });
-
-  py::class_<Report, std::shared_ptr<Report>>(m, "Report")
-      .def("write", &write_report, py::arg("format"), py::arg("path"),
-           "writes the report whole (or not at all) to path ('-': stdout)")
-      .def("text", &report_string, py::arg("format") = "text");
-
+// layoutprof._native.Session: the recording session profile.py drives.
+void bind_session(py::module_& m) {
   py::class_<EagerSession, std::shared_ptr<EagerSession>>(m, "Session")
       .def(py::init(&new_session), py::arg("name"), py::arg("torch_version"), py::arg("threads"),
            py::arg("autograd"), py::arg("warmup"), py::arg("max_ops") = 0,
            py::arg("recent_ops") = 4096, py::arg("counters") = true,
            py::arg("events") = std::vector<std::string>{}, py::arg("gpu") = true)
-      .def("begin_call", [](EagerSession& s, const std::vector<at::Tensor>& arguments) {
-             std::vector<NamedTensor> named;
-             for (const at::Tensor& t : arguments) named.push_back({"", t});
-             s.begin_call(named);
-           }, py::arg("arguments") = std::vector<at::Tensor>{})
-      .def("maker_of", [](const EagerSession& s, const at::Tensor& t) -> py::object {
-             const std::optional<ViewMaker> made = s.maker_of({"", t});
-             if (!made) return py::none();
-             return py::make_tuple(made->op, made->where, made->code);
-           }, py::arg("tensor"), "(op, 'file:line', code) of the recorded op that made the tensor's view, or None")
+      .def("begin_call", &begin_call, py::arg("arguments") = std::vector<at::Tensor>{})
+      .def("maker_of", &maker_of, py::arg("tensor"),
+           "(op, 'file:line', code) of the recorded op that made the tensor's view, or None")
       .def("end_call", &EagerSession::end_call, py::arg("error") = "")
       .def("drop_call", &EagerSession::drop_call)
       .def("fail", &EagerSession::fail, py::arg("error"))
@@ -148,6 +133,31 @@ PYBIND11_MODULE(_native, m) {
       .def_property_readonly("in_call", &EagerSession::in_call)
       .def_property_readonly("calls", &EagerSession::calls)
       .def("finish", &finish);
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_native, m) {
+  m.doc() = "layoutprof's recorder, analysis and reporters, in process";
+  m.attr("version") = LAYOUTPROF_VERSION;
+  m.attr("torch_version") = LAYOUTPROF_TORCH_VERSION;  // the LibTorch it was built against
+
+  // layoutprof's errors carry their exit code; Python sees the message.
+  static py::exception<Error> error(m, "Error");
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const Error& e) {
+      PyErr_SetString(error.ptr(), e.what());
+    }
+  });
+
+  py::class_<Report, std::shared_ptr<Report>>(m, "Report")
+      .def("write", &write_report, py::arg("format"), py::arg("path"),
+           "writes the report whole (or not at all) to path ('-': stdout)")
+      .def("text", &report_string, py::arg("format") = "text");
+
+  bind_session(m);
 
   // The layout vocabulary (core/layout.h) for a tensor's sizes and strides: "channels_last",
   // "permuted(0,2,1)", "strided", ... (dims of size 1 never decide).
