@@ -2,21 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <stdexcept>
 
 namespace layoutprof {
-
-const char* saving_name(Saving s) {
-  switch (s) {
-    case Saving::not_judged: return "not_judged";
-    case Saving::withheld: return "withheld";
-    case Saving::within_noise: return "within_noise";
-    case Saving::faster: return "faster";
-    case Saving::slower: return "slower";
-  }
-  return "not_judged";
-}
 
 namespace {
 
@@ -36,18 +24,6 @@ double median_of(const std::vector<int64_t>& ns) {
   std::vector<double> x(ns.begin(), ns.end());
   std::sort(x.begin(), x.end());
   return median_of_sorted(x);
-}
-
-std::string ms(double ns) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, ns >= 1e6 ? "%.2f" : "%.3f", ns / 1e6);
-  return buf;
-}
-
-std::string percent(double fraction) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%+.1f%%", 100 * fraction);
-  return buf;
 }
 
 }  // namespace
@@ -85,23 +61,6 @@ PairedRounds pair_rounds(const std::vector<int64_t>& baseline_ns, const std::vec
   p.coverage = ranks.coverage;
   p.saving = p.high_ns < 0 ? Saving::faster : p.low_ns > 0 ? Saving::slower : Saving::within_noise;
   return p;
-}
-
-std::string PairedRounds::text() const {
-  std::string s = ms(baseline_median_ns) + " -> " + ms(variant_median_ns) + " ms a call (" + percent(relative());
-  if (saving == Saving::not_judged)
-    return "not judged: " + s + "; " + std::to_string(rounds) + " rounds give no interval at " + percent(level).substr(1) +
-           ")";
-  const std::string low = percent(relative_low());
-  s += ", interval " + low.substr(0, low.size() - 1) + ".." + percent(relative_high()) + ")";
-  switch (saving) {
-    case Saving::faster: return "measured: " + s;
-    case Saving::slower: return "measured, slower: " + s;
-    case Saving::within_noise: return "within noise: " + s;
-    case Saving::withheld: return "not judged, the control was noisy: " + s;
-    case Saving::not_judged: break;
-  }
-  return s;
 }
 
 RoundsVerdict judge_rounds(const std::vector<int64_t>& baseline_ns, const std::vector<int64_t>& baseline_again_ns,

@@ -9,23 +9,17 @@
 // A 95% interval needs 6 rounds (2 / 2^6 = 0.031); the level is corrected for the number of
 // variants compared (Bonferroni: each at 1 - 0.05 / m), which may need more. The control is the
 // baseline against itself (the second baseline of each round): where its own interval excludes
-// 0, the rounds are noisier than the interval says, and no variant is judged.
+// 0, the rounds are noisier than the interval says, and no variant is judged. The verdicts'
+// structs are the report model's (report_model/what_if.h): every output reads them.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-namespace layoutprof {
+#include "report_model/what_if.h"
 
-enum class Saving {
-  not_judged,    // too few rounds for an interval at the corrected level
-  withheld,      // the control (the baseline against itself) was not within noise
-  within_noise,  // the interval holds 0
-  faster,        // the interval lies below 0: a measured saving
-  slower,        // the interval lies above 0: the variant costs more
-};
-const char* saving_name(Saving s);
+namespace layoutprof {
 
 // A sorted sample's order-statistic interval for its median at confidence `level`: the
 // 0-based ranks (lo, hi) of the widest-k interval [x(k), x(n-k+1)] that still covers with at
@@ -35,21 +29,6 @@ struct RankInterval {
   double coverage = 0;  // its exact coverage
 };
 RankInterval median_interval(int64_t n, double level);
-
-struct PairedRounds {
-  int64_t rounds = 0;
-  double level = 0;  // the confidence the interval was built at (corrected)
-  double baseline_median_ns = 0, variant_median_ns = 0;
-  double difference_ns = 0;              // median of variant - baseline, per round
-  double low_ns = 0, high_ns = 0;        // its interval (not set when not judged)
-  double coverage = 0;                   // the interval's exact coverage
-  Saving saving = Saving::not_judged;
-  // Relative to the baseline's median: -0.181 is 18.1% faster.
-  double relative() const { return baseline_median_ns > 0 ? difference_ns / baseline_median_ns : 0; }
-  double relative_low() const { return baseline_median_ns > 0 ? low_ns / baseline_median_ns : 0; }
-  double relative_high() const { return baseline_median_ns > 0 ? high_ns / baseline_median_ns : 0; }
-  std::string text() const;  // "12.31 -> 10.08 ms a call (-18.1%, interval -19.0..-17.2%)"
-};
 
 // The variant's rounds against the baseline's (same length: round i of each was timed in the
 // same round). `comparisons`: how many variants the run compares (the level's correction).

@@ -27,6 +27,7 @@ struct GateCliOptions {
   int64_t max_new_hazards = 0;
   int64_t max_new_recompiles = 0;
   std::string max_dtlb_increase = "5%";
+  std::string max_measured_saving;  // off
   std::string gate_time;
   std::string gate_counters;
   std::string format = "text";  // a reporter that writes comparisons (reporter.h)

@@ -45,6 +45,9 @@ void add_gate_options(CLI::App& app, GateCliOptions& g, bool with_format) {
                  "baseline's were not (in-process reports)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  app.add_option("--max-measured-saving", g.max_measured_saving,
+                 "fail where a fix the new report's what-if measured saves at least this, e.g. 5% (the interval's "
+                 "bound nearest 0; causes not --accept'ed; off by default)");
   app.add_option("--max-dtlb-increase", g.max_dtlb_increase, "growth of modelled DTLB walks allowed")
       ->capture_default_str();
   app.add_option("--gate-time", g.gate_time, "also gate forward() time, e.g. 10% (noisy: off by default)");
@@ -69,6 +72,8 @@ GateOptions gate_options(const GateCliOptions& g) {
   o.max_new_recompiles = g.max_new_recompiles;
   o.max_new_copy_bytes = g.max_new_copy_bytes;
   o.max_dtlb_increase = parse_fraction("--max-dtlb-increase", g.max_dtlb_increase);
+  if (!g.max_measured_saving.empty())
+    o.max_measured_saving = parse_fraction("--max-measured-saving", g.max_measured_saving);
   if (!g.gate_time.empty()) o.gate_time = parse_fraction("--gate-time", g.gate_time);
   if (!g.gate_counters.empty()) o.gate_counters = parse_fraction("--gate-counters", g.gate_counters);
   return o;

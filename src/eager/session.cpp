@@ -14,6 +14,7 @@
 #include "eager/module_sites.h"
 #include "record/recorder.h"
 #include "report/compiled_json.h"
+#include "report/what_if_json.h"
 #include "report/ddp_seen.h"
 #include "report/reporter.h"
 #include "record/tensor_info.h"
@@ -414,6 +415,14 @@ void EagerSession::note_compiled(const std::string& json) {
     state_->compiled = compiled_from_text(json);
   } catch (const std::exception& e) {
     throw UsageError(std::string("layoutprof: torch.compile's records could not be read: ") + bounded(e.what(), 200));
+  }
+}
+
+void note_what_if(Report& report, const std::string& json) {
+  try {
+    report.what_if = what_if_from_text(json, static_cast<int64_t>(report.causes.size()));
+  } catch (const std::exception& e) {
+    throw UsageError(std::string("layoutprof: the what-if's figures could not be read: ") + bounded(e.what(), 200));
   }
 }
 

@@ -134,5 +134,9 @@ class EagerSession {
 void write_report_file(const Report& report, const std::string& format, const std::string& path);
 // The report as text in `format`.
 std::string report_string(const Report& report, const std::string& format);
+// The what-if's measurement, made after the report (the Python front end's _what_if.py: the
+// report's "what_if" block with every variant in "variants") put into it. Throws UsageError on
+// JSON that is not one.
+void note_what_if(Report& report, const std::string& json);
 
 }  // namespace layoutprof

@@ -574,6 +574,35 @@ void add_counter_checks(Comparison& c, const Report& base_report, const Report& 
   }
 }
 
+// The saving a variant surely measured: the bound of its interval nearest 0, as a fraction of
+// the baseline's call (0 where it measured none).
+double sure_saving(const WhatIfVariant& v) {
+  return v.refused.empty() && v.time.saving == Saving::faster ? -v.time.relative_high() : 0;
+}
+
+// --max-measured-saving: a fix of a cause nobody accepted that measured at least that saving
+// fails the gate. A report without a what-if fails it too: nothing was measured to pass it.
+void add_measured_saving_check(Comparison& c, const Report& now, double threshold) {
+  const std::string rule = "measured saving of a fix";
+  const std::string limit = "at most " + fmt::format("{:.1f}%", 100 * threshold);
+  if (!now.what_if.ran) {
+    c.checks.push_back({"total", rule, false, limit, "not measured",
+                        "the new report measured no fixes: run it with --what-if (profile(what_if=N) in process)"});
+    return;
+  }
+  const WhatIfVariant* worst = nullptr;
+  for (const WhatIfVariant& v : now.what_if.variants) {
+    bool open = !v.causes.empty();
+    for (int64_t i : v.causes) open = open && !now.causes.at(static_cast<size_t>(i)).accepted;
+    if (open && (!worst || sure_saving(v) > sure_saving(*worst))) worst = &v;
+  }
+  const double saved = worst ? sure_saving(*worst) : 0;
+  const std::string is = worst && saved > 0 ? fmt::format("{:.1f}%", 100 * saved) : "none";
+  c.checks.push_back({"total", rule, saved < threshold || saved <= 0, limit, is,
+                      saved >= threshold && saved > 0 ? worst->name + ": " + worst->time.text() + " (fix it, or --accept its birthplace)"
+                                                      : now.what_if.why_not});
+}
+
 }  // namespace
 
 Comparison compare_reports(const Report& base_report, const Report& now_report, const GateOptions& o) {
@@ -593,6 +622,7 @@ Comparison compare_reports(const Report& base_report, const Report& now_report, 
   add_birthplace_check(c, base_report, now_report, o);
   add_hazard_check(c, base_report, now_report, o);
   add_recompile_check(c, base_report, now_report, o);
+  if (o.max_measured_saving) add_measured_saving_check(c, now_report, *o.max_measured_saving);
   c.checks.push_back({"total", "DTLB walks (modelled)", !exceeds(sb.dtlb.walks, sn.dtlb.walks, o.max_dtlb_increase),
                       std::to_string(sb.dtlb.walks), std::to_string(sn.dtlb.walks) + fmt_change(sb.dtlb.walks, sn.dtlb.walks), ""});
   add_forward_time(c, sb, sn, o);

@@ -29,6 +29,9 @@ struct GateOptions {
   // torch.compile recompiles an input's layout caused (report_model/compiled.h) that the
   // baseline did not have, by function, tensor and guard kind (in-process reports).
   int64_t max_new_recompiles = 0;
+  // A fix the new report's what-if measured (report_model/what_if.h) for a cause not accepted,
+  // whose interval's bound nearest 0 saves at least this fraction of a call; off by default.
+  std::optional<double> max_measured_saving;
   double max_dtlb_increase = 0.05;        // fraction of modelled walks
   std::optional<double> gate_time;        // fraction of forward() wall time; off by default
   std::optional<double> gate_counters;    // fraction of each measured counter; off by default

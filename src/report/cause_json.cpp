@@ -23,13 +23,15 @@ std::vector<int64_t> op_ids(const json& list, int64_t ops, const char* what) {
   return ids;
 }
 
-json action_json(const FixAction& a) {
+}  // namespace
+
+json fix_action_json(const FixAction& a) {
   return {{"kind", fix_kind_name(a.kind)}, {"op", a.op},          {"where", a.where},
           {"format", a.format},            {"input", a.input < 0 ? json(nullptr) : json(a.input)},
           {"tensor", a.tensor},            {"not_applied", a.not_applied}};
 }
 
-FixAction action_from(const json& j) {
+FixAction fix_action_from(const json& j) {
   using report_json::as;
   FixAction a;
   a.kind = fix_kind_from_name(as<std::string>(j.at("kind")));
@@ -42,11 +44,9 @@ FixAction action_from(const json& j) {
   return a;
 }
 
-}  // namespace
-
 json cause_json(const LayoutCause& c) {
   json choices = json::array(), actions = json::array();
-  for (const FixAction& a : c.actions) actions.push_back(action_json(a));
+  for (const FixAction& a : c.actions) actions.push_back(fix_action_json(a));
   for (const LayoutChoice& k : c.choices)
     choices.push_back({{"op", k.op}, {"followed", k.followed}, {"other", k.other}, {"swappable", k.swappable}});
   return {{"layout", c.layout},
@@ -122,7 +122,7 @@ LayoutCause cause_from(const json& j, int64_t ops) {
   c.gradients = as<std::vector<std::string>>(j.at("gradients"));
   c.fixes = as<std::vector<std::string>>(j.at("fixes"));
   if (j.contains("actions"))  // reports written before fixes were actions have none
-    for (const json& a : j.at("actions")) c.actions.push_back(action_from(a));
+    for (const json& a : j.at("actions")) c.actions.push_back(fix_action_from(a));
   c.accepted = as<bool>(j.at("accepted"));
   return c;
 }

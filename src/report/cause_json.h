@@ -14,5 +14,8 @@ nlohmann::json cause_json(const LayoutCause& c);
 // Throws std::out_of_range or a json error on an entry that is not one; op ids must be below
 // `ops` (the report's op events).
 LayoutCause cause_from(const nlohmann::json& j, int64_t ops);
+// A fix's action (the causes' "actions" entries, and the what-if variants'), and back.
+nlohmann::json fix_action_json(const FixAction& a);
+FixAction fix_action_from(const nlohmann::json& j);
 
 }  // namespace layoutprof

@@ -15,6 +15,7 @@
 #include "report/cause_json.h"
 #include "report/compiled_json.h"
 #include "report/hazard_json.h"
+#include "report/what_if_json.h"
 #include "report/json_fields.h"
 
 namespace layoutprof {
@@ -423,6 +424,15 @@ void ops_from_doc(const json& doc, bool v1, const Streamed* streamed, const std:
 
 // Training steps (schema 2, --backward): where the backward pass starts, and each backward
 // function's forward op. Added with --backward: reports from before have neither.
+// The what-if's block, and each cause's own variants beside it.
+void what_if_from(const json& doc, Report& r) {
+  const auto causes = static_cast<int64_t>(r.causes.size());
+  r.what_if = layoutprof::what_if_from(doc.at("what_if"), causes);
+  for (const json& c : doc.at("causes"))
+    if (c.contains("what_if"))
+      for (const json& v : c.at("what_if")) r.what_if.variants.push_back(what_if_variant_from(v, causes));
+}
+
 void training_from(const json& ops, const OpSink& sink, Report& r) {
   if (ops.contains("backward_from")) {
     r.backward_from = id_from(ops.at("backward_from"));
@@ -494,6 +504,7 @@ Report parts_from_doc(const json& doc, bool v1, Streamed* streamed) {
   if (r.hazards_in_file)
     for (const json& j : doc.at("hazards")) r.hazards.push_back(hazard_from(j, sink->size()));
   if (doc.contains("compiled")) r.compiled = compiled_from(doc.at("compiled"));
+  if (doc.contains("what_if")) what_if_from(doc, r);
   if (!v1) training_from(doc.at("ops"), *sink, r);
   if (r.backward_from < -1 || r.backward_from > sink->size())
     throw std::out_of_range("ops.backward_from is out of range");

@@ -11,6 +11,7 @@
 #include "report/cause_json.h"
 #include "report/compiled_json.h"
 #include "report/hazard_json.h"
+#include "report/what_if_json.h"
 #include "report/json_fields.h"
 #include "report/json_out.h"
 
@@ -546,10 +547,15 @@ void write_findings(std::ostream& out, const Report& r, const std::vector<std::s
     row.write_to(out);
   });
   out << ",\n\"causes\": ";
-  write_array(out, r.causes, [&](const LayoutCause& c) { out << dump_compact(cause_json(c)); });
+  write_array(out, r.causes, [&](const LayoutCause& c) {
+    json j = cause_json(c);
+    if (r.what_if.ran) j["what_if"] = cause_what_if_json(r.what_if, &c - r.causes.data());
+    out << dump_compact(j);
+  });
   out << ",\n\"hazards\": ";
   write_array(out, r.hazards, [&](const Hazard& h) { out << dump_compact(hazard_json(h)); });
   if (r.compiled.seen) out << ",\n\"compiled\": " << dump_compact(compiled_json(r.compiled));
+  if (r.what_if.ran) out << ",\n\"what_if\": " << dump_compact(what_if_json(r.what_if));
   out << ",\n\"modules\": ";
   write_array(out, r.modules, [&](const ModuleStats& m) { out << dump_compact(module_json(m, names)); });
   out << ",\n\"parameters\": ";

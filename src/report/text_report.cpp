@@ -18,6 +18,7 @@
 #include "report/ddp_seen.h"
 #include "report/format_comparison_report.h"
 #include "report/reporter.h"
+#include "report/what_if_text.h"
 #include "analysis/verdict.h"
 #include "support/format.h"
 
@@ -193,6 +194,8 @@ void write_verdict(std::ostream& out, const Report& r, const Verdict& v) {
   const auto at = [](const PerCopyClass& a, CopyClass c) { return a[static_cast<int>(c)]; };
   const int64_t implicit = at(v.copies, CopyClass::implicit_layout);
   out << "\nVerdict: ";
+  const std::string measured_fix = what_if_verdict_text(r);  // what applying the fixes measured, first
+  if (!measured_fix.empty()) out << measured_fix << "\n  and in the recorded call: ";
   if (const Hazard* h = failing_hazard(r)) {  // one voice: the failure first, where it is explained
     out << "the script fails at " << h->where << ": " << h->detail << " (hazard above)\n";
     if (r.run.calls_recorded == 0) return;
@@ -294,16 +297,34 @@ std::string chain_text(const Report& r, const LayoutCause& c) {
   return text + "; " + plural(c.payers_total, "op pays", "ops pay");
 }
 
+// Under a cause: what applying each of its fixes measured.
+void write_cause_what_if(std::ostream& out, const Report& r, int64_t cause) {
+  for (const WhatIfVariant* v : cause_variants(r.what_if, cause)) {
+    out << "     " << what_if_variant_text(r.what_if, *v) << "\n";
+    for (const std::string& note : what_if_variant_notes(*v)) out << "       " << note << "\n";
+  }
+}
+
+// After the causes: the variants that applied several causes' fixes together.
+void write_together_what_if(std::ostream& out, const Report& r) {
+  for (const WhatIfVariant& v : r.what_if.variants) {
+    if (v.causes.size() == 1) continue;
+    out << "  together, " << what_if_variant_text(r.what_if, v) << "\n";
+    for (const std::string& note : what_if_variant_notes(v)) out << "       " << note << "\n";
+  }
+}
+
 // What the reader changes, first: each birthplace, the code on its line, what it costs
 // downstream, the chain, and the fixes there.
 void write_birthplaces(std::ostream& out, const Report& r, int top) {
   std::vector<const LayoutCause*> causes, accepted;
-  for (const LayoutCause& c : r.causes) (c.accepted ? accepted : causes).push_back(&c);
+  for (size_t i : causes_by_measured_saving(r)) (r.causes[i].accepted ? accepted : causes).push_back(&r.causes[i]);
   if (causes.empty() && accepted.empty()) return;
   const size_t shown = std::min(causes.size(), static_cast<size_t>(std::max(top, 0)));
   out << "\nCauses, by birthplace (where the layout was born; derived from the strides recorded on " << r.run.device
-      << "): " << causes.size()
-      << (shown < causes.size() ? ", top " + std::to_string(shown) : std::string()) << "\n";
+      << "): " << causes.size() << (shown < causes.size() ? ", top " + std::to_string(shown) : std::string())
+      << (r.what_if.ran ? ", those whose fix measured a saving first" : "") << "\n";
+  if (r.what_if.ran) out << "  " << what_if_run_text(r.what_if) << "\n";
   for (size_t i = 0; i < shown; ++i) {
     const LayoutCause& c = *causes[i];
     out << "  " << (i + 1) << ". " << birthplace_text(c) << "\n";
@@ -311,7 +332,9 @@ void write_birthplaces(std::ostream& out, const Report& r, int top) {
     out << "     " << cause_cost_text(c) << "\n";
     out << "     chain: " << chain_text(r, c) << "\n";
     for (size_t f = 0; f < c.fixes.size(); ++f) out << "     → " << (f == 0 ? "fix: " : "") << c.fixes[f] << "\n";
+    write_cause_what_if(out, r, &c - r.causes.data());
   }
+  write_together_what_if(out, r);
   for (const LayoutCause* c : accepted)
     out << "  accepted (--accept " << c->where << "): " << birthplace_text(*c) << "; " << cause_cost_text(*c) << "\n";
 }

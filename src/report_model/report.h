@@ -11,6 +11,7 @@
 #include "report_model/dtlb_estimate.h"
 #include "report_model/hazard.h"
 #include "report_model/layout_cause.h"
+#include "report_model/what_if.h"
 #include "core/trace.h"
 
 namespace layoutprof {
@@ -132,6 +133,8 @@ struct Report {
   bool hazards_in_file = true;
   // torch.compile's layout decisions and recompiles over the run (in process; compiled.h).
   CompiledRun compiled;
+  // --what-if: each cause's fixes applied and measured (what_if.h); `ran` false when not asked.
+  WhatIfRun what_if;
 };
 
 // The writers' guard: a report read for the gate only (top_level_only) cannot be rendered.

@@ -35,10 +35,21 @@ def parse(argv):
                         "--events takes them (default: the command's, task-clock every 20 ms instead of 2)")
     parser.add_argument("--no-counters", action="store_true", help="sample no performance counters")
     parser.add_argument("--no-gpu", action="store_true", help="trace no GPU time (CUPTI)")
+    parser.add_argument("--what-if", type=_positive, nargs="?", const=3, default=0, metavar="N",
+                        help="after the recorded call, apply the top N causes' fixes (3) and measure each against "
+                        "the call as it was, in interleaved rounds (src/python/README.md, What-if)")
+    parser.add_argument("--what-if-budget", type=float, default=60.0, metavar="S",
+                        help="seconds the what-if's rounds may take (60)")
     parser.add_argument("--quiet", action="store_true", help="no text report on stderr")
     parser.add_argument("script", help="the Python script to run")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="the script's arguments")
     return parser.parse_args(argv)
+
+
+def _positive(text):
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: a number of causes, at least 1")
+    return int(text)
 
 
 def main(argv=None):
@@ -51,10 +62,14 @@ def main(argv=None):
         return 2
     sys.argv = [o.script] + o.args
     sys.path[0] = os.path.dirname(os.path.abspath(o.script))
-    p = profile(json=o.json, html=o.html, warmup=o.warmup, calls=o.calls, by="call", accept=o.accept,
-                recent_ops=o.recent_ops,
-                counters=False if o.no_counters else [e for e in o.events.split(",") if e] if o.events else True,
-                gpu=not o.no_gpu)
+    try:
+        p = profile(json=o.json, html=o.html, warmup=o.warmup, calls=o.calls, by="call", accept=o.accept,
+                    recent_ops=o.recent_ops,
+                    counters=False if o.no_counters else [e for e in o.events.split(",") if e] if o.events else True,
+                    gpu=not o.no_gpu, what_if=o.what_if, what_if_budget=o.what_if_budget)
+    except ValueError as e:
+        print(f"layoutprof: {e}", file=sys.stderr)
+        return 2
     signal.signal(signal.SIGTERM, _terminate)  # the script may set its own
     terminated = False
     try:

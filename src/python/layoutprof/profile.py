@@ -92,7 +92,8 @@ class profile:
     what a recorded call's op costs (scripts/BENCHMARKS.md). 0: none.
     what_if: after the block, the shown call's model and arguments are run again as they were
     and with the fixes of the top `what_if` causes applied, timed in interleaved rounds for at
-    most `what_if_budget` seconds (src/python/README.md, What-if); p.what_if holds the result.
+    most `what_if_budget` seconds (src/python/README.md, What-if); the report holds what they
+    measured (its "what_if" block, each cause's "what_if"), p.what_if the same with each round's times.
     0 (the default): not run.
     After the block, p.report is the JSON report as a dict, p.text() the text report.
     """
@@ -231,16 +232,28 @@ class profile:
                                                     any(e["graphs"] for e in self._compiles.compiles.values()))
             self._session.note_compiled(_json.dumps(compiled))
         self._native_report = self._session.finish()
+        self.report = _json.loads(self._native_report.text("json"))
+        if self._what_if:
+            self._measure_fixes()
         for fmt, path in self._outputs:
             if path is not None:
                 self._native_report.write(fmt, rank_path(path))
+
+    def _measure_fixes(self):
+        """what_if=N: the top causes' fixes applied to the shown call and measured, put into the
+        report (its "what_if" block and each cause's "what_if")."""
+        device = "cuda" if self.report["run"]["device"].startswith("cuda") else "cpu"
+        variants = _what_if.report_variants(self.report, self._what_if)
+        if self.report["run"]["status"] != "ok" or self._shown_call is None:
+            why = "the run did not end well" if self.report["run"]["status"] != "ok" else "no model call was recorded"
+        else:
+            why = "" if variants else "no cause with a fix to measure"
+        self.what_if = _what_if.measure(self._shown_call, variants, rounds=_WHAT_IF_ROUNDS,
+                                        budget_s=self._what_if_budget, device=device,
+                                        causes=self.report["causes"]) if not why else \
+            _what_if.nothing_measured(why, _WHAT_IF_ROUNDS, self._what_if_budget, device)
+        self._native_report.note_what_if(_json.dumps({k: v for k, v in self.what_if.items() if k != "times_ns"}))
         self.report = _json.loads(self._native_report.text("json"))
-        if self._what_if and self._shown_call is not None and self.report["run"]["status"] == "ok":
-            device = "cuda" if self.report["run"]["device"].startswith("cuda") else "cpu"
-            variants = _what_if.report_variants(self.report, self._what_if)
-            self.what_if = _what_if.measure(self._shown_call, variants, rounds=_WHAT_IF_ROUNDS,
-                                            budget_s=self._what_if_budget, device=device) if variants else \
-                {"rounds": 0, "variants": [], "why": "no cause with a fix to measure"}
 
     def nothing_recorded(self):
         """Why no call was recorded, in one line ("" when one was)."""

@@ -69,6 +69,7 @@ py::dict rounds_dict(const PairedRounds& p) {
   d["difference_ns"] = p.difference_ns;
   d["low_ns"] = p.low_ns;
   d["high_ns"] = p.high_ns;
+  d["coverage"] = p.coverage;
   d["relative"] = p.relative();
   d["saving"] = saving_name(p.saving);
   d["text"] = p.text();
@@ -155,7 +156,8 @@ PYBIND11_MODULE(_native, m) {
   py::class_<Report, std::shared_ptr<Report>>(m, "Report")
       .def("write", &write_report, py::arg("format"), py::arg("path"),
            "writes the report whole (or not at all) to path ('-': stdout)")
-      .def("text", &report_string, py::arg("format") = "text");
+      .def("text", &report_string, py::arg("format") = "text")
+      .def("note_what_if", &note_what_if, py::arg("json"), "the what-if's measurement (_what_if.py) put into the report");
 
   bind_session(m);
 
