@@ -259,6 +259,16 @@ FixAction swap_action(const std::string& op, const std::string& where) {
   return a;
 }
 
+// An op on the chain whose operands a swap would change the result of, where it took one
+// operand's layout over another: a subtraction, an add that scales its second operand (alpha on
+// its line, as birthplace.cpp's is_commutative reads it). Listed as a swap not applied, by name.
+std::string swap_refused(const std::string& name, const std::string& code) {
+  if (name == "aten::sub") return "aten::sub is not commutative: swapping its operands changes the result";
+  if (name == "aten::add" && code.find("alpha") != std::string::npos)
+    return "aten::add with alpha (a + alpha * b) is not commutative: swapping its operands changes the result";
+  return "";
+}
+
 }  // namespace
 
 std::vector<std::string> cause_fixes(const LayoutCause& c, const Report& r, MemoryFormat model_format) {
@@ -301,9 +311,20 @@ std::vector<FixAction> cause_actions(const LayoutCause& c, const Report& r, Memo
   if (c.kind != BirthKind::model_input || (c.birth_input >= 0 && c.birth_input < static_cast<int>(r.run.inputs.size())))
     actions.push_back(birthplace_action(c, r, model_format));
   if (c.kind == BirthKind::op && !c.swapped_layout.empty()) actions.push_back(swap_action(c.op_name, c.where));
-  for (const LayoutChoice& choice : c.choices)
-    if (choice.swappable && choice.op >= 0 && choice.op < static_cast<int64_t>(r.ops.size()))
-      actions.push_back(swap_action(r.ops[choice.op].name.str(), r.ops[choice.op].source.str()));
+  if (c.kind == BirthKind::op && c.decided_by >= 0 && c.swapped_layout.empty()) {
+    const std::string why = swap_refused(c.op_name, c.code);
+    if (!why.empty()) actions.push_back(not_applied(why + " (" + c.where + ")"));
+  }
+  for (const LayoutChoice& choice : c.choices) {
+    if (choice.op < 0 || choice.op >= static_cast<int64_t>(r.ops.size())) continue;
+    const OpEvent& op = r.ops[choice.op];
+    if (choice.swappable) {
+      actions.push_back(swap_action(op.name.str(), op.source.str()));
+    } else {
+      const std::string why = swap_refused(op.name.str(), op.source_text.str());
+      if (!why.empty()) actions.push_back(not_applied(why + " (" + op.source.str() + ")"));
+    }
+  }
   const std::string wide = model_wide_format(c, model_format);
   if (!wide.empty()) {
     FixAction a;

@@ -139,13 +139,18 @@ TEST(Birthplace, AResidualAddThatFollowsItsFirstOperandIsAChoiceWithASwapFix) {
   ASSERT_NE(swap_action, c.actions.end());
   EXPECT_EQ(swap_action->op, "aten::add");
   // The same add written `torch.add(branch, shortcut, alpha=2)`: branch + 2 * shortcut, which a
-  // swap would change. No swap is offered, nor applied.
+  // swap would change. No swap is offered, nor applied: the swap is listed as refused, by name.
   const int64_t add = c.choices[0].op;
   call.events[add].source_text = "out = torch.add(branch, shortcut, alpha=2)";
   const Report scaled = analyze(testing::trace_of({call}));
   ASSERT_EQ(scaled.causes.size(), 1u);
   for (const std::string& f : scaled.causes[0].fixes) EXPECT_FALSE(contains(f, "swap the operands")) << f;
   for (const FixAction& a : scaled.causes[0].actions) EXPECT_NE(a.kind, FixKind::swap_operands);
+  const auto refused = std::find_if(scaled.causes[0].actions.begin(), scaled.causes[0].actions.end(),
+                                    [](const FixAction& a) { return contains(a.not_applied, "alpha"); });
+  ASSERT_NE(refused, scaled.causes[0].actions.end());
+  EXPECT_EQ(refused->kind, FixKind::none);
+  EXPECT_TRUE(contains(refused->not_applied, "aten::add with alpha (a + alpha * b) is not commutative")) << refused->not_applied;
 }
 
 TEST(Birthplace, AnInputPermutedOutsideTheModelNamesTheInputSpecAndItsFix) {
