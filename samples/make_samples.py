@@ -93,6 +93,7 @@ import sample_ops  # noqa: E402
 import sample_scripting  # noqa: E402
 import sample_training  # noqa: E402
 import sample_views  # noqa: E402
+import sample_what_if  # noqa: E402
 
 
 # ---------------------------------------------------------------------------------------
@@ -101,7 +102,7 @@ import sample_views  # noqa: E402
 
 # One module per family of samples (a new family: a sample_NAME.py here, imported above).
 FAMILIES = (sample_views, sample_convs, sample_attention, sample_ops, sample_gates, sample_scripting,
-            sample_training, sample_libraries, sample_export, sample_causes, sample_hazards)
+            sample_training, sample_libraries, sample_export, sample_causes, sample_hazards, sample_what_if)
 
 # The manifest's order of the samples that were in it when the families were split out (it
 # keeps manifest.json's bytes); a sample not listed comes after them, in FAMILIES' order.
@@ -169,6 +170,8 @@ def manifest() -> dict:
             entries[-1]["causes"] = list(s.causes)
         if s.hazards is not None:
             entries[-1]["hazards"] = list(s.hazards)
+        if s.what_if is not None:
+            entries[-1]["what_if"] = list(s.what_if)
         if s.exports:
             entries[-1]["pt2"] = pt2_entry(s)
     return {"schema": 2, "samples": entries, "pt2_samples": pt2_only}

@@ -9,7 +9,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from sample_cause_helpers import tokens_to_image
-from sample_table import Expect, Sample, copies
+from sample_table import Expect, Sample, copies, measured
 
 
 class AttnToConv(nn.Module):
@@ -146,7 +146,8 @@ SAMPLES = [
                      "weight gradient back transposed.",
            grads2=(GRADS_2X, "As 1.13 for the convolutions; k's weight gradient matches."),
            causes=[cause("channels_last", "op", "aten::reshape", HERE_FILE, LINE36,
-                         ["conv1", "conv2", "conv_shortcut"], all_copies=False)]),
+                         ["conv1", "conv2", "conv_shortcut"], all_copies=False)],
+           what_if=[measured(0, "contiguous_at", explicit=1)]),
     Sample("layernorm_drift", LayerNormDrift, ["2x16x8x8"],
            copies(implicit_layout=2, broadcast=2),
            "Each block's LayerNorm runs over dw(x).permute(0, 2, 3, 1). In block1 dw's output is NCHW, "
@@ -160,7 +161,9 @@ SAMPLES = [
            causes=[cause("channels_last", "op", "aten::permute", HERE_FILE, ".permute(0, 3, 1, 2)",
                          ["block1.pw", "block2.dw", "block2.pw", "down"], all_copies=False, swap="aten::add"),
                    cause("permuted(0,3,1,2)", "op", "aten::permute", HERE_FILE, ".permute(0, 2, 3, 1)",
-                         ["block1.norm"], all_copies=False)]),
+                         ["block1.norm"], all_copies=False)],
+           what_if=[measured(0, "contiguous_at", refused="2 expressions"),  # both permutes on one line
+                    measured(0, "swap_operands", gone=False, fewer_mixed=True)]),
     Sample("hwc_batch", SmallImageNet, ["2x3x32x32:perm=0,2,3,1"],
            copies(implicit_layout=2, broadcast=1, dtype_device=1),
            "HWC images permuted to NCHW outside the model arrive channels_last: both 3x3 convolutions "

@@ -58,6 +58,9 @@ class Sample(NamedTuple):
     # its kind and a piece of the code on its line), in every front end the sample runs in.
     # None, like [], says the report holds none.
     hazards: Optional[List[Dict]] = None
+    # What-if (a fix applied and measured): what each fix of the sample's causes must give when
+    # applied (sample_table.measured), in every front end that applies it.
+    what_if: Optional[List[Dict]] = None
 
     def pt2_expected(self, exported_by: str = "2") -> Expect:
         """What the program that torch `exported_by` writes does (this torch's, by default)."""
@@ -137,3 +140,14 @@ def make_input(spec: str) -> torch.Tensor:
         back = [perm.index(d) for d in range(len(perm))]
         return physical.permute(back)
     raise ValueError(f"unknown input format '{fmt}' in '{spec}'")
+
+
+def measured(cause: int, kind: str, gone: bool = True, explicit: Optional[int] = None, implicit: Optional[int] = None,
+             fewer_mixed: bool = False, refused: str = "", outputs=("equal", "close")) -> Dict:
+    """What the what-if must measure for the fix of kind `kind` of the sample's cause `cause` (an
+    index into its `causes`): applied (or `refused`, with these words in the reason), the cause
+    `gone` from the variant's call (no copy and no mixed-format op left at its birthplace), the
+    variant's explicit and implicit layout copies (None: not checked), fewer mixed-format ops than the
+    baseline's, and outputs that compare as one of `outputs`."""
+    return {"cause": cause, "kind": kind, "gone": gone and not refused, "explicit": explicit, "implicit": implicit,
+            "fewer_mixed": fewer_mixed, "refused": refused, "outputs": list(outputs)}

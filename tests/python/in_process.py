@@ -41,7 +41,7 @@ from ddp_checks import check_ddp, check_ddp_changed
 from fix_checks import check_fixes
 from hazard_checks import check_hazards, hazard_problems
 from rewrite_checks import check_rewrites
-from what_if_checks import check_what_if, check_what_if_option
+from what_if_checks import check_what_if, check_what_if_option, check_what_if_samples
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -788,6 +788,7 @@ def main():
     check_rewrites(fail)
     check_what_if(fail)
     check_what_if_option(fail)
+    check_what_if_samples(samples, fail)
     check_batch_permuted_outside(samples)
     print(f"in_process: {len(failures)} failed")
     return 1 if failures else 0

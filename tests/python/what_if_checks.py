@@ -6,10 +6,13 @@ RNG state and mode exactly as they were after it all.
 
 Usage alone: what_if_checks.py (this folder on sys.path)."""
 import inspect
+import os
+import sys
 
 import torch
 from torch import nn
 
+from compiled_checks import _schema_problems
 from layoutprof import _what_if
 
 
@@ -96,20 +99,21 @@ def _check(fail):
             fail(f"what-if ({mode}): {result['rounds']} rounds, control {result['control']['text']}")
         for kind, row in rows.items():
             if kind == "none":
-                if "compile setting" not in row.get("refused", ""):
+                if "compile setting" not in row["refused"]:
                     fail(f"what-if ({mode}): an action no front end applies was not refused: {row}")
                 continue
             time = row.get("time") or {}
             judged = time.get("saving") in ("faster", "slower", "within_noise", "withheld")
             if not judged or "ms a call" not in time.get("text", ""):
                 fail(f"what-if ({mode}): {row['name']} was not judged: {row}")
-            want = "not compared" if mode == "train" else ("equal", "close")
-            if not row["outputs"].startswith(want):
+            want = ("not_compared",) if mode == "train" else ("equal", "close")
+            if row["outputs"]["match"] not in want:
                 fail(f"what-if ({mode}): {row['name']}'s outputs {row['outputs']!r}, want {want}")
-        copies = {kind: row["recorded"]["variant"] for kind, row in rows.items() if "recorded" in row}
+        copies = {kind: row["recorded"] for kind, row in rows.items() if "recorded" in row}
         base = result["baseline"]
-        if base["implicit"] == 0 or base["mixed_ops"] == 0 or copies["convert_model"]["implicit"] != 0 or \
-                copies["convert_model"]["mixed_ops"] != 0 or copies["feed_input"]["implicit"] >= base["implicit"]:
+        if base["implicit_copies"] == 0 or base["mixed_ops"] == 0 or copies["convert_model"]["implicit_copies"] != 0 or \
+                copies["convert_model"]["mixed_ops"] != 0 or \
+                copies["feed_input"]["implicit_copies"] >= base["implicit_copies"]:
             fail(f"what-if ({mode}): copies recorded {base} plainly, {copies} in the variants")
         for problem in _unchanged(model, before):
             fail(f"what-if ({mode}): after it, {problem}")
@@ -136,7 +140,7 @@ def _check(fail):
     if fired or grads or any("time" not in r for r in result["variants"]) or _unchanged(model, before):
         fail(f"what-if of a training step: the user's hook ran {len(fired)} times, .grad of {grads} written, "
              f"{_unchanged(model, before)}")
-    if result["baseline"]["implicit"] <= 2:
+    if result["baseline"]["implicit_copies"] <= 2 or not any("AccumulateGrad" in n for n in result["notes"]):
         fail(f"what-if of a training step: the backward's copies not recorded: {result['baseline']}")
     model.eval()
     # A compiled model: every variant runs eagerly, and dynamo compiles nothing more for it.
@@ -146,7 +150,8 @@ def _check(fail):
         compiled(x)
     graphs = counters["stats"]["unique_graphs"]
     result = _what_if.measure(_what_if.Call(compiled, (x,), {}), actions[:3], rounds=6)
-    if counters["stats"]["unique_graphs"] != graphs or any("time" not in r for r in result["variants"]):
+    if counters["stats"]["unique_graphs"] != graphs or any("time" not in r for r in result["variants"]) or \
+            not any("eagerly" in n for n in result["notes"]):
         fail(f"what-if on a compiled model: {counters['stats']['unique_graphs'] - graphs} more graphs compiled, "
              f"variants {[r['name'] for r in result['variants'] if 'time' not in r]} not timed")
     return f"what-if: {len(actions) - 1} actions applied and timed in 8 rounds, eval and train, the state untouched"
@@ -167,6 +172,9 @@ def check_what_if_option(fail):
         fail(f"profile(what_if=2): variants {kinds}, want {wanted}; {w.get('rounds')} rounds")
     else:
         print(f"profile(what_if=2): {len(kinds)} variants from the report's 2 causes, {w['rounds']} rounds")
+    _check_in_report(p, fail)
+    for problem in _schema_problems("profile(what_if=2)", p.report):
+        fail(problem)
     with torch.no_grad(), layoutprof.profile(what_if=2, counters=False) as q:
         model(x)  # two model calls in the one recorded step: the first is measured
         model(x.contiguous())
@@ -174,7 +182,8 @@ def check_what_if_option(fail):
         fail(f"profile(what_if=2) over two calls: {q.what_if and q.what_if['variants']}")
     with torch.no_grad(), layoutprof.profile(what_if=1, counters=False) as q:
         torch.nn.Linear(4, 4)(torch.randn(2, 4))
-    if q.what_if != {"rounds": 0, "variants": [], "why": "no cause with a fix to measure"}:
+    if q.what_if["why_not"] != "no cause with a fix to measure" or q.what_if["variants"] or \
+            q.report["what_if"]["why_not"] != q.what_if["why_not"] or "no fix measured: no cause" not in q.text():
         fail(f"profile(what_if=1) of a call without causes: {q.what_if}")
     try:
         layoutprof.profile(what_if=True)
@@ -183,10 +192,106 @@ def check_what_if_option(fail):
         pass
 
 
+def _check_in_report(p, fail):
+    """The measurement is the report's: each cause's own variants under it (JSON and text), the
+    ones applied together in the run's block, the verdict's first line on the best of them."""
+    block, causes = p.report.get("what_if"), p.report["causes"]
+    own = [[v["name"] for v in c.get("what_if", [])] for c in causes]
+    if not block or block["rounds"] != p.what_if["rounds"] or len(block["together"]) != 1 or \
+            [len(o) for o in own[:2]] != [2, 1] or any(v["cause_survives"] for v in p.what_if["variants"]):
+        fail(f"profile(what_if=2): the report's what_if block {block and {k: block[k] for k in ('rounds', 'together')}}, "
+             f"the causes' variants {own}")
+    text = p.text()
+    lines = [line.strip() for line in text.splitlines()]
+    verdict = next((line for line in lines if line.startswith("Verdict:")), "")
+    shown = [line for line in lines if line.startswith("what-if,") or line.startswith("together, what-if,")]
+    said_best = "best measured fix saves" in verdict or "no fix measured a saving" in verdict
+    if len(shown) != 4 or not said_best or not any(line.startswith("what-if: ") for line in lines) or \
+            not any(line.startswith("applied by layoutprof at ") for line in lines):
+        fail(f"profile(what_if=2): the text report's verdict {verdict!r}, its what-if lines {shown}")
+
+
+def _sample_cause(want, report):
+    """The index of the report's cause the manifest's `want` (sample_causes.cause) names, or None."""
+    for i, c in enumerate(report["causes"]):
+        b = c["birthplace"]
+        if c["layout"] == want["layout"] and b["kind"] == want["kind"] and b["name"] == want["op"] and \
+                want["file"] in b["where"] and want["code"] in b["code"]:
+            return i
+    return None
+
+
+def _fix_problems(name, want, report):
+    """What the report's what-if says of the fix the manifest's `want` (sample_table.measured)
+    names, against what it must say."""
+    block = report["what_if"]
+    variants = [v for v in report["causes"][want["index"]].get("what_if", [])
+                if v["actions"][0]["kind"] == want["kind"]]
+    if not variants:
+        return [f"{name}: no {want['kind']} variant of cause {want['cause']}: "
+                f"{[v['name'] for v in report['causes'][want['index']].get('what_if', [])]}"]
+    v = variants[0]
+    if want["refused"]:
+        return [] if want["refused"] in v["refused"] else [f"{name}: {v['name']} not refused for {want['refused']!r}: {v}"]
+    if v["refused"]:
+        return [f"{name}: {v['name']} refused: {v['refused']}"]
+    problems = []
+    if want["gone"] and v["cause_survives"]:
+        problems.append(f"{name}: {v['name']} left its cause costing: {v['recorded']}")
+    for kind in ("explicit", "implicit"):
+        if want.get(kind) is not None and v["recorded"][f"{kind}_copies"] != want[kind]:
+            problems.append(f"{name}: {v['name']} made {v['recorded'][f'{kind}_copies']} {kind} copies, want {want[kind]}")
+    if want["gone"] and v["recorded"]["mixed_ops"] >= max(1, block["baseline"]["mixed_ops"]) and \
+            block["baseline"]["mixed_ops"]:
+        problems.append(f"{name}: {v['name']} left {v['recorded']['mixed_ops']} mixed-format ops")
+    if want["fewer_mixed"] and v["recorded"]["mixed_ops"] >= block["baseline"]["mixed_ops"]:
+        problems.append(f"{name}: {v['name']}: mixed-format ops {block['baseline']['mixed_ops']} -> "
+                        f"{v['recorded']['mixed_ops']}, want fewer")
+    if v["outputs"]["match"] not in want["outputs"]:
+        problems.append(f"{name}: {v['name']}'s outputs {v['outputs']['text']}, want {want['outputs']}")
+    return problems
+
+
+def check_what_if_samples(ms, fail):
+    """Every sample with a `what_if` entry (large ones too: the model is built, not loaded),
+    profiled in process with what_if: each fix it lists applied, or refused, as the entry says."""
+    import importlib.util
+    import layoutprof
+    checked = 0
+    for sample in ms.SAMPLES:
+        if not sample.what_if or (sample.needs and importlib.util.find_spec(sample.needs) is None):
+            continue
+        torch.set_num_threads(1)
+        module = ms.built_module(sample)
+        torch.manual_seed(0)
+        inputs = [ms.make_input(spec) for spec in sample.inputs]
+        with torch.no_grad(), layoutprof.profile(warmup=1, by="call", counters=False, what_if=8,
+                                                 what_if_budget=5) as p:
+            for _ in range(2):
+                module(*inputs)
+        problems = [] if p.report["what_if"]["rounds"] >= 6 else [f"{sample.name}: {p.report['what_if']['rounds']} rounds"]
+        problems += _schema_problems(sample.name, p.report)
+        for want in sample.what_if:
+            index = _sample_cause(sample.causes[want["cause"]], p.report)
+            if index is None:
+                problems.append(f"{sample.name}: no cause like {sample.causes[want['cause']]}")
+                continue
+            problems += _fix_problems(sample.name, dict(want, index=index), p.report)
+        for problem in problems:
+            fail(problem)
+        checked += 1
+        print(f"what-if of {sample.name}: {len(sample.what_if)} fixes as the manifest says" if not problems else "")
+    if checked < 3:
+        fail(f"what-if: only {checked} samples with a what_if entry could be checked")
+
+
 if __name__ == "__main__":
     failures = []
     check_what_if(failures.append)
     check_what_if_option(failures.append)
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "samples"))
+    import make_samples
+    check_what_if_samples(make_samples, failures.append)
     for f in failures:
         print("FAIL", f)
     raise SystemExit(1 if failures else 0)

@@ -1,6 +1,6 @@
 """What a fix saves, measured in process (the what-if work): the model's call rerun as it is and
 with each fix applied, timed side by side in interleaved rounds, the outputs compared, and the
-user's program left as it was. Not yet an option of profile(): the engine the option will run.
+user's program left as it was. profile(what_if=N) runs it after the block and puts what it measured into the report.
 
 Each variant is the recorded call's model and arguments (kept with their exact strides) with
 one action of a cause (report_model/fix_action.h) applied:
@@ -49,11 +49,14 @@ def kept(t):
     return out
 
 
-def _converted(t, format_name):
+def _converted(t, format_name, as_model_to=False):
+    """`t` in the format: as .contiguous(memory_format=...) makes it, or (`as_model_to`) as
+    model.to(memory_format=...) does, which also restrides a tensor dense in both formats (a 1x1
+    convolution's weight) to the format's strides."""
     fmt = _FORMATS[format_name]
     if format_name in _RANKS and t.dim() != _RANKS[format_name]:
         return t  # the format means nothing at another rank
-    return t.contiguous(memory_format=fmt)
+    return t.to(memory_format=fmt) if as_model_to else t.contiguous(memory_format=fmt)
 
 
 class Variant:
@@ -70,6 +73,7 @@ class Call:
         # The user's module itself: a compiled wrapper's names are not the user's, and DDP's
         # forward would talk to the other ranks
         self.model = unwrapped(model)
+        self.compiled = self.model is not model and _compiled(model)
         self.backward = backward  # a training step: the forward, then the gradients of its output
         self.args = [kept(a) if isinstance(a, torch.Tensor) else a for a in args]
         self.kwargs = {k: kept(v) if isinstance(v, torch.Tensor) else v for k, v in kwargs.items()}
@@ -101,6 +105,15 @@ class Call:
         return run
 
 
+def _compiled(module):
+    """Whether a compiled wrapper is among the wrappers around the user's module."""
+    while module is not None:
+        if type(module).__name__ == "OptimizedModule":
+            return True
+        module = getattr(module, "module", None) or getattr(module, "_orig_mod", None)
+    return False
+
+
 class _Changes:
     """What a variant changes: the call's arguments, the state's tensors by name, the lines."""
 
@@ -117,11 +130,11 @@ class _Changes:
             self.args[i] = _converted(self.args[i], action["format"])
         elif kind == "convert_model":
             for name in list(call.parameters) + list(call.buffers):
-                self.convert[name] = action["format"]
+                self.convert[name] = (action["format"], True)
         elif kind == "dense_parameter":
             if action["tensor"] not in call.parameters and action["tensor"] not in call.buffers:
                 return f"the model has no parameter or buffer {action['tensor']}"
-            self.convert[action["tensor"]] = action["format"]
+            self.convert[action["tensor"]] = (action["format"], False)
         elif kind in ("contiguous_at", "swap_operands"):
             fmt = action.get("format") or "contiguous"
             try:
@@ -134,31 +147,34 @@ class _Changes:
         return ""
 
     def runner(self, call):
-        state = call.state(lambda n, t: _converted(t, self.convert[n]) if n in self.convert else t)
+        state = call.state(lambda n, t: _converted(t, *self.convert[n]) if n in self.convert else t)
         return call.runner(state, self.args, self.edits)
 
 
 def report_variants(report, top=3):
-    """The variants a report's causes ask for: each of the `top` causes' first fix alone, its
-    model-wide alternative, and all the first fixes together (fixes interact, and can move a
-    copy elsewhere: their savings are never added up)."""
-    causes = [c for c in report.get("causes", []) if not c.get("accepted") and c.get("actions")][:top]
+    """The variants a report's causes ask for, each {"actions": [...], "causes": [indices]}: each
+    of the `top` causes' first fix alone, its operand swaps (and the swaps refused, by name), its
+    model-wide alternative, and all the first fixes together (fixes interact, and can move a copy
+    elsewhere: their savings are never added up)."""
+    causes = [(i, c) for i, c in enumerate(report.get("causes", []))
+              if not c.get("accepted") and c.get("actions")][:top]
     out, seen = [], set()
 
-    def add(actions):
+    def add(actions, indices):
         key = json.dumps(actions, sort_keys=True)
         if key not in seen:
             seen.add(key)
-            out.append(actions)
+            out.append({"actions": actions, "causes": indices})
 
-    for c in causes:
-        add([c["actions"][0]])
+    for i, c in causes:
+        for a in c["actions"][:1] + [a for a in c["actions"][1:] if a["kind"] in ("swap_operands", "none")]:
+            add([a], [i])
         wide = next((a for a in c["actions"][1:] if a["kind"] == "convert_model"), None)
         if wide:
-            add([wide])
-    firsts = [c["actions"][0] for c in causes if c["actions"][0]["kind"] != "none"]
+            add([wide], [i])
+    firsts = [(i, c["actions"][0]) for i, c in causes if c["actions"][0]["kind"] != "none"]
     if len(firsts) > 1:
-        add(firsts)
+        add([a for _i, a in firsts], [i for i, _a in firsts])
     return out
 
 
@@ -207,34 +223,51 @@ def _timed(run, device):
 
 
 def compare_outputs(baseline, other):
-    """"equal", "close (max abs A, max rel R)" or "differs (max abs A, max rel R)"."""
+    """{"match": "equal" | "close" | "differs", "max_abs", "max_rel", "why"}: "close" within the
+    dtype's torch.testing.assert_close tolerances."""
     a, b = tensors_in(baseline), tensors_in(other)
+    out = {"match": "differs", "max_abs": 0.0, "max_rel": 0.0, "why": ""}
     if len(a) != len(b) or any(x.shape != y.shape or x.dtype != y.dtype for x, y in zip(a, b)):
-        return "differs (other shapes or dtypes)"
+        return dict(out, why="other shapes or dtypes")
     if all(torch.equal(x, y) for x, y in zip(a, b)):
-        return "equal"
+        return dict(out, match="equal")
     diffs = [(x.double() - y.double()).abs() for x, y in zip(a, b)]
-    abs_max = max(float(d.max()) for d in diffs if d.numel())
-    rel_max = max(float((d / x.double().abs().clamp_min(1e-12)).max()) for d, x in zip(diffs, a) if d.numel())
+    out["max_abs"] = max(float(d.max()) for d in diffs if d.numel())
+    out["max_rel"] = max(float((d / x.double().abs().clamp_min(1e-12)).max()) for d, x in zip(diffs, a) if d.numel())
     try:
         for x, y in zip(a, b):
             torch.testing.assert_close(y, x)
-        return f"close (max abs {abs_max:.2g}, max rel {rel_max:.2g})"
+        out["match"] = "close"
     except AssertionError:
-        return f"differs (max abs {abs_max:.2g}, max rel {rel_max:.2g})"
+        pass
+    return out
+
+
+def _not_compared(why):
+    return {"match": "not_compared", "max_abs": 0.0, "max_rel": 0.0, "why": why}
+
+
+def _key(cause):
+    """A cause's birthplace, as a variant's recorded call would find it again."""
+    b = cause["birthplace"]
+    return cause["layout"], b["kind"], b["where"] if b["kind"] == "op" else b["input"] if b["kind"] == "model_input"         else b["input_text"]
 
 
 def recorded(run, device="cpu"):
     """One call of `run` recorded by layoutprof itself (after the user's block: one profile at a
     time): its layout copies, their bytes, and the mixed-format ops its causes reach; derived,
-    exact. The RNG state is kept (_timed)."""
+    exact. Also the birthplaces of its causes that still cost something (copies, mixed-format
+    ops, gradients), keyed as _key() does. The RNG state is kept (_timed)."""
     from .profile import profile  # the package's front end: imported when a variant is recorded
     with profile(counters=False, gpu=False) as p:
         _timed(run, device)
     summary, causes = p.report["summary"], p.report.get("causes", [])
-    return {"implicit": summary["copies"]["implicit_layout"], "explicit": summary["copies"]["explicit_layout"],
-            "bytes": summary["copy_bytes"]["implicit_layout"] + summary["copy_bytes"]["explicit_layout"],
-            "mixed_ops": sum(c["mixed_ops"] for c in causes)}
+    counts = {"implicit_copies": summary["copies"]["implicit_layout"],
+              "explicit_copies": summary["copies"]["explicit_layout"],
+              "copy_bytes": summary["copy_bytes"]["implicit_layout"] + summary["copy_bytes"]["explicit_layout"],
+              "mixed_ops": sum(c["mixed_ops"] for c in causes)}
+    costing = {_key(c) for c in causes if c["copies"] or c["mixed_ops"] or c["gradients"]}
+    return counts, costing
 
 
 @contextlib.contextmanager
@@ -250,26 +283,48 @@ def _eager():
         yield
 
 
-def measure(call, variants, rounds=6, budget_s=60.0, device="cpu"):
-    """Each action's variant timed against the baseline in interleaved rounds (the baseline,
-    each variant, the baseline again), at most `rounds` of them and as many as `budget_s`
-    allows; their verdicts (_native.judge_rounds) and outputs against the baseline's. Returns
-    {"rounds", "control", "baseline": recorded(), "variants": [{"name", "actions", "refused" |
-    "time", "recorded": {"baseline", "variant"}, "outputs"}],
-    "times_ns": {variant name: [each round's call]}}."""
+def measure(call, variants, rounds=6, budget_s=60.0, device="cpu", causes=()):
+    """Each variant timed against the baseline in interleaved rounds (the baseline, each variant,
+    the baseline again), at most `rounds` of them and as many as `budget_s` allows; their
+    verdicts (_native.judge_rounds) and outputs against the baseline's. `variants`: actions, or
+    lists of them applied together, or report_variants()'s dicts; `causes`: the report's (a
+    variant that leaves its cause costing says so). Returns the report's "what_if" block with
+    every variant in "variants" (report/what_if_json.h), and "times_ns": each round's calls."""
     with _eager():
-        return _measure(call, variants, rounds, budget_s, device)
+        return _measure(call, [_as_variant(v) for v in variants], rounds, budget_s, device, list(causes))
 
 
-def _measure(call, variants, rounds, budget_s, device):
+def _as_variant(v):
+    if isinstance(v, dict) and "actions" in v:
+        return v
+    return {"actions": v if isinstance(v, list) else [v], "causes": []}
+
+
+def _notes(call):
+    notes = []
+    if call.compiled:
+        notes.append("the model is compiled: every variant, the baseline too, ran eagerly")
+    if call.backward:
+        notes.append("a training step: the forward, then torch.autograd.grad of its output; AccumulateGrad's "
+                     "copies are not measured")
+    return notes
+
+
+def _survives(variant, causes, costing):
+    """Whether a cause the variant fixes still costs something at its birthplace. A swap fixes
+    the chain after its op only (the ops before it still pay): it is not asked."""
+    if any(a["kind"] == "swap_operands" for a in variant["actions"]):
+        return False
+    return any(_key(causes[i]) in costing for i in variant["causes"] if i < len(causes))
+
+
+def _measure(call, asked, rounds, budget_s, device, causes):
     baseline = Variant("baseline", [], call.runner())
-    runnable = [variant(call, v) for v in variants]
+    runnable = [variant(call, v["actions"]) for v in asked]
     timed = [v for v in runnable if v.run is not None]
     counts = {v.name: recorded(v.run, device) for v in [baseline] + timed}
     _ns, reference, drew = _timed(baseline.run, device)  # the warm-up calls
-    outputs = {}
-    for v in timed:
-        outputs[v.name] = _timed(v.run, device)[1]
+    outputs = {v.name: _timed(v.run, device)[1] for v in timed}
     times = {v.name: [] for v in [baseline] + timed}
     again, start = [], time.perf_counter()
     for _ in range(rounds):
@@ -281,15 +336,25 @@ def _measure(call, variants, rounds, budget_s, device):
         again.append(_timed(baseline.run, device)[0])
     control, judged = _native.judge_rounds(times["baseline"], again, [times[v.name] for v in timed])
     rows = []
-    for v in runnable:
-        row = {"name": v.name, "actions": v.actions}
-        if v.run is None:
-            row["refused"] = v.refused
-        else:
-            row["time"] = judged[timed.index(v)]
-            row["recorded"] = {"baseline": counts["baseline"], "variant": counts[v.name]}
-            row["outputs"] = "not compared: the call draws random numbers" if drew else \
-                compare_outputs(reference, outputs[v.name])
+    for v, want in zip(runnable, asked):
+        row = {"name": v.name, "actions": v.actions, "causes": want["causes"], "refused": v.refused}
+        if v.run is not None:
+            count, costing = counts[v.name]
+            row.update(time=judged[timed.index(v)], recorded=count,
+                       outputs=_not_compared("the call draws random numbers") if drew else
+                       compare_outputs(reference, outputs[v.name]),
+                       cause_survives=_survives(want, causes, costing))
         rows.append(row)
-    return {"rounds": len(again), "control": control, "variants": rows, "baseline": counts["baseline"],
-            "times_ns": dict(times, baseline_again=again)}
+    return {"why_not": "", "rounds": len(again), "rounds_asked": rounds, "budget_s": float(budget_s),
+            "threads": torch.get_num_threads(), "device": device, "notes": _notes(call), "control": control,
+            "baseline": counts["baseline"][0], "variants": rows, "times_ns": dict(times, baseline_again=again)}
+
+
+def nothing_measured(why, rounds, budget_s, device):
+    """The "what_if" block of a run with nothing to measure, and why."""
+    empty = {"rounds": 0, "level": 0.0, "baseline_median_ns": 0.0, "variant_median_ns": 0.0, "difference_ns": 0.0,
+             "low_ns": 0.0, "high_ns": 0.0, "coverage": 0.0, "saving": "not_judged"}
+    return {"why_not": why, "rounds": 0, "rounds_asked": rounds, "budget_s": float(budget_s),
+            "threads": torch.get_num_threads(), "device": device, "notes": [], "control": empty,
+            "baseline": {"implicit_copies": 0, "explicit_copies": 0, "copy_bytes": 0, "mixed_ops": 0},
+            "variants": []}
