@@ -56,7 +56,7 @@ class PermutedWeight(nn.Module):
 
 SAMPLES = [
     Sample("scaled_residual", ScaledResidual, ["2x16x8x8"],
-           copies(implicit_layout=2, broadcast=1), exports=False,
+           copies(implicit_layout=2, broadcast=1),
            why="dw's output permuted (0, 2, 3, 1) is not dense in row-major order: layer_norm copies it "
                "(1 implicit). Permuted back it is a channels_last view: pw (1x1, its weight dense in both "
                "formats) runs slow_conv2d at one thread and writes its bias into the channels_last output "
@@ -68,7 +68,7 @@ SAMPLES = [
                          all_copies=False)],
            what_if=[measured(0, "contiguous_at", explicit=1), measured(0, "none", refused="alpha")]),
     Sample("permuted_weight", PermutedWeight, ["2x8x16x16"],
-           copies(implicit_layout=1), exports=False,
+           copies(implicit_layout=1),
            why="conv.weight is [16, 8, 3, 3] with strides (1, 16, 384, 128), dense in no memory format: "
                "the convolution copies it to contiguous on every call (1 implicit).",
            causes=[cause("permuted(2,3,1,0)", "unrecorded", "", "", "", ["conv"])],

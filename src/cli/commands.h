@@ -61,6 +61,8 @@ struct RunOptions {
   bool backward = false;  // training steps
   std::string loss;       // --backward's upstream gradient: randn | sum
   std::vector<std::string> accept;  // --accept FILE:LINE
+  int what_if = 0;                  // --what-if[=N]: the top N causes' fixes measured (0: off)
+  double what_if_budget = 60;       // --what-if-budget S
   GateCliOptions gate;
 };
 

@@ -19,6 +19,7 @@
 #include "support/process_memory.h"
 #include "report/json_report.h"
 #include "runner/runner.h"
+#include "runner/what_if.h"
 #include "report/reporter.h"
 
 namespace layoutprof {
@@ -87,6 +88,13 @@ void setup_run(CLI::App& app, RunOptions& o) {
   app.add_flag("--timings", o.timings,
                "print each step's wall time on stderr (loading, calls, analysis, each report): "
                "measured, steady clock");
+  app.add_flag("--what-if{3}", o.what_if,
+               "after the run, apply the top N causes' fixes (3) to fresh loads of the model and measure each "
+               "against the model as it is, in interleaved rounds of plain calls (REPORT.md, What-if)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--what-if-budget", o.what_if_budget, "seconds the what-if's rounds may take")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   add_view_options(app, o.view);
   add_gate_options(app, o.gate, false);
 }
@@ -272,6 +280,10 @@ int run_run(const RunOptions& o) {
   const double calls_done = progress.seconds();
   progress("analysis");
   Report report = analyze(std::move(trace));
+  if (o.what_if > 0 && report.run.status != RunStatus::interrupted) {
+    progress("what-if: the fixes of the top " + std::to_string(o.what_if) + " causes");
+    report.what_if = measure_fixes(config, report, {o.what_if, o.what_if_budget}, progress);
+  }
 
   const bool json_to_stdout = o.json_path == "-" || o.format == "json";
   write_reports(o, report, json_to_stdout, progress);

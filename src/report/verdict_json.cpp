@@ -2,6 +2,7 @@
 
 #include "analysis/cause_text.h"
 #include "analysis/verdict.h"
+#include "report/what_if_text.h"
 
 namespace layoutprof {
 
@@ -12,7 +13,8 @@ namespace {
 nlohmann::json birthplaces_json(const Report& r) {
   using nlohmann::json;
   json births = json::array();
-  for (const LayoutCause& c : r.causes) {
+  for (size_t index : causes_by_measured_saving(r)) {  // those whose fix measured a saving first
+    const LayoutCause& c = r.causes[index];
     json chain = json::array();
     auto step = [&](const char* role, int64_t id) {
       if (id < 0 || id >= static_cast<int64_t>(r.ops.size())) return;
@@ -22,9 +24,14 @@ nlohmann::json birthplaces_json(const Report& r) {
     step("birth", c.birth_op);
     for (size_t i = 0; i < c.carriers.size() && i < 6; ++i) step("carrier", c.carriers[i]);
     for (size_t i = 0; i < c.payers.size() && i < 8; ++i) step("payer", c.payers[i]);
+    json what_if = json::array();  // before -> after of each fix applied, and what it measured
+    for (const WhatIfVariant* v : cause_variants(r.what_if, static_cast<int64_t>(index)))
+      what_if.push_back({{"text", what_if_variant_text(r.what_if, *v)}, {"notes", what_if_variant_notes(*v)},
+                         {"saving", v->refused.empty() ? saving_name(v->time.saving) : "refused"}});
     births.push_back({{"text", birthplace_text(c)}, {"code", c.code}, {"cost", cause_cost_text(c)},
                       {"fixes", c.fixes}, {"accepted", c.accepted}, {"where", c.where},
-                      {"carriers_total", c.carriers_total}, {"payers_total", c.payers_total}, {"chain", chain}});
+                      {"carriers_total", c.carriers_total}, {"payers_total", c.payers_total}, {"chain", chain},
+                      {"what_if", what_if}});
   }
   return births;
 }
@@ -50,7 +57,8 @@ nlohmann::json verdict_json(const Report& r, size_t max_split) {
           {"medians", v.medians}, {"copy_gpu_ns", v.copy_gpu_ns}, {"gpu_ns", v.gpu_ns},
           {"gpu_share", share_text(v.copy_gpu_ns, v.gpu_ns)}, {"causes", causes}, {"split_groups", groups},
           {"birthplaces", birthplaces_json(r)}, {"mixed_ops", v.mixed_ops}, {"mixed_without_copy", v.mixed_without_copy},
-          {"convolutions", v.convolutions}, {"mixed_convolutions", v.mixed_convolutions}};
+          {"convolutions", v.convolutions}, {"mixed_convolutions", v.mixed_convolutions},
+          {"what_if", r.what_if.ran ? what_if_run_text(r.what_if) : ""}, {"measured_fix", what_if_verdict_text(r)}};
 }
 
 }  // namespace layoutprof

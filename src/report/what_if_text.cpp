@@ -20,6 +20,18 @@ std::string percent_saved(double relative) {
 
 bool line_fix(const FixAction& a) { return a.kind == FixKind::contiguous_at || a.kind == FixKind::swap_operands; }
 
+// The cause a fix is for, in a few words: "channels_last born at model.py:24", "channels_last of
+// model input 0", "permuted(2,3,1,0) of parameter `conv.weight`".
+std::string cause_place(const LayoutCause& c) {
+  switch (c.kind) {
+    case BirthKind::op: return c.layout + " born at " + (c.where.empty() ? c.op_name : c.where);
+    case BirthKind::model_input: return c.layout + " of model input " + std::to_string(c.birth_input);
+    case BirthKind::unrecorded: break;
+  }
+  const size_t sizes = c.input_text.find(" (");
+  return c.layout + (c.input_text.empty() ? " that no recorded op made" : " of " + c.input_text.substr(0, sizes));
+}
+
 }  // namespace
 
 std::string what_if_run_text(const WhatIfRun& w) {
@@ -92,11 +104,8 @@ std::string what_if_verdict_text(const Report& r) {
     return "no fix measured a saving (" + std::to_string(ran) + " applied, " + std::to_string(slower) +
            " of them slower; see each cause's what-if)";
   }
-  std::string whose;
-  if (best->causes.size() == 1) {
-    const LayoutCause& c = r.causes.at(static_cast<size_t>(best->causes[0]));
-    whose = ", for the " + c.layout + " born " + (c.where.empty() ? "where the report's cause says" : "at " + c.where);
-  }
+  const std::string whose =
+      best->causes.size() == 1 ? ", for the " + cause_place(r.causes.at(static_cast<size_t>(best->causes[0]))) : "";
   const std::string low = percent_saved(best->time.relative_high()), high = percent_saved(best->time.relative_low());
   return "the best measured fix saves " + percent_saved(best->time.relative()) + " a call: " + best->name + whose +
          " (measured: " + ms(static_cast<int64_t>(best->time.baseline_median_ns)) + " -> " +

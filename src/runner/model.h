@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/trace.h"
+#include "report_model/fix_action.h"
 #include "record/op_sites.h"
 
 namespace layoutprof {
@@ -63,6 +64,12 @@ class Model {
   // Where each op comes from (module path, source line), for the recorder: lives as long as
   // the model.
   virtual OpSiteSource& op_sites() = 0;
+  // The what-if's fix at a line (report_model/fix_action.h: contiguous_at, swap_operands) in the
+  // model's own code: "" once applied to every node of that op at that line, else why not.
+  virtual std::string fix_line(const FixAction& /*fix*/) {
+    return "a line's fix is applied to .pt2 programs and in process, not inside a TorchScript archive: run the "
+           "model's Python under python -m layoutprof --what-if to measure it";
+  }
   // What the file holds that the run does not execute, each a note of the run's not_measured
   // (a .pt2's AOTInductor code beside its program); none by default.
   virtual std::vector<std::string> not_run() const { return {}; }

@@ -1,5 +1,7 @@
 #include "runner/plain_calls.h"
 
+#include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
 #include <ATen/core/grad_mode.h>
 
 #include <chrono>
@@ -32,6 +34,22 @@ int64_t LoadedModel::call_ns() {
     throw std::runtime_error(model_->error_reason(e));
   }
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
+}
+
+c10::IValue LoadedModel::output(bool& drew_random) {
+  std::optional<at::NoGradGuard> no_grad;
+  if (!backward_) no_grad.emplace();
+  at::Generator generator = at::detail::getDefaultCPUGenerator();
+  const at::Tensor before = generator.get_state();
+  c10::IValue out;
+  try {
+    out = step_(inputs_, [] {});
+    synchronize(device_);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(model_->error_reason(e));
+  }
+  drew_random = !at::equal(before, generator.get_state());
+  return out;
 }
 
 bool make_plain_calls(PlainCaller& plain, const ProfileConfig& config, Trace& trace, const ProgressFn& progress) {

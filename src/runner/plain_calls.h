@@ -20,6 +20,9 @@ class LoadedModel final : public PlainCaller {
   LoadedModel(std::shared_ptr<Model> model, std::vector<c10::IValue> inputs, at::Device device, bool backward,
               const std::string& loss);
   int64_t call_ns() override;
+  // One plain call's output (the what-if compares a variant's with the baseline's), and
+  // whether the call drew random numbers (the default CPU generator's state moved).
+  c10::IValue output(bool& drew_random);
 
  private:
   std::shared_ptr<Model> model_;

@@ -30,6 +30,12 @@ struct Pt2Step {
   // are taken (moved out of the table, not copied: a tensor's reference count is not touched);
   // the others are dropped after it.
   void take_last_uses(const std::vector<int>& last_uses);
+  // Whether this step runs `op` at the source line `where`, and in which module (its site's).
+  virtual bool runs(const std::string& /*op*/, const std::string& /*where*/, uint32_t& /*module*/) const {
+    return false;
+  }
+  // A what-if's line fix on this step (Pt2Executor::fix_line), where runs() said yes.
+  virtual void fix(Pt2Executor::LineFix, c10::MemoryFormat) {}
 
   std::vector<ArgPlan> args;  // what it reads (for an op, in its schema's order)
   std::vector<int> uses;      // the values its arguments read
@@ -147,15 +153,29 @@ struct OpStep final : Pt2Step {
   Pt2Sites* sites;
   const c10::Device* device;
 
+  // What-if: the first two operands swapped, the first result made dense in `dense`.
+  bool swap = false;
+  std::optional<c10::MemoryFormat> dense;
+
   OpStep(c10::OperatorHandle handle) : op(std::move(handle)) {}
   void run(std::vector<c10::IValue>& env) const override {
     // One stack per step, kept: a graph runs on one thread, and a step never runs inside itself.
     stack.clear();
     for (const ArgPlan& a : args) stack.emplace_back(materialize(a, env, *device));
+    if (swap && stack.size() >= 2) std::swap(stack[0], stack[1]);
     sites->set_current(site);
     op.callBoxed(&stack);
+    if (dense && !stack.empty() && stack[0].isTensor()) stack[0] = stack[0].toTensor().contiguous(*dense);
     store_results(outs, stack, env);
     stack.clear();
+  }
+  bool runs(const std::string& name, const std::string& where, uint32_t& module) const override {
+    module = site.module;
+    return op.schema().name() == name && sites->source_line(site.source).location == where;
+  }
+  void fix(Pt2Executor::LineFix how, c10::MemoryFormat format) override {
+    if (how == Pt2Executor::LineFix::swap) swap = true;
+    else dense = format;
   }
   mutable torch::jit::Stack stack;
 };
@@ -344,6 +364,19 @@ void Pt2Executor::plan_frees() {
   for (size_t s = 0; s < last.size(); ++s)
     if (last[s] >= 0) last_uses[last[s]].push_back(static_cast<int>(s));
   for (size_t i = 0; i < steps_.size(); ++i) steps_[i]->take_last_uses(last_uses[i]);
+}
+
+int Pt2Executor::fix_line(LineFix how, const std::string& op, const std::string& where, c10::MemoryFormat format) {
+  std::vector<Pt2Step*> found;
+  std::map<uint32_t, int> per_module;  // a line runs once per module it is in (a block's class, twice)
+  for (const auto& step : steps_) {
+    uint32_t module = 0;
+    if (!step->runs(op, where, module)) continue;
+    found.push_back(step.get());
+    if (++per_module[module] > 1) return -1;  // two alike on the line: not one to change
+  }
+  for (Pt2Step* step : found) step->fix(how, format);
+  return static_cast<int>(found.size());
 }
 
 std::vector<c10::IValue> Pt2Executor::run(std::vector<c10::IValue> inputs) const {

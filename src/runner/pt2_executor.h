@@ -8,7 +8,10 @@
 #include <ATen/core/ivalue.h>
 #include <c10/core/Device.h>
 
+#include <c10/core/MemoryFormat.h>
+
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "pt2/program.h"
@@ -32,6 +35,14 @@ class Pt2Executor {
   std::vector<c10::IValue> run(std::vector<c10::IValue> inputs) const;
   // Device arguments of factory ops (device=cpu) go to `device` instead, once the model moved.
   void set_device(const c10::Device& device) { *device_ = device; }
+  // The what-if's line fixes (report_model/fix_action.h) on every node of this graph (not its
+  // subgraphs') that runs `op` (aten::permute) at the source line `where` (file:line): its
+  // result made dense in `format` (.contiguous(memory_format=...) through the dispatcher, an
+  // explicit copy the recorder sees), or its first two operands swapped. Returns how many
+  // nodes it changed; -1, changing none, where the line runs that op twice in one module (the
+  // fix names no one of them).
+  enum class LineFix { contiguous, swap };
+  int fix_line(LineFix fix, const std::string& op, const std::string& where, c10::MemoryFormat format);
 
  private:
   struct Planner;  // what each node becomes (pt2_executor.cpp)

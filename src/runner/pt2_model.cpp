@@ -71,6 +71,17 @@ class Pt2Model final : public Model {
   }
   // A program's mode (train or eval) was fixed when it was exported.
   void set_training(bool) override {}
+  std::string fix_line(const FixAction& fix) override {
+    const bool swap = fix.kind == FixKind::swap_operands;
+    if (!swap && fix.kind != FixKind::contiguous_at) return "not a fix at a line";
+    const c10::MemoryFormat format = fix.format == "channels_last"      ? c10::MemoryFormat::ChannelsLast
+                                     : fix.format == "channels_last_3d" ? c10::MemoryFormat::ChannelsLast3d
+                                                                        : c10::MemoryFormat::Contiguous;
+    const int nodes = executor_.fix_line(swap ? Pt2Executor::LineFix::swap : Pt2Executor::LineFix::contiguous,
+                                         fix.op, fix.where, format);
+    if (nodes < 0) return "line " + fix.where + " runs " + fix.op + " more than once in one module: not one to change";
+    return nodes > 0 ? "" : "no node of the program runs " + fix.op + " at " + fix.where;
+  }
   ModelMode mode() const override {
     const pt2::ExportMode mode = pt2::export_mode(program_.graph);
     return {mode.value(), "export", mode.evidence()};

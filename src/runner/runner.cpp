@@ -19,6 +19,7 @@
 #include "record/recorder.h"
 #include "runner/conversion.h"
 #include "runner/device.h"
+#include "runner/fixes.h"
 #include "runner/inputs.h"
 #include "runner/model.h"
 #include "runner/open_collectors.h"
@@ -223,6 +224,7 @@ Trace run_profile(const ProfileConfig& config, const ProgressFn& progress, std::
   std::shared_ptr<Model> model = open_model(config, device);
   std::vector<InputSpec> specs;
   if (!make_variant(*model, config, run, specs, progress)) return trace;
+  apply_model_fixes(*model, config.fixes, run.conversion);
   run.model_format = model->format();
   run.model_mode = model->mode();
   run.model_tensors = describe_model_tensors(model->named_parameters(), model->named_buffers());
@@ -231,6 +233,7 @@ Trace run_profile(const ProfileConfig& config, const ProgressFn& progress, std::
   std::vector<c10::IValue> inputs = config.inputs.empty() && config.convert_to.empty()
                                         ? stored_inputs(model->sample_inputs(), device, run.inputs)
                                         : make_inputs(specs, device, config.backward, run.inputs);
+  apply_input_fixes(inputs, config.fixes);
   model->check_inputs(inputs);
 
   // Forward only: no autograd. A training step: forward with autograd, then backward.

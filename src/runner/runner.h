@@ -4,11 +4,13 @@
 
 #include <functional>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "core/input_spec.h"
 #include "core/trace.h"
+#include "report_model/fix_action.h"
 
 namespace layoutprof {
 
@@ -45,6 +47,15 @@ struct ProfileConfig {
   // Plain calls after the recorded ones: no observer, no counters, no GPU tracer, the same
   // inputs; each one's wall time is kept (RunInfo::plain_call_ns). None after a call raised.
   int timed_calls = 0;
+  // --what-if's variants (runner/what_if.h): a cause's fixes (report_model/fix_action.h) applied
+  // after load. Inputs fed in a format (their values kept), the parameters and buffers converted
+  // (the inputs as given), one made dense, a line's op changed (.pt2). run_profile() throws
+  // FixRefused, with why, for one it cannot apply.
+  std::vector<FixAction> fixes;
+};
+
+struct FixRefused : std::runtime_error {
+  using std::runtime_error::runtime_error;
 };
 
 // The --max-ops default: what this machine's available memory holds at 1 KB per op event

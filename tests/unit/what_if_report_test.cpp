@@ -9,8 +9,10 @@
 
 #include "analysis/analysis.h"
 #include "analysis/paired_rounds.h"
+#include "analysis/what_if_plan.h"
 #include "gate/gate.h"
 #include "report/json_report.h"
+#include "report/reporter.h"
 #include "report/text_report.h"
 #include "support/errors.h"
 #include "synthetic.h"
@@ -112,6 +114,15 @@ TEST(WhatIfReport, TheTextLeadsWithTheBestMeasuredFixAndShowsEachUnderItsCause) 
   EXPECT_LT(s.find("best measured fix"), s.find("implicit layout copy a call"));
 }
 
+TEST(WhatIfReport, TheHtmlPageCarriesTheVerdictLineAndEachVariantUnderItsCause) {
+  std::ostringstream out;
+  find_reporter("html", ReportKind::report).write(out, measured_report(), {});
+  const std::string page = out.str();
+  EXPECT_THAT(page, HasSubstr("\"measured_fix\":\"the best measured fix saves 10.0% a call"));
+  EXPECT_THAT(page, HasSubstr("\"saving\":\"faster\",\"text\":\"what-if, contiguous_at aten::transpose at model.py:7: measured:"));
+  EXPECT_THAT(page, HasSubstr("\"what_if\":\"what-if: 8 interleaved rounds"));
+}
+
 TEST(WhatIfReport, NoSavingIsSaidPlainly) {
   Report r = measured_report();
   r.what_if.variants.erase(r.what_if.variants.begin());
@@ -153,6 +164,41 @@ TEST(WhatIfReport, TheGateFailsOnAMeasuredSavingOfAtLeastTheThreshold) {
   const std::optional<GateCheck> none = saving_check(compare_reports(r, unmeasured, measured_saving(0.05)));
   EXPECT_FALSE(none->passed);
   EXPECT_THAT(none->detail, HasSubstr("measured no fixes: run it with --what-if"));
+}
+
+FixAction action(FixKind kind, const std::string& format = "", int input = -1) {
+  FixAction a;
+  a.kind = kind;
+  a.op = kind == FixKind::contiguous_at ? "aten::permute" : kind == FixKind::swap_operands ? "aten::add" : "";
+  a.where = a.op.empty() ? "" : "m.py:3";
+  a.format = format;
+  a.input = input;
+  return a;
+}
+
+TEST(WhatIfPlan, EachCausesFirstFixItsSwapsItsModelWideOneThenTheFirstFixesTogether) {
+  Report r;
+  r.causes.resize(4);
+  r.causes[0].actions = {action(FixKind::contiguous_at, "contiguous"), action(FixKind::swap_operands),
+                         action(FixKind::convert_model, "channels_last")};
+  r.causes[1].accepted = true;  // made on purpose: not measured
+  r.causes[1].actions = {action(FixKind::feed_input, "contiguous", 1)};
+  r.causes[2].actions = {action(FixKind::feed_input, "contiguous", 0), action(FixKind::convert_model, "channels_last")};
+  r.causes[3].actions = {action(FixKind::contiguous_at, "contiguous")};
+  std::vector<std::string> names;
+  for (const VariantPlan& p : what_if_plans(r, 2)) names.push_back(p.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"contiguous_at aten::permute at m.py:3", "swap_operands aten::add at m.py:3",
+                                             "model as channels_last", "input 0 as contiguous",
+                                             "contiguous_at aten::permute at m.py:3 + input 0 as contiguous"}));
+  const std::vector<VariantPlan> plans = what_if_plans(r, 2);
+  EXPECT_EQ(plans.back().causes, (std::vector<int64_t>{0, 2}));
+  EXPECT_EQ(plans[3].causes, (std::vector<int64_t>{2}));
+  // A first fix no front end applies is listed (refused, with why), not put in the together one.
+  r.causes[2].actions[0] = FixAction{};
+  r.causes[2].actions[0].not_applied = "a compile setting";
+  const std::vector<VariantPlan> refused = what_if_plans(r, 2);
+  EXPECT_EQ(refused.back().name, "none");
+  EXPECT_TRUE(what_if_plans(r, 0).empty());
 }
 
 }  // namespace

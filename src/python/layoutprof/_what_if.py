@@ -151,39 +151,12 @@ class _Changes:
         return call.runner(state, self.args, self.edits)
 
 
-def report_variants(report, top=3):
-    """The variants a report's causes ask for, each {"actions": [...], "causes": [indices]}: each
-    of the `top` causes' first fix alone, its operand swaps (and the swaps refused, by name), its
-    model-wide alternative, and all the first fixes together (fixes interact, and can move a copy
-    elsewhere: their savings are never added up)."""
-    causes = [(i, c) for i, c in enumerate(report.get("causes", []))
-              if not c.get("accepted") and c.get("actions")][:top]
-    out, seen = [], set()
-
-    def add(actions, indices):
-        key = json.dumps(actions, sort_keys=True)
-        if key not in seen:
-            seen.add(key)
-            out.append({"actions": actions, "causes": indices})
-
-    for i, c in causes:
-        for a in c["actions"][:1] + [a for a in c["actions"][1:] if a["kind"] in ("swap_operands", "none")]:
-            add([a], [i])
-        wide = next((a for a in c["actions"][1:] if a["kind"] == "convert_model"), None)
-        if wide:
-            add([wide], [i])
-    firsts = [(i, c["actions"][0]) for i, c in causes if c["actions"][0]["kind"] != "none"]
-    if len(firsts) > 1:
-        add([a for _i, a in firsts], [i for i, _a in firsts])
-    return out
-
-
-def variant(call, actions):
+def variant(call, actions, name=None):
     """The Variant that applies `actions` (one, or a list applied together: a cause's actions
-    as the JSON report writes them)."""
+    as the JSON report writes them), named `name` (by default as the reports name them)."""
     actions = actions if isinstance(actions, list) else [actions]
     changes = _Changes(call)
-    name = " + ".join(_name(a) for a in actions)
+    name = name or " + ".join(_name(a) for a in actions)
     for action in actions:
         why = changes.add(call, action)
         if why:
@@ -287,7 +260,8 @@ def measure(call, variants, rounds=6, budget_s=60.0, device="cpu", causes=()):
     """Each variant timed against the baseline in interleaved rounds (the baseline, each variant,
     the baseline again), at most `rounds` of them and as many as `budget_s` allows; their
     verdicts (_native.judge_rounds) and outputs against the baseline's. `variants`: actions, or
-    lists of them applied together, or report_variants()'s dicts; `causes`: the report's (a
+    lists of them applied together, or the report's plans ({"name", "actions", "causes"}:
+    _native.Report.what_if_plans, the one rule of which fixes to measure); `causes`: the report's (a
     variant that leaves its cause costing says so). Returns the report's "what_if" block with
     every variant in "variants" (report/what_if_json.h), and "times_ns": each round's calls."""
     with _eager():
@@ -320,7 +294,7 @@ def _survives(variant, causes, costing):
 
 def _measure(call, asked, rounds, budget_s, device, causes):
     baseline = Variant("baseline", [], call.runner())
-    runnable = [variant(call, v["actions"]) for v in asked]
+    runnable = [variant(call, v["actions"], v.get("name")) for v in asked]
     timed = [v for v in runnable if v.run is not None]
     counts = {v.name: recorded(v.run, device) for v in [baseline] + timed}
     _ns, reference, drew = _timed(baseline.run, device)  # the warm-up calls

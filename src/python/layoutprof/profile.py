@@ -243,7 +243,7 @@ class profile:
         """what_if=N: the top causes' fixes applied to the shown call and measured, put into the
         report (its "what_if" block and each cause's "what_if")."""
         device = "cuda" if self.report["run"]["device"].startswith("cuda") else "cpu"
-        variants = _what_if.report_variants(self.report, self._what_if)
+        variants = self._native_report.what_if_plans(self._what_if)
         if self.report["run"]["status"] != "ok" or self._shown_call is None:
             why = "the run did not end well" if self.report["run"]["status"] != "ok" else "no model call was recorded"
         else:

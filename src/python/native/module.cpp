@@ -9,6 +9,7 @@
 #include <string>
 
 #include "analysis/paired_rounds.h"
+#include "analysis/what_if_plan.h"
 #include "core/layout.h"
 #include "eager/module_sites.h"
 #include "eager/session.h"
@@ -85,6 +86,34 @@ py::tuple judge(const std::vector<int64_t>& baseline, const std::vector<int64_t>
   return py::make_tuple(rounds_dict(v.control), judged);
 }
 
+// A fix's action as the JSON report writes it (report/cause_json.cpp), a dict.
+py::dict action_dict(const FixAction& a) {
+  py::dict d;
+  d["kind"] = fix_kind_name(a.kind);
+  d["op"] = a.op;
+  d["where"] = a.where;
+  d["format"] = a.format;
+  d["input"] = a.input < 0 ? py::object(py::none()) : py::object(py::int_(a.input));
+  d["tensor"] = a.tensor;
+  d["not_applied"] = a.not_applied;
+  return d;
+}
+
+// The variants the what-if measures (analysis/what_if_plan.h): [{"name", "actions", "causes"}].
+py::list what_if_plans_of(const Report& r, int top) {
+  py::list plans;
+  for (const VariantPlan& p : what_if_plans(r, top)) {
+    py::dict d;
+    py::list actions;
+    for (const FixAction& a : p.actions) actions.append(action_dict(a));
+    d["name"] = p.name;
+    d["actions"] = actions;
+    d["causes"] = p.causes;
+    plans.append(d);
+  }
+  return plans;
+}
+
 void write_report(const Report& report, const std::string& format, const std::string& path) {
   py::gil_scoped_release unlocked;
   write_report_file(report, format, path);
@@ -157,6 +186,7 @@ PYBIND11_MODULE(_native, m) {
       .def("write", &write_report, py::arg("format"), py::arg("path"),
            "writes the report whole (or not at all) to path ('-': stdout)")
       .def("text", &report_string, py::arg("format") = "text")
+      .def("what_if_plans", &what_if_plans_of, py::arg("top"), "the variants a what-if of the top causes measures")
       .def("note_what_if", &note_what_if, py::arg("json"), "the what-if's measurement (_what_if.py) put into the report");
 
   bind_session(m);

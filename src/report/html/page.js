@@ -98,8 +98,12 @@ const V = D.verdict, call = R.backward ? "training step" : "forward";
   if (imp === 0 && V.mixed_ops) text += ", but " + V.mixed_ops + " mixed-format op" + (V.mixed_ops === 1 ? " runs" : "s run") + " in a layout the model's weights are not in (see Causes, by birthplace)";
   if (imp > 0 && V.share) text += ", " + V.share + " of the " + call + "'s time (measured: the copies' own time, " + ms(V.implicit_ns) + " of " + ms(V.wall_ns) + " ms, " + (V.medians ? "medians over " + R.calls + " calls" : "one call") + ")";
   if (R.status !== "ok") text += ", up to where the call stopped";
-  app.append(el("div", { id: "verdict", class: "verdict " + (imp ? "bad" : "good"), text: "Verdict: " + text }));
   const more = [];
+  if (V.measured_fix) {  // what applying the fixes measured, first
+    more.push("and in the recorded call: " + text);
+    text = V.measured_fix;
+  }
+  app.append(el("div", { id: "verdict", class: "verdict " + (imp ? "bad" : "good"), text: "Verdict: " + text }));
   if (T.copies.explicit_layout) more.push("and " + cops(T.copies.explicit_layout).replace("cop", "explicit layout cop") + " the model asks for, " + mb(T.copy_bytes.explicit_layout) + " MB");
   const others = ["broadcast", "dtype_device", "same_layout"].filter(c => T.copies[c] > 0);
   const n = others.reduce((a, c) => a + T.copies[c], 0);
@@ -124,8 +128,11 @@ if (V.birthplaces.length) {
       el("div", { class: "bp-title", text: (b.accepted ? "accepted (--accept " + b.where + "): " : (i + 1) + ". ") + b.text }),
       b.code ? el("div", { class: "mono bp-code", text: b.code }) : null,
       el("div", { text: b.cost }), chain, el("div", { class: "muted", text: more }),
-      ...b.fixes.map((f, k) => el("div", { class: "fix", text: "→ " + (k ? "" : "fix: ") + f }))));
+      ...b.fixes.map((f, k) => el("div", { class: "fix", text: "→ " + (k ? "" : "fix: ") + f })),
+      ...b.what_if.map(w => el("div", { class: "what-if " + w.saving }, el("div", { text: w.text }),
+        ...w.notes.map(n => el("div", { class: "muted", text: n }))))));
   });
+  if (V.what_if) box.prepend(el("div", { class: "muted", text: V.what_if }));
   section("Causes, by birthplace (where the layout was born; derived from the strides recorded on " + R.device + "): " + V.birthplaces.filter(b => !b.accepted).length, box);
 }
 if (V.causes.length) {

@@ -1,0 +1,151 @@
+// The command's --what-if on the samples whose manifest entry says what each fix must give
+// (samples/sample_table.py: measured): in a .pt2 program every kind of fix is applied (a line's
+// op changed in the executor, the inputs fed, the model converted, a parameter made dense); in
+// a TorchScript archive the line fixes are refused by name and the others applied as there.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// layoutprof with `args`, its JSON report (--json FILE) and its exit code.
+std::pair<int, json> run_json(std::vector<std::string> args) {
+  const fs::path dir = fs::temp_directory_path() / ("layoutprof_what_if_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path out = dir / "report.json";
+  fs::remove(out);
+  std::string cmd = std::string("NO_COLOR=1 '") + LAYOUTPROF_BIN + "'";
+  args.insert(args.end(), {"--json", out.string()});
+  for (const std::string& a : args) cmd += " '" + a + "'";
+  cmd += " >/dev/null 2>" + (dir / "err").string() + " </dev/null";
+  const int status = std::system(cmd.c_str());
+  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  if (!fs::exists(out)) return {code, json()};
+  return {code, json::parse(read_text(out))};
+}
+
+const json& manifest() {
+  static const json m = json::parse(read_text(fs::path(COMMITTED_SAMPLES_DIR) / "manifest.json"));
+  return m;
+}
+
+// The report's cause the manifest's `want` (sample_causes.cause) names: its index, or -1.
+int cause_index(const json& want, const json& report, bool pt2) {
+  const json& place = pt2 && want.contains("pt2") ? want["pt2"] : want;
+  for (size_t i = 0; i < report["causes"].size(); ++i) {
+    const json& c = report["causes"][i];
+    const json& b = c["birthplace"];
+    if (c["layout"] == want["layout"] && b["kind"] == want["kind"] && b["name"] == want["op"] &&
+        b["where"].get<std::string>().find(place["file"].get<std::string>()) != std::string::npos &&
+        b["code"].get<std::string>().find(place["code"].get<std::string>()) != std::string::npos)
+      return static_cast<int>(i);
+  }
+  return -1;
+}
+
+bool line_fix(const std::string& kind) { return kind == "contiguous_at" || kind == "swap_operands"; }
+
+// One manifest expectation against the report's variants of that cause.
+void expect_fix(const std::string& name, const json& want, const json& report, int cause, bool pt2) {
+  const json& mine = report["causes"][cause].value("what_if", json::array());
+  const json* v = nullptr;
+  for (const json& candidate : mine)
+    if (candidate["actions"][0]["kind"] == want["kind"]) v = &candidate;
+  ASSERT_NE(v, nullptr) << name << ": no " << want["kind"] << " variant in " << mine.dump();
+  const std::string refused = (*v)["refused"];
+  const std::string kind = want["kind"];
+  if (!pt2 && line_fix(kind)) {  // a TorchScript archive's lines are not changed: said by name
+    EXPECT_THAT(refused, ::testing::HasSubstr("not inside a TorchScript archive")) << name;
+    return;
+  }
+  if (!want["refused"].get<std::string>().empty()) {
+    EXPECT_FALSE(refused.empty()) << name << ": " << kind << " was applied";
+    return;
+  }
+  ASSERT_EQ(refused, "") << name << ": " << kind;
+  if (want["gone"].get<bool>()) {
+    EXPECT_FALSE((*v)["cause_survives"].get<bool>()) << name << ": " << v->dump();
+  }
+  for (const char* copies : {"explicit", "implicit"}) {
+    if (want.contains(copies) && !want[copies].is_null()) {
+      EXPECT_EQ((*v)["recorded"][std::string(copies) + "_copies"], want[copies]) << name << ": " << kind;
+    }
+  }
+  if (want["fewer_mixed"].get<bool>()) {
+    EXPECT_LT((*v)["recorded"]["mixed_ops"], report["what_if"]["baseline"]["mixed_ops"]) << name;
+  }
+  const json& outputs = want["outputs"];
+  EXPECT_NE(std::find(outputs.begin(), outputs.end(), (*v)["outputs"]["match"]), outputs.end())
+      << name << ": " << (*v)["outputs"].dump();
+}
+
+void check_sample(const json& entry, bool pt2) {
+  const std::string name = entry["name"];
+  fs::path model = fs::path(MADE_SAMPLES_DIR) / (name + (pt2 ? ".pt2" : ".pt"));
+  if (!fs::exists(model)) model = fs::path(COMMITTED_SAMPLES_DIR) / model.filename();
+  if (!fs::exists(model)) GTEST_SKIP() << model << " was not made for this LibTorch";
+  std::vector<std::string> args{model.string(), "--no-counters", "--threads", "1", "--what-if=8",
+                                "--what-if-budget", "2"};
+  for (const json& spec : pt2 ? entry["pt2"]["inputs"] : entry["inputs"]) args.insert(args.end(), {"--input", spec});
+  const auto [code, report] = run_json(args);
+  ASSERT_EQ(code, 0) << name;
+  ASSERT_TRUE(report.contains("what_if")) << name;
+  EXPECT_EQ(report["what_if"]["why_not"], "") << name;
+  for (const json& want : entry["what_if"]) {
+    const int cause = cause_index(entry["causes"][want["cause"].get<size_t>()], report, pt2);
+    ASSERT_GE(cause, 0) << name << ": no cause like " << entry["causes"][want["cause"].get<size_t>()].dump();
+    expect_fix(name, want, report, cause, pt2);
+  }
+}
+
+std::vector<std::string> what_if_samples() {
+  std::vector<std::string> names;
+  for (const json& e : manifest()["samples"])
+    if (e.contains("what_if") && !e.value("large", false)) names.push_back(e["name"]);
+  return names;
+}
+
+const json& entry_of(const std::string& name) {
+  for (const json& e : manifest()["samples"])
+    if (e["name"] == name) return e;
+  throw std::out_of_range(name);
+}
+
+class WhatIf : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(WhatIf, EachFixOfTheManifestInTheTorchScriptArchive) { check_sample(entry_of(GetParam()), false); }
+
+TEST_P(WhatIf, EachFixOfTheManifestInTheProgram) {
+  const json& entry = entry_of(GetParam());
+  if (!entry.contains("pt2") || std::string(LIBTORCH_VERSION).rfind("1.", 0) == 0)
+    GTEST_SKIP() << "no .pt2 program for this sample or this LibTorch";
+  check_sample(entry, true);
+}
+
+INSTANTIATE_TEST_SUITE_P(Manifest, WhatIf, ::testing::ValuesIn(what_if_samples()),
+                         [](const auto& info) { return info.param; });
+
+TEST(WhatIfCommand, ABadNumberOfCausesIsAUsageError) {
+  const auto [code, report] = run_json({"--what-if=0", "x.pt"});
+  EXPECT_EQ(code, 2);
+  EXPECT_TRUE(report.is_null());
+}
+
+}  // namespace
