@@ -175,6 +175,7 @@ def check_what_if_option(fail):
     _check_in_report(p, fail)
     for problem in _schema_problems("profile(what_if=2)", p.report):
         fail(problem)
+    check_what_if_script(fail)
     with torch.no_grad(), layoutprof.profile(what_if=2, counters=False) as q:
         model(x)  # two model calls in the one recorded step: the first is measured
         model(x.contiguous())
@@ -209,6 +210,36 @@ def _check_in_report(p, fail):
     if len(shown) != 4 or not said_best or not any(line.startswith("what-if: ") for line in lines) or \
             not any(line.startswith("applied by layoutprof at ") for line in lines):
         fail(f"profile(what_if=2): the text report's verdict {verdict!r}, its what-if lines {shown}")
+
+
+SCRIPT = """
+import torch
+conv = torch.nn.Conv2d(8, 8, 3, padding=1).eval()
+with torch.no_grad():
+    for _ in range(2):
+        conv(torch.randn(2, 8, 12, 12).to(memory_format=torch.channels_last))
+"""
+
+
+def check_what_if_script(fail):
+    """python -m layoutprof --what-if=1: the script's text report leads with what the fix measured;
+    --what-if=0 is a usage error (exit 2)."""
+    import subprocess
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        script = os.path.join(d, "conv.py")
+        with open(script, "w") as f:
+            f.write(SCRIPT)
+        out = subprocess.run([sys.executable, "-m", "layoutprof", "--no-counters", "--what-if=1", "--what-if-budget=5",
+                              script], capture_output=True, text=True)
+        bad = subprocess.run([sys.executable, "-m", "layoutprof", "--what-if=0", script], capture_output=True, text=True)
+    verdict = next((line for line in out.stderr.splitlines() if line.startswith("Verdict:")), "")
+    if out.returncode != 0 or not ("best measured fix" in verdict or "no fix measured a saving" in verdict) or \
+            "what-if, input 0 as contiguous:" not in out.stderr or bad.returncode != 2:
+        fail(f"python -m layoutprof --what-if: exit {out.returncode}, verdict {verdict!r}, --what-if=0 exit "
+             f"{bad.returncode}: {out.stderr[-600:]}")
+    else:
+        print(f"python -m layoutprof --what-if=1: {verdict[:100]}...")
 
 
 def _sample_cause(want, report):
