@@ -142,6 +142,26 @@ TEST_P(WhatIf, EachFixOfTheManifestInTheProgram) {
 INSTANTIATE_TEST_SUITE_P(Manifest, WhatIf, ::testing::ValuesIn(what_if_samples()),
                          [](const auto& info) { return info.param; });
 
+// `check --max-measured-saving`: a report that measured no fixes fails it, saying so; one whose
+// fixes cannot save a whole call passes it.
+TEST(WhatIfCommand, TheGateReadsTheMeasuredSavings) {
+  const fs::path model = fs::path(COMMITTED_SAMPLES_DIR) / "permuted_weight.pt";
+  const fs::path dir = fs::temp_directory_path() / ("layoutprof_what_if_gate_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string plain = (dir / "plain.json").string(), measured = (dir / "measured.json").string();
+  const std::string run = std::string("'") + LAYOUTPROF_BIN + "' '" + model.string() + "' --input 2x8x16x16 --no-counters";
+  ASSERT_EQ(std::system((run + " --json " + plain + " >/dev/null 2>&1").c_str()), 0);
+  ASSERT_EQ(std::system((run + " --what-if --what-if-budget 2 --json " + measured + " >/dev/null 2>&1").c_str()), 0);
+  const std::string check = std::string("'") + LAYOUTPROF_BIN + "' check " + plain + " ";
+  const std::string out = (dir / "out").string();
+  int status = std::system((check + plain + " --max-measured-saving 5% >" + out + " 2>&1").c_str());
+  EXPECT_EQ(WEXITSTATUS(status), 1);
+  EXPECT_THAT(read_text(out), ::testing::HasSubstr("measured no fixes: run it with --what-if"));
+  status = std::system((check + measured + " --max-measured-saving 100% >" + out + " 2>&1").c_str());
+  EXPECT_EQ(WEXITSTATUS(status), 0) << read_text(out);
+  fs::remove_all(dir);
+}
+
 TEST(WhatIfCommand, ABadNumberOfCausesIsAUsageError) {
   const auto [code, report] = run_json({"--what-if=0", "x.pt"});
   EXPECT_EQ(code, 2);
