@@ -91,7 +91,7 @@ void setup_run(CLI::App& app, RunOptions& o) {
   app.add_flag("--what-if{3}", o.what_if,
                "after the run, apply the top N causes' fixes (3) to fresh loads of the model and measure each "
                "against the model as it is, in interleaved rounds of plain calls (REPORT.md, What-if)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1, 1000));
   app.add_option("--what-if-budget", o.what_if_budget, "seconds the what-if's rounds may take")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();

@@ -37,7 +37,7 @@ std::pair<double, double> tolerances(at::ScalarType t) {
 
 }  // namespace
 
-OutputComparison compare_outputs(const c10::IValue& baseline, const c10::IValue& variant) {
+OutputComparison compare_outputs(const c10::IValue& baseline, const c10::IValue& variant, double spread) {
   std::vector<at::Tensor> a, b;
   tensors_of(baseline, a);
   tensors_of(variant, b);
@@ -60,10 +60,15 @@ OutputComparison compare_outputs(const c10::IValue& baseline, const c10::IValue&
     out.max_abs = std::max(out.max_abs, diff.max().item<double>());
     out.max_rel = std::max(out.max_rel, (diff / x.to(at::kDouble).abs().clamp_min(1e-12)).max().item<double>());
     const auto [rtol, atol] = tolerances(x.scalar_type());
-    close = close && at::allclose(y.to(at::kDouble), x.to(at::kDouble), rtol, atol);
+    close = close && at::allclose(y.to(at::kDouble), x.to(at::kDouble), rtol, atol + spread);
   }
   out.match = equal ? OutputMatch::equal : close ? OutputMatch::close : OutputMatch::differs;
   return out;
+}
+
+double largest_difference(const c10::IValue& a, const c10::IValue& b) {
+  const OutputComparison c = compare_outputs(a, b);
+  return c.match == OutputMatch::equal || !c.why.empty() ? 0 : c.max_abs;
 }
 
 }  // namespace layoutprof
