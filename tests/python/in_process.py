@@ -640,7 +640,8 @@ def check_interrupted():
         for sig, name in ((signal.SIGINT, "SIGINT"), (signal.SIGTERM, "SIGTERM")):
             report = os.path.join(d, f"{name}.json")
             proc = subprocess.Popen([sys.executable, "-m", "layoutprof", "--quiet", "--calls", "2", "--json", report, script],
-                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,  # SIGINT even if a `&` ignored it
+                                    preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
             proc.stdout.readline()  # "recorded": the warm-up call and the 2 recorded ones are done
             proc.send_signal(sig)
             try:
