@@ -48,6 +48,18 @@ fs::path work_dir() {
   return dir;
 }
 
+// The work folder goes when the test program ends (each test runs in a process of its own under
+// ctest: thousands of folders otherwise); a gtest environment's TearDown runs in that process
+// only, after its tests, never in a child a test forks.
+class RemoveWorkDir : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    std::error_code ignored;
+    fs::remove_all(fs::temp_directory_path() / ("layoutprof_e2e_" + std::to_string(::getpid())), ignored);
+  }
+};
+const ::testing::Environment* const remove_work_dir = ::testing::AddGlobalTestEnvironment(new RemoveWorkDir);
+
 std::string quote(const std::string& s) {
   std::string q = "'";
   for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);

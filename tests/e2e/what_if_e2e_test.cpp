@@ -25,12 +25,19 @@ std::string read_text(const fs::path& p) {
   return s.str();
 }
 
-// layoutprof with `args`, its JSON report (--json FILE) and its exit code.
+// layoutprof with `args`, its JSON report (--json FILE) and its exit code; the folder it
+// writes in is removed before it returns.
 std::pair<int, json> run_json(std::vector<std::string> args) {
   const fs::path dir = fs::temp_directory_path() / ("layoutprof_what_if_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   const fs::path out = dir / "report.json";
-  fs::remove(out);
+  struct Gone {
+    fs::path dir;
+    ~Gone() {
+      std::error_code ignored;
+      fs::remove_all(dir, ignored);
+    }
+  } gone{dir};
   std::string cmd = std::string("NO_COLOR=1 '") + LAYOUTPROF_BIN + "'";
   args.insert(args.end(), {"--json", out.string()});
   for (const std::string& a : args) cmd += " '" + a + "'";
