@@ -7,6 +7,7 @@
 #include "support/format.h"
 #include "analysis/analysis.h"
 #include "analysis/heatmap.h"
+#include "analysis/paired_rounds.h"
 
 namespace layoutprof {
 
@@ -29,32 +30,6 @@ TimeSpread time_spread(std::vector<int64_t> ns) {
   t.q3_ns = quantile(0.75);
   t.max_ns = ns.back();
   return t;
-}
-
-bool beyond_noise(const TimeSpread& faster, const TimeSpread& slower, std::string* why) {
-  auto say = [why](const std::string& text) {
-    if (why) *why = text;
-  };
-  if (faster.calls < kMinTimedCalls || slower.calls < kMinTimedCalls) {
-    say("not judged: fewer than " + std::to_string(kMinTimedCalls) + " plain calls");
-    return false;
-  }
-  const int64_t apart = slower.median_ns - faster.median_ns;
-  const int64_t widest = std::max(faster.iqr_ns(), slower.iqr_ns());
-  if (faster.q3_ns >= slower.q1_ns) {
-    say("within noise: the interquartile ranges overlap (" + ms(faster.q1_ns) + "–" + ms(faster.q3_ns) + " and " +
-        ms(slower.q1_ns) + "–" + ms(slower.q3_ns) + " ms)");
-    return false;
-  }
-  if (apart <= widest) {
-    say("within noise: the medians are " + ms(apart) + " ms apart, not more than the wider interquartile range (" +
-        ms(widest) + " ms)");
-    return false;
-  }
-  say("beyond noise: the interquartile ranges do not overlap and the medians are " + ms(apart) +
-      " ms apart, more than either interquartile range (" + ms(faster.iqr_ns()) + " and " + ms(slower.iqr_ns()) +
-      " ms)");
-  return true;
 }
 
 std::string CopyGroup::key() const {
@@ -135,10 +110,9 @@ std::string not_timed_reason(const FormatVariant& v) {
   if (!v.ran) return v.name + ": not run (" + v.skipped + ")";
   const RunInfo& run = v.report.run;
   if (run.status == RunStatus::failed) return v.name + ": could not run: " + run.error;
-  if (run.status != RunStatus::ok) return v.name + ": " + to_string(run.status) + (run.error.empty() ? "" : " (" + run.error + ")");
-  if (v.time.calls < kMinTimedCalls)
-    return v.name + ": " + std::to_string(v.time.calls) + " plain calls (at least " + std::to_string(kMinTimedCalls) +
-           " are needed to judge)";
+  if (run.status != RunStatus::ok)
+    return v.name + ": " + to_string(run.status) + (run.error.empty() ? "" : " (" + run.error + ")");
+  if (v.time.calls == 0) return v.name + ": no plain calls";
   return "";
 }
 
@@ -160,20 +134,46 @@ std::vector<const FormatVariant*> timed_variants(const std::vector<FormatVariant
   return timed;
 }
 
+// The first n of each (a variant that raised has fewer rounds), paired.
+PairedRounds paired(const std::vector<int64_t>& base, const std::vector<int64_t>& other, int comparisons) {
+  const size_t n = std::min(base.size(), other.size());
+  const auto first = [n](const std::vector<int64_t>& x) {
+    return std::vector<int64_t>(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(n));
+  };
+  return pair_rounds(first(base), first(other), comparisons);
+}
+
+// The rounds' reading in words.
+std::string rounds_why(const PairedRounds& p) {
+  switch (p.saving) {
+    case Saving::slower: return "beyond noise: " + p.text();
+    case Saving::not_judged:
+      return "not judged: " + std::to_string(p.rounds) + " rounds give no interval at " +
+             signed_percent(p.level).substr(1) +
+             " (at least " + std::to_string(rounds_needed(p.level)) + " are needed)";
+    case Saving::withheld: return "not judged: the control was not within noise; " + p.text();
+    case Saving::faster: return "within noise: paired round by round it was the faster; " + p.text();
+    case Saving::within_noise: break;
+  }
+  return p.text();
+}
+
 // Where the other timed variants stand against the fastest.
 struct Standing {
   const TimeAgainstFastest* nearest_beyond = nullptr;  // the closest that differs beyond noise
-  std::vector<std::string> within;  // within noise of the fastest
+  std::vector<std::string> within;  // within noise of the fastest, or not judged
   std::vector<std::string> same;    // ran the fastest's very tensors
+  bool judged = true;               // every pair had rounds enough for an interval
 };
 
-// The fastest against each other timed variant: v.fastest and v.against (which the standing's
-// nearest_beyond points into).
+// The fastest against each other timed variant, paired round by round: v.fastest and
+// v.against (which the standing's nearest_beyond points into).
 Standing against_fastest(const std::vector<const FormatVariant*>& timed, FormatVerdict& v) {
   Standing s;
   if (timed.empty()) return s;
   const FormatVariant& fastest = *timed.front();
   v.fastest = fastest.name;
+  const int comparisons = static_cast<int>(std::max<size_t>(1, timed.size() - 1));
   for (size_t i = 1; i < timed.size(); ++i) {
     const FormatVariant& other = *timed[i];
     TimeAgainstFastest t;
@@ -182,12 +182,16 @@ Standing against_fastest(const std::vector<const FormatVariant*>& timed, FormatV
     t.ratio = fastest.time.median_ns > 0 ? static_cast<double>(other.time.median_ns) /
                                                static_cast<double>(fastest.time.median_ns)
                                          : 1.0;
-    t.beyond_noise = beyond_noise(fastest.time, other.time, &t.why);
+    t.rounds = paired(fastest.report.run.plain_call_ns, other.report.run.plain_call_ns, comparisons);
+    if (v.control_failed && t.rounds.saving != Saving::not_judged) t.rounds.saving = Saving::withheld;
+    t.beyond_noise = t.rounds.saving == Saving::slower;
+    t.why = rounds_why(t.rounds);
     v.against.push_back(t);
   }
   for (size_t i = 0; i < v.against.size(); ++i) {
     const TimeAgainstFastest& t = v.against[i];
-    // Two variants that converted nothing ran the same tensors: the control (run_control), not a finding.
+    s.judged = s.judged && t.rounds.saving != Saving::not_judged;
+    // Two variants that converted nothing ran the same tensors: no finding.
     if (fastest.same_as_given() && timed[i + 1]->same_as_given()) s.same.push_back(t.variant);
     else if (!t.beyond_noise) s.within.push_back(t.variant);
     else if (!s.nearest_beyond) s.nearest_beyond = &t;
@@ -195,22 +199,14 @@ Standing against_fastest(const std::vector<const FormatVariant*>& timed, FormatV
   return s;
 }
 
-// The control: as_given against each timed variant that converted nothing (v.control,
-// v.control_failed).
-void run_control(const std::vector<const FormatVariant*>& timed, FormatVerdict& v) {
-  const FormatVariant* given = nullptr;
-  for (const FormatVariant* f : timed)
-    if (f->name == "as_given") given = f;
-  for (const FormatVariant* f : timed) {
-    if (!given || f == given || !f->same_as_given()) continue;
-    const bool given_first = given->time.median_ns <= f->time.median_ns;
-    const TimeSpread& a = given_first ? given->time : f->time;
-    const TimeSpread& b = given_first ? f->time : given->time;
-    std::string why;
-    if (beyond_noise(a, b, &why)) v.control_failed = true;
-    const double ratio = a.median_ns > 0 ? static_cast<double>(b.median_ns) / static_cast<double>(a.median_ns) : 1.0;
-    v.control += (v.control.empty() ? "" : "; ") + f->name + " converted nothing, so it ran what as_given ran: " +
-                 ratio_text(ratio) + " apart, " + why;
+// The control: as_given's first call of each round against its second (v.control_rounds,
+// v.control, v.control_failed).
+void run_control(const std::vector<FormatVariant>& variants, const std::vector<int64_t>& again, FormatVerdict& v) {
+  for (const FormatVariant& f : variants) {
+    if (f.name != "as_given" || !not_timed_reason(f).empty() || again.empty()) continue;
+    v.control_rounds = paired(f.report.run.plain_call_ns, again, 1);
+    v.control_failed = v.control_rounds.saving == Saving::faster || v.control_rounds.saving == Saving::slower;
+    v.control = "as_given against itself, timed first and last in each round: " + v.control_rounds.text();
   }
 }
 
@@ -237,17 +233,23 @@ std::string name_list(const std::vector<std::string>& names) {
 std::string verdict_summary(const FormatVerdict& v, bool none_timed, const Standing& s) {
   const std::string same_note =
       s.same.empty() ? "" : "; " + name_list(s.same) + " ran the same tensors as " + v.fastest;
-  if (none_timed)
-    return "no verdict on time: no variant ran with at least " + std::to_string(kMinTimedCalls) + " plain calls";
+  if (none_timed) return "no verdict on time: no variant ran plain calls";
   if (v.control_failed)
-    return "no verdict on time: variants that ran the same tensors differ beyond the noise rule, so this run's "
-           "noise is larger than the rule sees (other load on the machine?); run it again on a quiet machine";
+    return "no verdict on time: as_given against itself differs beyond noise, so this run's noise is larger than "
+           "the intervals see (other load on the machine?); run it again on a quiet machine";
   if (v.against.empty())
     return "no verdict on time: only " + v.fastest + " ran with timings, nothing to compare it with";
-  if (v.clear)
+  if (!s.judged)
+    return "no verdict on time: " + std::to_string(v.against.front().rounds.rounds) +
+           " rounds are too few for an interval (--timed-calls " +
+           std::to_string(rounds_needed(v.against.front().rounds.level)) + " or more)";
+  if (v.clear) {
+    const PairedRounds& p = s.nearest_beyond->rounds;
     return v.fastest + " is fastest here: " + ratio_text(s.nearest_beyond->ratio) + " faster than " +
-           s.nearest_beyond->variant + " (" + ms(s.nearest_beyond->difference_ns) + " ms less per call), beyond noise" +
-           same_note;
+           s.nearest_beyond->variant + " (" + ms(s.nearest_beyond->difference_ns) +
+           " ms less per call, paired interval " + ms(static_cast<int64_t>(p.low_ns)) + ".." +
+           ms(static_cast<int64_t>(p.high_ns)) + " ms), beyond noise" + same_note;
+  }
   if (!s.within.empty())
     return v.fastest + " has the lowest median, but within noise of " + name_list(s.within) +
            ": no variant is measurably fastest here" + same_note;
@@ -256,12 +258,12 @@ std::string verdict_summary(const FormatVerdict& v, bool none_timed, const Stand
 
 }  // namespace
 
-FormatVerdict format_verdict(const std::vector<FormatVariant>& variants) {
+FormatVerdict format_verdict(const std::vector<FormatVariant>& variants, const std::vector<int64_t>& given_again_ns) {
   FormatVerdict v;
+  run_control(variants, given_again_ns, v);
   const std::vector<const FormatVariant*> timed = timed_variants(variants, v);
   const Standing standing = against_fastest(timed, v);
-  run_control(timed, v);
-  v.clear = !v.control_failed && standing.nearest_beyond && standing.within.empty();
+  v.clear = !v.control_failed && standing.judged && standing.nearest_beyond && standing.within.empty();
   v.copies = copies_against_given(variants);
   v.summary = verdict_summary(v, timed.empty(), standing);
   return v;
@@ -300,8 +302,10 @@ std::vector<FormatRow> format_rows(const Report& report, int depth, const std::v
   return rows;
 }
 
-FormatComparison compare_formats(std::vector<FormatVariant> variants, int depth) {
+FormatComparison compare_formats(std::vector<FormatVariant> variants, std::vector<int64_t> given_again_ns,
+                                 int depth) {
   FormatComparison c;
+  c.given_again_ns = std::move(given_again_ns);
   for (FormatVariant& v : variants) {
     if (v.ran) v.time = time_spread(v.report.run.plain_call_ns);
     if (v.ran && c.model.empty()) c.model = v.report.run.model;
@@ -333,7 +337,7 @@ FormatComparison compare_formats(std::vector<FormatVariant> variants, int depth)
     }
   }
   for (const FormatVariant& v : c.variants) c.rows.push_back(format_rows(v.report, c.depth, c.labels));
-  c.verdict = format_verdict(c.variants);
+  c.verdict = format_verdict(c.variants, c.given_again_ns);
   return c;
 }
 

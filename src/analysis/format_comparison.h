@@ -1,7 +1,10 @@
 // compare-formats: one model profiled in three memory-format variants, and the verdict over
-// them. Plain C++ over Reports (no LibTorch): the runner makes the reports, this compares
-// them, and the writers (format_comparison_report.h: text, JSON; an HTML writer can take the
-// same struct) print what it found.
+// them: the model-wide case of the what-if. The variants' plain calls are timed in the
+// what-if's interleaved rounds (runner/rounds.h: as_given, each variant, as_given again) and
+// judged by its statistics (analysis/paired_rounds.h): each pair by the interval of its
+// per-round difference, as_given against itself as the control. Plain C++ over Reports (no
+// LibTorch): the runner makes the reports, this compares them, and the writers
+// (format_comparison_report.h: text, JSON, HTML) print what it found.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +12,7 @@
 #include <vector>
 
 #include "report_model/report.h"
+#include "report_model/what_if.h"
 
 namespace layoutprof {
 
@@ -19,24 +23,15 @@ inline const std::vector<std::string>& format_variant_names() {
   return names;
 }
 
-// The spread of a variant's plain calls (RunInfo::plain_call_ns, measured). Quartiles are
-// interpolated linearly between the sorted calls (numpy's default): q = x[h] with
-// h = (n - 1) * p, between its two neighbours.
+// The spread of a variant's plain calls (RunInfo::plain_call_ns, measured), shown beside the
+// verdict. Quartiles are interpolated linearly between the sorted calls (numpy's default):
+// q = x[h] with h = (n - 1) * p, between its two neighbours.
 struct TimeSpread {
   int64_t calls = 0;  // 0: no plain calls (the other fields are 0)
   int64_t min_ns = 0, q1_ns = 0, median_ns = 0, q3_ns = 0, max_ns = 0;
   int64_t iqr_ns() const { return q3_ns - q1_ns; }
 };
 TimeSpread time_spread(std::vector<int64_t> ns);
-
-// The noise rule: a variant is faster than another beyond the run's own noise when both have
-// at least kMinTimedCalls plain calls, their interquartile ranges do not overlap (the faster
-// one's third quartile is below the slower one's first), and their medians differ by more
-// than either variant's interquartile range. Anything else is "within noise".
-constexpr int64_t kMinTimedCalls = 5;
-// Whether `slower` is slower than `faster` beyond noise; `why` (if given) says which part of
-// the rule decided, in words.
-bool beyond_noise(const TimeSpread& faster, const TimeSpread& slower, std::string* why = nullptr);
 
 // One variant's run: its whole profile (warm-up and recorded calls, analysed) and the spread
 // of its plain calls.
@@ -87,32 +82,32 @@ struct CopyDelta {
 };
 CopyDelta copy_delta(const Report& as_given, const Report& variant, const std::string& variant_name);
 
-// A variant's plain-call time against the fastest variant's.
+// A variant's plain-call time against the fastest variant's, paired round by round.
 struct TimeAgainstFastest {
   std::string variant;
-  double ratio = 0;            // its median over the fastest's (>= 1)
+  double ratio = 0;            // its median over the fastest's
   int64_t difference_ns = 0;   // its median minus the fastest's
-  bool beyond_noise = false;   // the noise rule (beyond_noise())
-  std::string why;             // the rule's reading, in words
+  PairedRounds rounds;         // the fastest as the baseline, this variant as the variant
+  bool beyond_noise = false;   // rounds.saving is slower: the interval lies above 0
+  std::string why;             // the rounds' reading, in words
 };
 
 struct FormatVerdict {
   // The timed variant with the lowest median plain call (the first in variant order on a
-  // tie); empty when no variant ran ok with kMinTimedCalls plain calls.
+  // tie); empty when no variant was timed.
   std::string fastest;
   // The fastest is beyond noise against every other timed variant that did not run the same
-  // tensors as it, and the control did not fail. False with an empty `against` (one timed
-  // variant: nothing to be faster than).
+  // tensors as it, and the control held. False with an empty `against` (one timed variant:
+  // nothing to be faster than).
   bool clear = false;
   std::vector<TimeAgainstFastest> against;  // every other timed variant, fastest first
-  // Variants left out of the timing verdict, each with why: "channels_last: the model raised
-  // in aten::view: ...", "contiguous: 3 plain calls (at least 5 are needed)".
+  // Variants left out of the timing verdict, each with why: "channels_last: could not run:
+  // RuntimeError: ...", "contiguous: no plain calls".
   std::vector<std::string> not_timed;
-  // The control the run has for free: a timed variant that converted nothing ran what
-  // as_given ran, so the difference between their plain calls is noise. `control` says how
-  // that pair came out (empty: there is no such pair); when the noise rule calls their
-  // difference beyond noise, it underestimates this run's noise: control_failed, and no
-  // variant is called fastest.
+  // The control: as_given's first call of each round against its second. Where its interval
+  // excludes 0 the rounds are noisier than the intervals say: control_failed, and no variant
+  // is called fastest. `control` says how it came out ("" when as_given was not timed).
+  PairedRounds control_rounds;
   std::string control;
   bool control_failed = false;
   // channels_last's and contiguous's copies against as_given's (when as_given and that
@@ -133,6 +128,8 @@ struct FormatRow {
 struct FormatComparison {
   std::string model;
   std::vector<FormatVariant> variants;  // format_variant_names() order
+  // as_given's second call of each round (its first are its report's plain_call_ns): the control.
+  std::vector<int64_t> given_again_ns;
   int depth = 1;  // module depth of the rows: auto_depth() of as_given's report (the heatmap's)
   std::vector<std::string> labels;  // the row labels: every variant's modules, in order of first appearance
   std::vector<std::vector<FormatRow>> rows;  // per variant, one per label, then its total
@@ -143,10 +140,13 @@ struct FormatComparison {
 // total row (the summary's figures).
 std::vector<FormatRow> format_rows(const Report& report, int depth, const std::vector<std::string>& labels);
 
-FormatVerdict format_verdict(const std::vector<FormatVariant>& variants);
+// Each variant's plain_call_ns hold one call per round, round i of each timed in the same round
+// as round i of the others and of `given_again_ns`.
+FormatVerdict format_verdict(const std::vector<FormatVariant>& variants, const std::vector<int64_t>& given_again_ns);
 
 // Fills each variant's time spread, the rows and the verdict. `depth` 0: the heatmap's
 // automatic depth for as_given's report (about 40 rows).
-FormatComparison compare_formats(std::vector<FormatVariant> variants, int depth = 0);
+FormatComparison compare_formats(std::vector<FormatVariant> variants, std::vector<int64_t> given_again_ns,
+                                 int depth = 0);
 
 }  // namespace layoutprof

@@ -40,6 +40,12 @@ RankInterval median_interval(int64_t n, double level) {
   return out;
 }
 
+int64_t rounds_needed(double level) {
+  int64_t n = 1;
+  while (median_interval(n, level).lo < 0) ++n;
+  return n;
+}
+
 PairedRounds pair_rounds(const std::vector<int64_t>& baseline_ns, const std::vector<int64_t>& variant_ns,
                          int comparisons, double level) {
   if (baseline_ns.size() != variant_ns.size())
@@ -70,7 +76,10 @@ RoundsVerdict judge_rounds(const std::vector<int64_t>& baseline_ns, const std::v
   const bool noisy = v.control.saving == Saving::faster || v.control.saving == Saving::slower;
   const int comparisons = static_cast<int>(std::max<size_t>(1, variants_ns.size()));
   for (const std::vector<int64_t>& ns : variants_ns) {
-    PairedRounds p = pair_rounds(baseline_ns, ns, comparisons, level);
+    const size_t n = std::min(ns.size(), baseline_ns.size());
+    const std::vector<int64_t> paired(baseline_ns.begin(), baseline_ns.begin() + static_cast<std::ptrdiff_t>(n));
+    PairedRounds p = pair_rounds(paired, std::vector<int64_t>(ns.begin(), ns.begin() + static_cast<std::ptrdiff_t>(n)),
+                                 comparisons, level);
     if (noisy && p.saving != Saving::not_judged) p.saving = Saving::withheld;
     v.variants.push_back(p);
   }

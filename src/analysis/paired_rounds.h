@@ -29,6 +29,8 @@ struct RankInterval {
   double coverage = 0;  // its exact coverage
 };
 RankInterval median_interval(int64_t n, double level);
+// The fewest rounds that give an interval at `level` (6 at 0.95).
+int64_t rounds_needed(double level);
 
 // The variant's rounds against the baseline's (same length: round i of each was timed in the
 // same round). `comparisons`: how many variants the run compares (the level's correction).
@@ -38,7 +40,8 @@ PairedRounds pair_rounds(const std::vector<int64_t>& baseline_ns, const std::vec
 
 // Each variant judged against the baseline, given the control: the baseline's first timing of
 // each round against its second. A control whose interval excludes 0 withholds every judgement
-// (the variants keep their figures).
+// (the variants keep their figures). A variant with fewer rounds than the baseline (it raised
+// in a plain call and took no more) is paired with the baseline's first as many.
 struct RoundsVerdict {
   PairedRounds control;
   std::vector<PairedRounds> variants;

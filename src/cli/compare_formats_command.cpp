@@ -17,6 +17,7 @@
 #include "report/format_comparison_report.h"
 #include "report/reporter.h"
 #include "support/interrupt.h"
+#include "runner/rounds.h"
 #include "runner/runner.h"
 
 namespace layoutprof {
@@ -37,8 +38,8 @@ CLI::App* setup_compare_formats(CLI::App& app, CompareFormatsOptions& o) {
   sub->add_option("--iters", o.iters, "recorded calls per variant")->check(CLI::PositiveNumber)->capture_default_str();
   sub->add_option("--threads", o.threads, "intra-op threads (0: LibTorch's default)")->check(CLI::NonNegativeNumber);
   sub->add_option("--timed-calls", o.timed_calls,
-                  "plain calls per variant after the recorded ones, timed without the observer: the verdict's "
-                  "median and spread (at least 5 for a verdict)")
+                  "rounds of plain calls after the recorded ones, timed without the observer: as_given, each "
+                  "variant, as_given again (at least 7 for a verdict: a 95% interval for each of two pairs)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   sub->add_option("--json", o.json_path,
@@ -50,42 +51,41 @@ CLI::App* setup_compare_formats(CLI::App& app, CompareFormatsOptions& o) {
 
 namespace {
 
-// The variants' plain calls, interleaved: each round calls every variant once, each round
-// starting one variant further along, so that whatever else the machine does over the rounds
-// (another process's load, the clock's frequency) falls on every variant alike and no variant
-// always follows the same one. A variant whose model raises in a plain call takes no more and
-// is reported failed, as a recorded call that raised would be.
-void plain_calls(std::vector<FormatVariant>& variants, std::vector<std::unique_ptr<PlainCaller>>& callers, int rounds,
-                 const std::function<void(const std::string&)>& progress) {
-  const size_t n = variants.size();
-  int done = 0;
-  for (; done < rounds && !interrupt_signal(); ++done) {
-    progress("plain calls: round " + std::to_string(done + 1) + "/" + std::to_string(rounds));
-    for (size_t k = 0; k < n; ++k) {
-      const size_t i = (static_cast<size_t>(done) + k) % n;
-      if (!callers[i]) continue;
-      RunInfo& run = variants[i].report.run;
-      try {
-        run.plain_call_ns.push_back(callers[i]->call_ns());
-      } catch (const std::runtime_error& e) {
-        run.status = RunStatus::failed;
-        run.error = "plain call " + std::to_string(run.plain_call_ns.size() + 1) + " raised: " + e.what();
-        callers[i].reset();
-      }
+// The variants' plain calls in the what-if's interleaved rounds (runner/rounds.h): as_given,
+// then channels_last and contiguous (in turns), then as_given again; returns as_given's second
+// calls (the control). A variant whose model raises in a plain call takes no more and is
+// reported failed, as a recorded call that raised would be. No rounds without as_given: every
+// variant is paired with it.
+std::vector<int64_t> plain_calls(std::vector<FormatVariant>& variants,
+                                 std::vector<std::unique_ptr<PlainCaller>>& callers, int rounds,
+                                 const std::function<void(const std::string&)>& progress) {
+  if (rounds == 0 || !callers.front()) return {};
+  std::vector<PlainCaller*> others;
+  std::vector<size_t> index;  // each caller's variant
+  for (size_t i = 1; i < callers.size(); ++i)
+    if (callers[i]) {
+      others.push_back(callers[i].get());
+      index.push_back(i);
     }
-  }
-  const int sig = interrupt_signal();
-  for (size_t i = 0; i < n; ++i) {
-    if (!variants[i].ran || variants[i].report.run.status != RunStatus::ok || rounds == 0) continue;
-    RunInfo& run = variants[i].report.run;
+  RoundTimes t = interleaved_rounds(*callers.front(), others, {rounds, 0, "plain calls"}, progress);
+  auto finish = [&](RunInfo& run, std::vector<int64_t> ns, const std::string& failed) {
+    run.plain_call_ns = std::move(ns);
+    if (!failed.empty()) {
+      run.status = RunStatus::failed;
+      run.error = failed;
+      return;
+    }
     run.measured.push_back(plain_calls_note(static_cast<int64_t>(run.plain_call_ns.size()), false) +
                            ", interleaved with the other variants' round by round");
-    if (sig) {  // the plain calls stopped short: no verdict rests on them
+    if (const int sig = interrupt_signal()) {  // the plain calls stopped short: no verdict rests on them
       run.status = RunStatus::interrupted;
-      run.error = std::string(sig == SIGTERM ? "SIGTERM" : "SIGINT") + " after " + std::to_string(done) + " of " +
-                  std::to_string(rounds) + " rounds of plain calls";
+      run.error = std::string(sig == SIGTERM ? "SIGTERM" : "SIGINT") + " after " + std::to_string(t.rounds()) +
+                  " of " + std::to_string(rounds) + " rounds of plain calls";
     }
-  }
+  };
+  finish(variants.front().report.run, t.baseline, t.baseline_failed);
+  for (size_t k = 0; k < index.size(); ++k) finish(variants[index[k]].report.run, t.variants[k], t.failed[k]);
+  return t.baseline_again;
 }
 
 }  // namespace
@@ -135,9 +135,9 @@ int run_compare_formats(const CompareFormatsOptions& o) {
     }
     variants.push_back(std::move(v));
   }
-  plain_calls(variants, callers, o.timed_calls, progress);
+  std::vector<int64_t> given_again = plain_calls(variants, callers, o.timed_calls, progress);
 
-  const FormatComparison c = compare_formats(std::move(variants));
+  const FormatComparison c = compare_formats(std::move(variants), std::move(given_again));
   auto writer = [&c](const std::string& format) {
     return [&c, format](std::ostream& out) { find_reporter(format, ReportKind::format_comparison).write(out, c, {}); };
   };

@@ -208,6 +208,39 @@ void write_hazard_marks(EventWriter& w, const Report& r) {
   }
 }
 
+// The what-if's plain calls (measured), in a process of their own whose clock starts at the
+// first round: one track per variant (the baseline's two calls a round on one), each call a
+// slice with its round.
+void write_what_if_calls(EventWriter& w, const WhatIfRun& what_if) {
+  if (what_if.calls.empty()) return;
+  const int pid = kPid + 1;
+  {
+    JsonOut o = w.next();
+    o.begin('{').key("args").begin('{').key("name");
+    o.str("what-if: plain calls after the recording (time from the first round)").end('}');
+    o.key("name").str("process_name").key("ph").str("M").key("pid").num(pid).end('}');
+  }
+  auto lane_of = [](const RoundCall& c) { return c.who == "baseline again" ? std::string("baseline") : c.who; };
+  std::map<std::string, int64_t> track;
+  for (const RoundCall& c : what_if.calls) {
+    const std::string lane = lane_of(c);
+    if (track.count(lane)) continue;
+    const int64_t tid = static_cast<int64_t>(track.size()) + 1;
+    track[lane] = tid;
+    JsonOut o = w.next();
+    o.begin('{').key("args").begin('{').key("name").str(lane).end('}');
+    o.key("name").str("thread_name").key("ph").str("M").key("pid").num(pid).key("tid").num(tid).end('}');
+  }
+  for (const RoundCall& c : what_if.calls) {
+    JsonOut o = w.next();
+    o.begin('{').key("args").begin('{').key("round").num(c.round + 1).key("who").str(c.who).end('}');
+    o.key("cat").str("what-if").key("dur").real(us(c.ns)).key("name").str(c.who);
+    o.key("ph").str("X").key("pid").num(pid).key("tid").num(track[lane_of(c)]);
+    o.key("ts").real(us(c.start_ns)).end('}');
+    w.done_one();
+  }
+}
+
 }  // namespace
 
 void write_chrome_trace(std::ostream& out, const Report& r) {
@@ -220,6 +253,7 @@ void write_chrome_trace(std::ostream& out, const Report& r) {
   const std::vector<int64_t> end = write_op_slices(w, r);
   write_counter_tracks(w, r, end);
   write_hazard_marks(w, r);
+  write_what_if_calls(w, r.what_if);
   w.flush();
   out << "\n]}\n";
 }

@@ -9,12 +9,30 @@
 #include "support/errors.h"
 #include "report/json_report.h"
 #include "report/json_out.h"
+#include "report/what_if_json.h"
 
 namespace layoutprof {
 
 namespace {
 
 using nlohmann::json;
+
+// How the variants' times are judged, in words (the what-if's rule).
+const char* const kNoiseRule =
+    "the variants are timed in interleaved rounds (as_given, each variant, as_given again); a variant differs "
+    "from the fastest when the order-statistic interval of their paired per-round difference excludes 0 (95%, "
+    "corrected for the number of pairs), and only while as_given against itself stays within noise";
+
+std::string against_words(Saving s) {
+  switch (s) {
+    case Saving::slower: return "beyond noise";
+    case Saving::not_judged: return "not judged (too few rounds)";
+    case Saving::withheld: return "not judged (noisy control)";
+    case Saving::faster:
+    case Saving::within_noise: break;
+  }
+  return "within noise";
+}
 
 // What became of a variant, in a few words: ok, or why it has no figures.
 std::string variant_state(const FormatVariant& v) {
@@ -138,9 +156,8 @@ void write_times(std::ostream& out, const FormatComparison& c) {
     if (v->name == verdict.fastest) against = "fastest";
     for (const TimeAgainstFastest& a : verdict.against)
       if (a.variant == v->name)
-        against = fixed(a.ratio, 2) + "x, +" + ms(a.difference_ns) + " ms, " +
-                  (a.beyond_noise ? "beyond noise" : "within noise");
-    if (against.empty()) against = "not judged (fewer than " + std::to_string(kMinTimedCalls) + " calls)";
+        against = fixed(a.ratio, 2) + "x, +" + ms(a.difference_ns) + " ms, " + against_words(a.rounds.saving);
+    if (against.empty()) against = "not judged";
     out << "  " << pad_right(v->name, name_w) << pad_left(std::to_string(t.calls), 7) << pad_left(ms(t.median_ns), 12)
         << pad_left(ms(t.min_ns) + "–" + ms(t.max_ns), 22)
         << pad_left(ms(t.iqr_ns()) + " (" + ms(t.q1_ns) + "–" + ms(t.q3_ns) + ")", 27) << "   " << against << "\n";
@@ -155,9 +172,7 @@ void write_verdict(std::ostream& out, const FormatComparison& c) {
         << " ms less per call; " << a.why << "\n";
   if (!v.control.empty()) out << "  control  " << v.control << (v.control_failed ? ": the control FAILED" : "") << "\n";
   for (const std::string& n : v.not_timed) out << "  not timed  " << n << "\n";
-  out << "  noise rule: a difference counts when both variants have at least " << kMinTimedCalls
-      << " plain calls, their interquartile ranges do not overlap, and their medians differ by more than either "
-         "variant's interquartile range; otherwise it is within noise\n";
+  out << "  noise rule: " << kNoiseRule << "\n";
 }
 
 std::string change_line(const CopyChange& ch) {
@@ -254,6 +269,7 @@ json verdict_json(const FormatVerdict& v) {
                        {"ratio", a.ratio},
                        {"difference_ns", a.difference_ns},
                        {"beyond_noise", a.beyond_noise},
+                       {"rounds", rounds_json(a.rounds)},
                        {"why", a.why}});
   json copies = json::array();
   for (const CopyDelta& d : v.copies)
@@ -269,6 +285,7 @@ json verdict_json(const FormatVerdict& v) {
           {"against_fastest", against},
           {"not_timed", v.not_timed},
           {"control", v.control.empty() ? json(nullptr) : json(v.control)},
+          {"control_rounds", v.control.empty() ? json(nullptr) : rounds_json(v.control_rounds)},
           {"control_failed", v.control_failed},
           {"copies", copies}};
 }
@@ -296,18 +313,16 @@ void write_format_comparison_text(std::ostream& out, const FormatComparison& c, 
 void write_format_comparison_json(std::ostream& out, const FormatComparison& c) {
   const json figures = {
       {"measured", {"variants[].time and each report's run.plain_call_ns: wall time of each plain forward() after "
-                    "the recorded calls, without the observer or counters, the variants interleaved round by round "
-                    "(steady clock)"}},
+                    "the recorded calls, without the observer or counters, in interleaved rounds (steady clock)",
+                    "as_given_again_ns: as_given's second call of each round (the control)"}},
       {"derived", {"variants[].rows and total: copies, bytes and split points of each variant's report",
-                   "verdict: the fastest variant by median plain call and the noise rule; copies added and avoided "
-                   "against as_given"}},
+                   "verdict: the fastest variant by median plain call, each other variant paired with it round by "
+                   "round, the control; copies added and avoided against as_given"}},
       {"modelled", json::array()}};
-  const std::string rule = "beyond noise when both variants have at least " + std::to_string(kMinTimedCalls) +
-                           " plain calls, their interquartile ranges do not overlap, and their medians differ by "
-                           "more than either variant's interquartile range";
   out << "{\"compare_formats_version\": " << kCompareFormatsVersion << ",\n\"figures\": " << dump_compact(figures)
       << ",\n\"model\": " << dump_compact(c.model) << ",\n\"depth\": " << c.depth
-      << ",\n\"noise_rule\": " << dump_compact({{"text", rule}, {"min_calls", kMinTimedCalls}})
+      << ",\n\"noise_rule\": " << dump_compact({{"text", kNoiseRule}, {"level", 0.95}})
+      << ",\n\"as_given_again_ns\": " << dump_compact(c.given_again_ns)
       << ",\n\"variants\": [";
   for (size_t i = 0; i < c.variants.size(); ++i) {
     const FormatVariant& v = c.variants[i];

@@ -8,7 +8,7 @@
 
 namespace layoutprof {
 
-constexpr int kCompareFormatsVersion = 1;  // the --json document's compare_formats_version
+constexpr int kCompareFormatsVersion = 2;  // the --json document's compare_formats_version
 
 struct FormatTextOptions {
   size_t copy_groups = 20;  // copy groups listed per variant and kind (added, avoided, resized)

@@ -10,8 +10,6 @@ namespace layoutprof {
 using nlohmann::json;
 using report_json::as;
 
-namespace {
-
 json rounds_json(const PairedRounds& p) {
   return {{"rounds", p.rounds},
           {"level", p.level},
@@ -25,6 +23,8 @@ json rounds_json(const PairedRounds& p) {
           {"saving", saving_name(p.saving)},
           {"text", p.text()}};
 }
+
+namespace {
 
 double finite(const json& j) {
   const double x = as<double>(j);
@@ -107,6 +107,28 @@ WhatIfVariant what_if_variant_from(const json& j, int64_t causes) {
   return v;
 }
 
+namespace {
+
+json calls_json(const std::vector<RoundCall>& calls) {
+  json out = json::array();
+  for (const RoundCall& c : calls)
+    out.push_back({{"who", c.who}, {"round", c.round}, {"start_ns", c.start_ns}, {"ns", c.ns}});
+  return out;
+}
+
+std::vector<RoundCall> calls_from(const json& list) {
+  std::vector<RoundCall> calls;
+  for (const json& c : list) {
+    calls.push_back({as<std::string>(c.at("who")), as<int64_t>(c.at("round")), as<int64_t>(c.at("start_ns")),
+                     as<int64_t>(c.at("ns"))});
+    if (calls.back().round < 0 || calls.back().start_ns < 0 || calls.back().ns < 0)
+      throw std::out_of_range("a what-if call's round, start or time is negative");
+  }
+  return calls;
+}
+
+}  // namespace
+
 json what_if_json(const WhatIfRun& w) {
   json together = json::array(), notes = w.notes;
   for (const WhatIfVariant& v : w.variants)
@@ -114,7 +136,7 @@ json what_if_json(const WhatIfRun& w) {
   return {{"why_not", w.why_not},      {"rounds", w.rounds},   {"rounds_asked", w.rounds_asked},
           {"budget_s", w.budget_s},    {"threads", w.threads}, {"device", w.device},
           {"notes", notes},            {"control", rounds_json(w.control)},
-          {"baseline", counts_json(w.baseline)}, {"together", together}};
+          {"baseline", counts_json(w.baseline)}, {"together", together}, {"calls", calls_json(w.calls)}};
 }
 
 json cause_what_if_json(const WhatIfRun& w, int64_t cause) {
@@ -136,6 +158,7 @@ WhatIfRun what_if_from(const json& block, int64_t causes) {
   w.notes = as<std::vector<std::string>>(block.at("notes"));
   w.control = rounds_from(block.at("control"));
   w.baseline = counts_from(block.at("baseline"));
+  if (block.contains("calls")) w.calls = calls_from(block.at("calls"));  // absent in reports of before
   for (const char* list : {"variants", "together"})
     if (block.contains(list))
       for (const json& v : block.at(list)) w.variants.push_back(what_if_variant_from(v, causes));

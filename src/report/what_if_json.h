@@ -14,6 +14,8 @@
 namespace layoutprof {
 
 nlohmann::json what_if_json(const WhatIfRun& w);
+// One variant's rounds against its baseline (also compare-formats' pairs and control).
+nlohmann::json rounds_json(const PairedRounds& p);
 // The variants that apply cause `cause`'s fixes alone.
 nlohmann::json cause_what_if_json(const WhatIfRun& w, int64_t cause);
 // The block, with the variants in its "variants" and "together" lists; a cause's own ones are

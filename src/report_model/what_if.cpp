@@ -1,7 +1,8 @@
 #include "report_model/what_if.h"
 
-#include <cstdio>
 #include <stdexcept>
+
+#include "support/format.h"
 
 namespace layoutprof {
 
@@ -38,35 +39,15 @@ OutputMatch output_match_from_name(const std::string& name) {
   throw std::invalid_argument("not an output comparison: " + name);
 }
 
-namespace {
-
-std::string ms(double ns) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, ns >= 1e6 ? "%.2f" : "%.3f", ns / 1e6);
-  return buf;
-}
-
-std::string percent(double fraction) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%+.1f%%", 100 * fraction);
-  return buf;
-}
-
-std::string general(double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2g", x);
-  return buf;
-}
-
-}  // namespace
 
 std::string PairedRounds::text() const {
-  std::string s = ms(baseline_median_ns) + " -> " + ms(variant_median_ns) + " ms a call (" + percent(relative());
+  std::string s =
+      ms_of(baseline_median_ns) + " -> " + ms_of(variant_median_ns) + " ms a call (" + signed_percent(relative());
   if (saving == Saving::not_judged)
-    return "not judged: " + s + "; " + std::to_string(rounds) + " rounds give no interval at " + percent(level).substr(1) +
-           ")";
-  const std::string low = percent(relative_low());
-  s += ", interval " + low.substr(0, low.size() - 1) + ".." + percent(relative_high()) + ")";
+    return "not judged: " + s + "; " + std::to_string(rounds) + " rounds give no interval at " +
+           signed_percent(level).substr(1) + ")";
+  const std::string low = signed_percent(relative_low());
+  s += ", interval " + low.substr(0, low.size() - 1) + ".." + signed_percent(relative_high()) + ")";
   switch (saving) {
     case Saving::faster: return "measured: " + s;
     case Saving::slower: return "measured, slower: " + s;

@@ -76,6 +76,15 @@ struct WhatIfVariant {
   bool cause_survives = false;
 };
 
+// One plain call of the interleaved rounds (runner/rounds.h), the timeline a trace shows: who
+// made it, in which round, when it began (ns since the first round began, steady clock) and how
+// long it took (measured).
+struct RoundCall {
+  std::string who;  // "baseline", "baseline again", or a variant's name
+  int64_t round = 0;
+  int64_t start_ns = 0, ns = 0;
+};
+
 struct WhatIfRun {
   bool ran = false;            // --what-if asked for it and it ran (or said why not: `why_not`)
   std::string why_not;         // asked for, nothing measured: why ("no cause with a fix to measure")
@@ -88,6 +97,7 @@ struct WhatIfRun {
   PairedRounds control;        // the baseline against itself
   WhatIfCounts baseline;       // the baseline's recorded call
   std::vector<WhatIfVariant> variants;  // each cause's first fix, its model-wide one, all together
+  std::vector<RoundCall> calls;         // the rounds' calls, in the order made
 };
 
 }  // namespace layoutprof

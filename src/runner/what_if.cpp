@@ -1,6 +1,5 @@
 #include "runner/what_if.h"
 
-#include <chrono>
 #include <memory>
 #include <set>
 #include <tuple>
@@ -10,6 +9,7 @@
 #include "analysis/what_if_plan.h"
 #include "runner/output_match.h"
 #include "runner/plain_calls.h"
+#include "runner/rounds.h"
 #include "support/errors.h"
 #include "support/interrupt.h"
 
@@ -68,24 +68,6 @@ bool survives(const VariantPlan& plan, const Report& report, const std::set<std:
   return false;
 }
 
-using Clock = std::chrono::steady_clock;
-
-// Interleaved rounds: the baseline, each variant, the baseline again; `times[0]` the baseline's
-// first timings, `times[1]` its second, then one list per variant.
-std::vector<std::vector<int64_t>> timed_rounds(PlainCaller& baseline, const std::vector<PlainCaller*>& variants,
-                                               const WhatIfOptions& o, const ProgressFn& progress) {
-  std::vector<std::vector<int64_t>> times(variants.size() + 2);
-  const auto start = Clock::now();
-  for (int r = 0; r < o.rounds && !interrupt_signal(); ++r) {
-    if (std::chrono::duration<double>(Clock::now() - start).count() > o.budget_s) break;
-    progress("what-if: round " + std::to_string(r + 1) + "/" + std::to_string(o.rounds));
-    times[0].push_back(baseline.call_ns());
-    for (size_t v = 0; v < variants.size(); ++v) times[v + 2].push_back(variants[v]->call_ns());
-    times[1].push_back(baseline.call_ns());
-  }
-  return times;
-}
-
 std::vector<std::string> run_notes(const ProfileConfig& config) {
   std::vector<std::string> notes{"each variant a fresh load of the model with its fixes applied"};
   if (config.backward)
@@ -121,19 +103,27 @@ WhatIfRun measure_fixes(const ProfileConfig& run_config, const Report& report, c
   w.baseline = baseline.counts;
   std::vector<Loaded> loaded;
   std::vector<PlainCaller*> timed;
+  std::vector<size_t> timed_index;  // each timed caller's index in `plans`
   for (const VariantPlan& plan : plans) {
     loaded.push_back(load_variant(config, plan.actions, progress, "what-if " + plan.name));
-    if (loaded.back().caller) timed.push_back(loaded.back().caller.get());
+    if (!loaded.back().caller) continue;
+    timed.push_back(loaded.back().caller.get());
+    timed_index.push_back(loaded.size() - 1);
   }
   auto* base = dynamic_cast<LoadedModel*>(baseline.caller.get());
   bool drew = false, drew_again = false;
   const c10::IValue reference = base->output(drew);
   const double spread = largest_difference(reference, base->output(drew_again));  // its own noise
   drew = drew || drew_again;
-  const std::vector<std::vector<int64_t>> times = timed_rounds(*baseline.caller, timed, o, progress);
-  const std::vector<std::vector<int64_t>> variant_times(times.begin() + 2, times.end());
-  const RoundsVerdict verdict = judge_rounds(times[0], times[1], variant_times);
-  w.rounds = static_cast<int64_t>(times[0].size());
+  RoundTimes times = interleaved_rounds(*baseline.caller, timed, {o.rounds, o.budget_s, "what-if"}, progress);
+  if (!times.baseline_failed.empty()) w.notes.push_back("the baseline's " + times.baseline_failed);
+  for (const TimedCall& call : times.calls) {
+    std::string who = call.who == TimedCall::kBaseline ? "baseline" : "baseline again";
+    if (call.who >= 0) who = plans.at(timed_index.at(static_cast<size_t>(call.who))).name;
+    w.calls.push_back({who, call.round, call.start_ns, call.ns});
+  }
+  const RoundsVerdict verdict = judge_rounds(times.baseline, times.baseline_again, times.variants);
+  w.rounds = times.rounds();
   w.control = verdict.control;
   size_t k = 0;
   for (size_t i = 0; i < plans.size(); ++i) {
@@ -143,7 +133,9 @@ WhatIfRun measure_fixes(const ProfileConfig& run_config, const Report& report, c
     v.causes = plans[i].causes;
     v.refused = loaded[i].refused;
     if (loaded[i].caller) {
+      const std::string& failed = times.failed.at(k);
       v.time = verdict.variants.at(k++);
+      if (!failed.empty()) v.refused = "its " + failed;
       v.counts = loaded[i].counts;
       v.cause_survives = survives(plans[i], report, loaded[i].costing);
       bool variant_drew = false;

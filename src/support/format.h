@@ -12,6 +12,13 @@ namespace layoutprof {
 // header, and a 2.x wheel's own fmt headers under torch/include would shadow Debian's there.
 std::string fixed(double v, int precision);
 
+// A fraction as a signed percentage, one decimal: "+7.0%", "-18.1%".
+std::string signed_percent(double fraction);
+// A time in ms for sentences: two decimals from 1 ms up, three below ("12.31", "0.514").
+std::string ms_of(double ns);
+// Two significant digits, as printf's "%.2g" writes them ("2.4e-06").
+std::string general(double x);
+
 inline std::string mb(int64_t bytes) { return fixed(bytes / 1e6, 3); }
 inline std::string ms(int64_t ns) { return fixed(ns / 1e6, 3); }
 

@@ -1645,7 +1645,7 @@ json compare_formats(const std::vector<std::string>& model_and_inputs, const std
   fs::path doc = work_dir() / ("compare_formats_" + tag + ".json");
   std::vector<std::string> args = {"compare-formats"};
   args.insert(args.end(), model_and_inputs.begin(), model_and_inputs.end());
-  for (const char* a : {"--threads", "1", "--warmup", "1", "--iters", "1", "--timed-calls", "5", "--json"})
+  for (const char* a : {"--threads", "1", "--warmup", "1", "--iters", "1", "--timed-calls", "7", "--json"})
     args.push_back(a);
   args.push_back(doc.string());
   Result r = run(args);
@@ -1678,7 +1678,7 @@ const json& variant_named(const json& doc, const std::string& name) {
 
 // Each variant's embedded report is a report: it validates against the schema and renders.
 void expect_whole_reports(const json& doc, const std::string& tag) {
-  ASSERT_EQ(doc.at("compare_formats_version"), 1);
+  ASSERT_EQ(doc.at("compare_formats_version"), 2);
   ASSERT_EQ(doc.at("variants").size(), 3u);
   for (const json& v : doc.at("variants")) {
     fs::path report = work_dir() / ("compare_formats_" + tag + "_" + v.at("name").get<std::string>() + ".json");
@@ -1734,8 +1734,8 @@ TEST(CompareFormats, EachVariantCopiesAsAPlainRunOfItsInputsAndTheChannelsLastOn
     EXPECT_EQ(strides[1], 1) << "channels_last weights: the channel dim innermost: " << strides;
   // Timed: five plain calls each, in the report too.
   for (const json& v : doc["variants"]) {
-    EXPECT_EQ(v["time"]["calls"], 5) << v["name"];
-    EXPECT_EQ(v["report"]["run"]["plain_call_ns"].size(), 5u) << v["name"];
+    EXPECT_EQ(v["time"]["calls"], 7) << v["name"];
+    EXPECT_EQ(v["report"]["run"]["plain_call_ns"].size(), 7u) << v["name"];
     EXPECT_LE(v["time"]["min_ns"], v["time"]["median_ns"]);
   }
   // The copies channels_last avoids, by op, module and line.
@@ -1813,8 +1813,17 @@ TEST(CompareFormats, ChannelsLastAddsTheCopyAPlainRunOfAChannelsLastInputMakes) 
   EXPECT_THAT(r.out, HasSubstr("channels_last: adds 1 copy (0.004 MB), avoids 0 copies"));
   EXPECT_THAT(r.out, HasSubstr("adds     0 → 1  implicit_layout, 0.000 → 0.004 MB: aten::matmul at "));
   EXPECT_THAT(r.out, HasSubstr("contiguous: the same copies as as_given"));
-  // contiguous converted nothing: the run's control, as_given against itself.
-  EXPECT_THAT(doc["verdict"]["control"].get<std::string>(), HasSubstr("contiguous converted nothing"));
+  // The rounds: as_given, each variant, as_given again, 7 of them; every pair judged at 97.5%.
+  EXPECT_EQ(doc["as_given_again_ns"].size(), 7u);
+  for (const json& v : doc["variants"]) EXPECT_EQ(v["report"]["run"]["plain_call_ns"].size(), 7u) << v["name"];
+  EXPECT_THAT(doc["verdict"]["control"].get<std::string>(), HasSubstr("as_given against itself"));
+  EXPECT_EQ(doc["verdict"]["control_rounds"]["rounds"], 7);
+  ASSERT_EQ(doc["verdict"]["against_fastest"].size(), 2u);
+  for (const json& a : doc["verdict"]["against_fastest"]) {
+    EXPECT_EQ(a["rounds"]["rounds"], 7);
+    EXPECT_DOUBLE_EQ(a["rounds"]["level"].get<double>(), 0.975);
+    EXPECT_NE(a["rounds"]["saving"], "not_judged");
+  }
 }
 
 // A model that raises with a channels_last input (view() of it): that variant says so, the
@@ -1840,7 +1849,7 @@ TEST(CompareFormats, AVariantThatRaisesIsReportedAndTheOthersKept) {
   EXPECT_EQ(cl["time"]["calls"], 0);
   for (const char* name : {"as_given", "contiguous"}) {
     EXPECT_EQ(variant_named(doc, name)["status"], "ok") << name;
-    EXPECT_EQ(variant_named(doc, name)["time"]["calls"], 5) << name;
+    EXPECT_EQ(variant_named(doc, name)["time"]["calls"], 7) << name;
   }
   EXPECT_THAT(doc["verdict"]["not_timed"][0].get<std::string>(), HasSubstr("channels_last: could not run: "));
   EXPECT_THAT(r.out, HasSubstr("channels_last  could not run: RuntimeError: view size is not compatible"));

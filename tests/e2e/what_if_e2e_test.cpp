@@ -103,6 +103,26 @@ void expect_fix(const std::string& name, const json& want, const json& report, i
       << name << ": " << (*v)["outputs"].dump();
 }
 
+// Every call of the rounds is in the report: per round, the baseline first and last and each
+// variant that ran once between.
+void expect_rounds_calls(const std::string& name, const json& report) {
+  const json& w = report["what_if"];
+  size_t ran = 0;
+  for (const json& c : report["causes"])
+    for (const json& v : c.value("what_if", json::array())) ran += v["refused"] == "";
+  for (const json& v : w["together"]) ran += v["refused"] == "";
+  const int64_t rounds = w["rounds"];
+  ASSERT_GT(rounds, 0) << name;
+  ASSERT_EQ(w["calls"].size(), static_cast<size_t>(rounds) * (ran + 2)) << name;
+  for (int64_t r = 0; r < rounds; ++r) {
+    const json& first = w["calls"][static_cast<size_t>(r) * (ran + 2)];
+    const json& last = w["calls"][static_cast<size_t>(r + 1) * (ran + 2) - 1];
+    EXPECT_EQ(first["who"], "baseline") << name << " round " << r;
+    EXPECT_EQ(last["who"], "baseline again") << name << " round " << r;
+    EXPECT_EQ(last["round"], r) << name;
+  }
+}
+
 void check_sample(const json& entry, bool pt2) {
   const std::string name = entry["name"];
   fs::path model = fs::path(MADE_SAMPLES_DIR) / (name + (pt2 ? ".pt2" : ".pt"));
@@ -115,6 +135,7 @@ void check_sample(const json& entry, bool pt2) {
   ASSERT_EQ(code, 0) << name;
   ASSERT_TRUE(report.contains("what_if")) << name;
   EXPECT_EQ(report["what_if"]["why_not"], "") << name;
+  expect_rounds_calls(name, report);
   for (const json& want : entry["what_if"]) {
     const int cause = cause_index(entry["causes"][want["cause"].get<size_t>()], report, pt2);
     ASSERT_GE(cause, 0) << name << ": no cause like " << entry["causes"][want["cause"].get<size_t>()].dump();

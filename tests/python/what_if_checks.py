@@ -202,6 +202,7 @@ def _check_in_report(p, fail):
             [len(o) for o in own[:2]] != [2, 1] or any(v["cause_survives"] for v in p.what_if["variants"]):
         fail(f"profile(what_if=2): the report's what_if block {block and {k: block[k] for k in ('rounds', 'together')}}, "
              f"the causes' variants {own}")
+    _check_calls(block, sum(1 for v in p.what_if["variants"] if not v["refused"]), fail)
     text = p.text()
     lines = [line.strip() for line in text.splitlines()]
     verdict = next((line for line in lines if line.startswith("Verdict:")), "")
@@ -210,6 +211,19 @@ def _check_in_report(p, fail):
     if len(shown) != 4 or not said_best or not any(line.startswith("what-if: ") for line in lines) or \
             not any(line.startswith("applied by layoutprof at ") for line in lines):
         fail(f"profile(what_if=2): the text report's verdict {verdict!r}, its what-if lines {shown}")
+
+
+def _check_calls(block, timed, fail):
+    """Every call of the rounds is in the block, as the command's are: per round the baseline,
+    each variant once (their order rotated), the baseline again."""
+    calls, rounds = block.get("calls", []), block["rounds"]
+    per = timed + 2
+    shape = [[c["who"] for c in calls[r * per:(r + 1) * per]] for r in range(rounds)]
+    firsts = {tuple(s[1:-1]) for s in shape}
+    if len(calls) != rounds * per or any(s[0] != "baseline" or s[-1] != "baseline again" for s in shape) or \
+            (timed > 1 and rounds > 1 and len(firsts) < 2) or \
+            any(b["start_ns"] < a["start_ns"] + a["ns"] for a, b in zip(calls, calls[1:])):
+        fail(f"profile(what_if=2): the rounds' calls {shape[:2]} ({len(calls)} for {rounds} rounds of {timed})")
 
 
 SCRIPT = """

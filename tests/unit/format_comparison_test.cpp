@@ -1,10 +1,12 @@
-// compare-formats' verdict on hand-built reports: the spread of plain calls, the noise rule,
-// the fastest pick, the control, the copies each variant adds or avoids, and the writers.
+// compare-formats' verdict on hand-built reports: the spread of plain calls, the fastest pick
+// paired round by round (the what-if's statistics), the control (as_given against itself),
+// the copies each variant adds or avoids, and the writers.
 #include "analysis/format_comparison.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -91,31 +93,19 @@ TEST(TimeSpread, QuartilesInterpolateBetweenTheSortedCalls) {
   EXPECT_EQ(time_spread({7}).median_ns, 7);
 }
 
-TEST(NoiseRule, ApartAndClearOfBothSpreadsIsBeyondNoise) {
-  std::string why;
-  EXPECT_TRUE(beyond_noise(time_spread(around(1000000, 10000)), time_spread(around(2000000, 10000)), &why));
-  EXPECT_THAT(why, HasSubstr("beyond noise"));
-  // Overlapping interquartile ranges.
-  EXPECT_FALSE(beyond_noise(time_spread(around(1000000, 100000)), time_spread(around(1100000, 100000)), &why));
-  EXPECT_THAT(why, HasSubstr("within noise: the interquartile ranges overlap"));
-  // Disjoint ranges, but the medians are no further apart than the wider range: q3 110 < q1 112,
-  // medians 21 apart, the second range 28 wide.
-  TimeSpread a{9, 90, 100, 105, 110, 120}, b{9, 100, 112, 126, 140, 150};
-  EXPECT_FALSE(beyond_noise(a, b, &why));
-  EXPECT_THAT(why, HasSubstr("not more than the wider interquartile range"));
-  b.median_ns = 139;  // 34 apart: more than either range
-  EXPECT_TRUE(beyond_noise(a, b));
-  // Too few calls to judge, however far apart.
-  EXPECT_FALSE(beyond_noise(time_spread(around(1000, 1, 4)), time_spread(around(9000, 1, 9)), &why));
-  EXPECT_THAT(why, HasSubstr("fewer than 5 plain calls"));
+// `calls` in the reverse order: the same spread, paired round by round against `calls` their
+// differences change sign (no shift).
+std::vector<int64_t> reversed(std::vector<int64_t> calls) {
+  std::reverse(calls.begin(), calls.end());
+  return calls;
 }
 
-TEST(FormatVerdict, TheFastestBeyondNoiseIsNamedWithRatioAndMilliseconds) {
+TEST(FormatVerdict, TheFastestBeyondNoiseIsNamedWithRatioMillisecondsAndItsPairedInterval) {
   std::vector<FormatVariant> v;
   v.push_back(variant("as_given", copies_at(1), around(2020000, 50000)));
   v.push_back(variant("channels_last", copies_at(0), around(1000000, 50000), kConvertedToChannelsLast));
   v.push_back(variant("contiguous", copies_at(1), around(2000000, 50000), kNothingConverted));
-  FormatVerdict verdict = format_verdict(v);
+  FormatVerdict verdict = format_verdict(v, around(2020000, 50000));
   EXPECT_EQ(verdict.fastest, "channels_last");
   EXPECT_TRUE(verdict.clear);
   ASSERT_EQ(verdict.against.size(), 2u);
@@ -123,54 +113,87 @@ TEST(FormatVerdict, TheFastestBeyondNoiseIsNamedWithRatioAndMilliseconds) {
   EXPECT_DOUBLE_EQ(verdict.against[0].ratio, 2.0);
   EXPECT_EQ(verdict.against[0].difference_ns, 1000000);
   EXPECT_TRUE(verdict.against[0].beyond_noise);
+  const PairedRounds& p = verdict.against[0].rounds;
+  EXPECT_EQ(p.rounds, 9);
+  EXPECT_DOUBLE_EQ(p.level, 0.975) << "two pairs: each at 1 - 0.05 / 2";
+  EXPECT_EQ(p.saving, Saving::slower);
+  EXPECT_DOUBLE_EQ(p.low_ns, 1000000);
   EXPECT_EQ(verdict.summary,
-            "channels_last is fastest here: 2.00x faster than contiguous (1.000 ms less per call), beyond noise");
-  // contiguous converted nothing: against as_given it is the run's control, and it held.
+            "channels_last is fastest here: 2.00x faster than contiguous (1.000 ms less per call, paired interval "
+            "1.000..1.000 ms), beyond noise");
+  // The control: as_given timed first and last in each round, the same each time.
   EXPECT_FALSE(verdict.control_failed);
-  EXPECT_THAT(verdict.control, HasSubstr("contiguous converted nothing, so it ran what as_given ran"));
-  EXPECT_THAT(verdict.control, HasSubstr("within noise"));
+  EXPECT_EQ(verdict.control_rounds.saving, Saving::within_noise);
+  EXPECT_THAT(verdict.control, HasSubstr("as_given against itself, timed first and last in each round: within noise"));
   EXPECT_TRUE(verdict.not_timed.empty());
 }
 
-TEST(FormatVerdict, OverlappingSpreadsAreWithinNoise) {
+TEST(FormatVerdict, ASteadyShiftInsideWideSpreadsIsMeasuredPairedRoundByRound) {
+  // The rounds drift together over +-10%; channels_last is 2% faster in every one of them. The
+  // spreads overlap, the pairs do not.
   std::vector<FormatVariant> v;
   v.push_back(variant("as_given", copies_at(1), around(1020000, 100000)));
   v.push_back(variant("channels_last", copies_at(0), around(1000000, 100000), kConvertedToChannelsLast));
-  FormatVerdict verdict = format_verdict(v);
+  FormatVerdict verdict = format_verdict(v, around(1020000, 100000));
+  EXPECT_EQ(verdict.fastest, "channels_last");
+  EXPECT_TRUE(verdict.clear) << verdict.summary;
+  EXPECT_EQ(verdict.against.at(0).rounds.level, 0.95) << "one pair";
+  EXPECT_THAT(verdict.against.at(0).why, HasSubstr("beyond noise: measured, slower: 1.00 -> 1.02 ms a call (+2.0%"));
+}
+
+TEST(FormatVerdict, DifferencesOfBothSignsAreWithinNoise) {
+  std::vector<FormatVariant> v;
+  v.push_back(variant("as_given", copies_at(1), reversed(around(1000000, 100000))));
+  v.push_back(variant("channels_last", copies_at(0), around(999000, 100000), kConvertedToChannelsLast));
+  FormatVerdict verdict = format_verdict(v, reversed(around(1000000, 100000)));
   EXPECT_EQ(verdict.fastest, "channels_last") << "the lowest median, named";
   EXPECT_FALSE(verdict.clear);
   EXPECT_FALSE(verdict.against.at(0).beyond_noise);
+  EXPECT_EQ(verdict.against.at(0).rounds.saving, Saving::within_noise);
   EXPECT_EQ(verdict.summary,
             "channels_last has the lowest median, but within noise of as_given: no variant is measurably fastest here");
 }
 
-TEST(FormatVerdict, VariantsOfTheSameTensorsApartBeyondNoiseMeanNoVerdict) {
-  // contiguous converted nothing, yet runs twice as slow as as_given: the machine's noise is
-  // more than the rule sees, and channels_last's lead cannot be trusted.
+TEST(FormatVerdict, AsGivenApartFromItselfMeansNoVerdict) {
+  // as_given's second call of each round is half a millisecond slower than its first: the
+  // machine's noise is more than the intervals see, and channels_last's lead cannot be trusted.
   std::vector<FormatVariant> v;
   v.push_back(variant("as_given", copies_at(1), around(1000000, 10000)));
   v.push_back(variant("channels_last", copies_at(0), around(500000, 10000), kConvertedToChannelsLast));
-  v.push_back(variant("contiguous", copies_at(1), around(2000000, 10000), kNothingConverted));
-  FormatVerdict verdict = format_verdict(v);
+  FormatVerdict verdict = format_verdict(v, around(1500000, 10000));
   EXPECT_TRUE(verdict.control_failed);
   EXPECT_FALSE(verdict.clear);
-  EXPECT_THAT(verdict.summary, HasSubstr("no verdict on time: variants that ran the same tensors differ beyond"));
-  EXPECT_THAT(verdict.control, HasSubstr("2.00x apart, beyond noise"));
+  EXPECT_EQ(verdict.against.at(0).rounds.saving, Saving::withheld);
+  EXPECT_THAT(verdict.summary, HasSubstr("no verdict on time: as_given against itself differs beyond noise"));
+  EXPECT_THAT(verdict.control, HasSubstr("measured, slower: 1.00 -> 1.50 ms a call"));
 }
 
-TEST(FormatVerdict, AVariantThatRaisedOrHasTooFewCallsIsLeftOutAndSaysWhy) {
+TEST(FormatVerdict, TooFewRoundsAreNotJudgedAndSayHowManyAreNeeded) {
+  std::vector<FormatVariant> v;
+  v.push_back(variant("as_given", copies_at(1), around(2000000, 10000, 6)));
+  v.push_back(variant("channels_last", copies_at(0), around(1000000, 10000, 6), kConvertedToChannelsLast));
+  v.push_back(variant("contiguous", copies_at(1), around(3000000, 10000, 6), kConvertedToChannelsLast));
+  FormatVerdict verdict = format_verdict(v, around(2000000, 10000, 6));
+  EXPECT_EQ(verdict.control_rounds.saving, Saving::within_noise) << "6 rounds give the control's 95% interval";
+  EXPECT_EQ(verdict.against.at(0).rounds.saving, Saving::not_judged) << "two pairs at 97.5% need 7";
+  EXPECT_FALSE(verdict.clear);
+  EXPECT_EQ(verdict.summary, "no verdict on time: 6 rounds are too few for an interval (--timed-calls 7 or more)");
+  EXPECT_THAT(verdict.against.at(0).why, HasSubstr("not judged: 6 rounds give no interval at 97.5% (at least 7"));
+}
+
+TEST(FormatVerdict, AVariantThatRaisedOrHasNoCallsIsLeftOutAndSaysWhy) {
   std::vector<FormatVariant> v;
   v.push_back(variant("as_given", copies_at(1), around(1000000, 10000)));
   FormatVariant raised = variant("channels_last", copies_at(1), {}, kConvertedToChannelsLast);
   raised.report.run.status = RunStatus::failed;
   raised.report.run.error = "RuntimeError: view size is not compatible with input tensor's size and stride";
   v.push_back(std::move(raised));
-  v.push_back(variant("contiguous", copies_at(1), around(3000000, 10000, 3), kNothingConverted));
-  FormatVerdict verdict = format_verdict(v);
+  v.push_back(variant("contiguous", copies_at(1), {}, kNothingConverted));
+  FormatVerdict verdict = format_verdict(v, around(1000000, 10000));
   ASSERT_EQ(verdict.not_timed.size(), 2u);
   EXPECT_EQ(verdict.not_timed[0],
             "channels_last: could not run: RuntimeError: view size is not compatible with input tensor's size and stride");
-  EXPECT_EQ(verdict.not_timed[1], "contiguous: 3 plain calls (at least 5 are needed to judge)");
+  EXPECT_EQ(verdict.not_timed[1], "contiguous: no plain calls");
   EXPECT_EQ(verdict.fastest, "as_given");
   EXPECT_FALSE(verdict.clear);
   EXPECT_EQ(verdict.summary, "no verdict on time: only as_given ran with timings, nothing to compare it with");
@@ -181,7 +204,17 @@ TEST(FormatVerdict, AVariantThatRaisedOrHasTooFewCallsIsLeftOutAndSaysWhy) {
   FormatVariant skipped;
   skipped.name = "channels_last";
   skipped.skipped = "interrupted before it began";
-  EXPECT_THAT(format_verdict({std::move(skipped)}).not_timed.at(0), HasSubstr("channels_last: not run (interrupted"));
+  EXPECT_THAT(format_verdict({std::move(skipped)}, {}).not_timed.at(0),
+              HasSubstr("channels_last: not run (interrupted"));
+}
+
+TEST(FormatVerdict, AVariantThatRaisedInItsPlainCallsIsPairedOverTheRoundsItRan) {
+  std::vector<FormatVariant> v;
+  v.push_back(variant("as_given", copies_at(1), around(2000000, 10000, 12)));
+  v.push_back(variant("channels_last", copies_at(0), around(1000000, 10000, 8), kConvertedToChannelsLast));
+  FormatVerdict verdict = format_verdict(v, around(2000000, 10000, 12));
+  EXPECT_EQ(verdict.against.at(0).rounds.rounds, 8);
+  EXPECT_TRUE(verdict.clear);
 }
 
 TEST(CopyDelta, IdenticalCopiesAreGroupedAndCountedAgainstAsGiven) {
@@ -229,7 +262,7 @@ TEST(FormatComparison, RowsAreTheHeatmapsModulesAndATotal) {
   skipped.name = "contiguous";
   skipped.skipped = "interrupted before it began";
   v.push_back(std::move(skipped));
-  FormatComparison c = compare_formats(std::move(v));
+  FormatComparison c = compare_formats(std::move(v), around(1000000, 10000));
   EXPECT_EQ(c.model, "model.pt");
   EXPECT_EQ(c.depth, 1);
   EXPECT_EQ(c.labels, (std::vector<std::string>{"block", "head", "stem"})) << "as_given's first, then the others'";
@@ -258,7 +291,7 @@ FormatComparison three_variants() {
   raised.report.run.status = RunStatus::failed;
   raised.report.run.error = "RuntimeError: boom";
   v.push_back(std::move(raised));
-  return compare_formats(std::move(v));
+  return compare_formats(std::move(v), around(2020000, 50000));
 }
 
 TEST(FormatComparisonText, SaysWhatEachVariantDidTheTimesTheVerdictAndTheCopies) {
@@ -271,9 +304,12 @@ TEST(FormatComparisonText, SaysWhatEachVariantDidTheTimesTheVerdictAndTheCopies)
   EXPECT_THAT(text, HasSubstr("Copies per module (derived): rows are modules at depth 1"));
   EXPECT_THAT(text, HasSubstr("  (total)"));
   EXPECT_THAT(text, HasSubstr("Plain calls (measured"));
-  EXPECT_THAT(text, HasSubstr("channels_last is fastest here: 2.02x faster than as_given (1.020 ms less per call)"));
+  EXPECT_THAT(text, HasSubstr("channels_last is fastest here: 2.02x faster than as_given (1.020 ms less per call, "
+                              "paired interval 1.020..1.020 ms), beyond noise"));
+  EXPECT_THAT(text, HasSubstr("control  as_given against itself, timed first and last in each round: within noise"));
   EXPECT_THAT(text, HasSubstr("not timed  contiguous: could not run: RuntimeError: boom"));
-  EXPECT_THAT(text, HasSubstr("noise rule: a difference counts when"));
+  EXPECT_THAT(text, HasSubstr("noise rule: the variants are timed in interleaved rounds (as_given, each variant, "
+                              "as_given again)"));
   EXPECT_THAT(text, HasSubstr("channels_last: adds 2 copies (0.000 MB), avoids 0 copies"));
   EXPECT_THAT(text, HasSubstr("adds     1 → 3  implicit_layout, 0.000 → 0.000 MB: aten::reshape in block at model.py:7  "
                               "(permuted(0,2,1) → contiguous)"));
@@ -289,7 +325,7 @@ TEST(FormatComparisonText, ListsAtMostTheGroupsAskedAndSaysHowManyMore) {
   FormatTextOptions o;
   o.copy_groups = 2;
   std::ostringstream out;
-  write_format_comparison_text(out, compare_formats(std::move(v)), o);
+  write_format_comparison_text(out, compare_formats(std::move(v), around(1000000, 10000)), o);
   EXPECT_THAT(out.str(), HasSubstr("channels_last: adds 5 copies"));
   EXPECT_THAT(out.str(), HasSubstr("... and 3 more groups adds    (3 copies, 0.000 MB; all in --json)"));
   EXPECT_THAT(out.str(), Not(HasSubstr("model.py:4")));
@@ -300,9 +336,10 @@ TEST(FormatComparisonJson, OneWholeDocumentWithEveryVariantsReportAndTheVerdict)
   std::ostringstream out;
   write_format_comparison_json(out, c);
   const json doc = json::parse(out.str());  // whole: it parses
-  EXPECT_EQ(doc["compare_formats_version"], 1);
+  EXPECT_EQ(doc["compare_formats_version"], 2);
   EXPECT_EQ(doc["model"], "model.pt");
-  EXPECT_EQ(doc["noise_rule"]["min_calls"], 5);
+  EXPECT_EQ(doc["noise_rule"]["level"], 0.95);
+  EXPECT_EQ(doc["as_given_again_ns"].size(), 9u);
   ASSERT_EQ(doc["variants"].size(), 3u);
   const json& cl = doc["variants"][1];
   EXPECT_EQ(cl["name"], "channels_last");
@@ -322,6 +359,9 @@ TEST(FormatComparisonJson, OneWholeDocumentWithEveryVariantsReportAndTheVerdict)
   EXPECT_EQ(verdict["fastest"], "channels_last");
   EXPECT_EQ(verdict["clear"], true);
   EXPECT_EQ(verdict["against_fastest"][0]["variant"], "as_given");
+  EXPECT_EQ(verdict["against_fastest"][0]["rounds"]["saving"], "slower");
+  EXPECT_EQ(verdict["against_fastest"][0]["rounds"]["rounds"], 9);
+  EXPECT_EQ(verdict["control_rounds"]["saving"], "within_noise");
   EXPECT_EQ(verdict["copies"][0]["variant"], "channels_last");
   EXPECT_EQ(verdict["copies"][0]["added"][0]["count_after"], 3);
   EXPECT_EQ(verdict["copies"][0]["added"][0]["op"], "aten::reshape");
@@ -333,11 +373,12 @@ TEST(FormatComparisonJson, OneWholeDocumentWithEveryVariantsReportAndTheVerdict)
   skipped.skipped = "interrupted before it began";
   v.push_back(std::move(skipped));
   std::ostringstream none;
-  write_format_comparison_json(none, compare_formats(std::move(v)));
+  write_format_comparison_json(none, compare_formats(std::move(v), {}));
   const json empty = json::parse(none.str());
   EXPECT_EQ(empty["variants"][0]["report"], nullptr);
   EXPECT_EQ(empty["variants"][0]["skipped"], "interrupted before it began");
   EXPECT_EQ(empty["verdict"]["fastest"], nullptr);
+  EXPECT_EQ(empty["verdict"]["control_rounds"], nullptr);
 }
 
 }  // namespace

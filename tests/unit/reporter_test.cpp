@@ -182,7 +182,7 @@ TEST(HtmlReport, ACompareFormatsPageHoldsEveryVariantRowAndCopyChange) {
     v.report.run.plain_call_ns = {100, 110, 120, 130, 140};
     variants.push_back(std::move(v));
   }
-  const FormatComparison c = compare_formats(std::move(variants));
+  const FormatComparison c = compare_formats(std::move(variants), {});
   nlohmann::json d = page_data(report_text_of(c));
   EXPECT_EQ(d["kind"], "formats");
   ASSERT_EQ(d["variants"].size(), 3u);

@@ -1,9 +1,11 @@
 // The what-if's figures in the report (report_model/what_if.h): the JSON block and each cause's
-// own variants, read back as written; the text's verdict line, the variant lines under their
-// cause and the ranking; the gate's --max-measured-saving.
+// own variants and the rounds' calls, read back as written; the trace's track of those calls;
+// the text's verdict line, the variant lines under their cause and the ranking; the gate's
+// --max-measured-saving.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <map>
 #include <optional>
 #include <sstream>
 
@@ -11,6 +13,7 @@
 #include "analysis/paired_rounds.h"
 #include "analysis/what_if_plan.h"
 #include "gate/gate.h"
+#include "report/chrome_trace.h"
 #include "report/json_report.h"
 #include "report/reporter.h"
 #include "report/text_report.h"
@@ -69,6 +72,10 @@ Report measured_report() {
   refused.causes = {0, 0};
   refused.refused = "the line's view is written in place later";
   w.variants.push_back(refused);
+  w.calls = {{"baseline", 0, 0, 10000000},
+             {"contiguous_at aten::transpose at model.py:7", 0, 10100000, 9000000},
+             {"model as channels_last", 0, 19200000, 11000000},
+             {"baseline again", 0, 30300000, 10000000}};
   return r;
 }
 
@@ -78,6 +85,9 @@ TEST(WhatIfReport, TheJsonHoldsTheRunAndEachCausesVariantsAndReadsThemBack) {
   ASSERT_TRUE(j.contains("what_if"));
   EXPECT_EQ(j["what_if"]["rounds"], 8);
   EXPECT_EQ(j["what_if"]["together"].size(), 1u);  // the variant of two causes' fixes
+  ASSERT_EQ(j["what_if"]["calls"].size(), 4u);
+  EXPECT_EQ(j["what_if"]["calls"][3]["who"], "baseline again");
+  EXPECT_EQ(j["what_if"]["calls"][3]["start_ns"], 30300000);
   ASSERT_EQ(j["causes"][0]["what_if"].size(), 2u);
   EXPECT_EQ(j["causes"][0]["what_if"][0]["time"]["saving"], "faster");
   EXPECT_EQ(j["causes"][0]["what_if"][1]["time"]["saving"], "slower");
@@ -93,6 +103,28 @@ TEST(WhatIfReport, TheJsonHoldsTheRunAndEachCausesVariantsAndReadsThemBack) {
   nlohmann::json bad = j;
   bad["causes"][0]["what_if"][0]["causes"] = {3};
   EXPECT_THROW(report_from_json(bad), UsageError);
+}
+
+TEST(WhatIfReport, TheTraceShowsTheRoundsCallsInAProcessOfTheirOwnOneTrackPerVariant) {
+  const nlohmann::json trace = chrome_trace(measured_report());
+  std::map<int64_t, std::string> tracks;  // tid -> name, in the what-if's process
+  std::vector<nlohmann::json> calls;
+  for (const nlohmann::json& e : trace["traceEvents"]) {
+    if (e["pid"] != 2) continue;
+    if (e["name"] == "thread_name") tracks[e["tid"].get<int64_t>()] = e["args"]["name"];
+    if (e["ph"] == "X") calls.push_back(e);
+  }
+  EXPECT_EQ(tracks, (std::map<int64_t, std::string>{
+                        {1, "baseline"}, {2, "contiguous_at aten::transpose at model.py:7"}, {3, "model as channels_last"}}));
+  ASSERT_EQ(calls.size(), 4u);
+  EXPECT_EQ(calls[1]["ts"], 10100.0);  // us
+  EXPECT_EQ(calls[1]["dur"], 9000.0);
+  EXPECT_EQ(calls[3]["tid"], 1) << "the baseline's second call on its track";
+  EXPECT_EQ(calls[3]["args"]["who"], "baseline again");
+  EXPECT_EQ(calls[3]["args"]["round"], 1);
+  // Without a what-if the trace has no such process.
+  for (const nlohmann::json& e : chrome_trace(analyze(testing::trace_of({testing::transpose_reshape_call()})))["traceEvents"])
+    EXPECT_NE(e["pid"], 2);
 }
 
 TEST(WhatIfReport, TheTextLeadsWithTheBestMeasuredFixAndShowsEachUnderItsCause) {

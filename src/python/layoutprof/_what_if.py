@@ -274,7 +274,7 @@ def measure(call, variants, rounds=6, budget_s=60.0, device="cpu", causes=()):
     lists of them applied together, or the report's plans ({"name", "actions", "causes"}:
     _native.Report.what_if_plans, the one rule of which fixes to measure); `causes`: the report's (a
     variant that leaves its cause costing says so). Returns the report's "what_if" block with
-    every variant in "variants" (report/what_if_json.h), and "times_ns": each round's calls."""
+    every variant in "variants" (report/what_if_json.h) and every call of the rounds in "calls"."""
     with _eager():
         return _measure(call, [_as_variant(v) for v in variants], rounds, budget_s, device, list(causes))
 
@@ -303,6 +303,31 @@ def _survives(variant, causes, costing):
     return any(_key(causes[i]) in costing for i in variant["causes"] if i < len(causes))
 
 
+def _rounds(baseline, timed, rounds, budget_s, device):
+    """Interleaved rounds as the command times them (runner/rounds.h): the baseline, every
+    variant (their order rotated by one each round), the baseline again. Returns each one's
+    times by name ("baseline again" too) and every call ({"who", "round", "start_ns", "ns"})."""
+    times = {v.name: [] for v in [baseline] + timed}
+    times["baseline again"] = []
+    calls, origin = [], time.perf_counter_ns()
+
+    def one(who, run, r):
+        at = time.perf_counter_ns() - origin
+        ns = _timed(run, device)[0]
+        times[who].append(ns)
+        calls.append({"who": who, "round": r, "start_ns": at, "ns": ns})
+
+    for r in range(rounds):
+        if time.perf_counter_ns() - origin > budget_s * 1e9:
+            break
+        one("baseline", baseline.run, r)
+        for k in range(len(timed)):
+            v = timed[(r + k) % len(timed)]
+            one(v.name, v.run, r)
+        one("baseline again", baseline.run, r)
+    return times, calls
+
+
 def _measure(call, asked, rounds, budget_s, device, causes):
     baseline = Variant("baseline", [], call.runner())
     runnable = [variant(call, v["actions"], v.get("name")) for v in asked]
@@ -313,15 +338,8 @@ def _measure(call, asked, rounds, budget_s, device, causes):
     spread = compare_outputs(reference, second)["max_abs"]  # the baseline's own call-to-call spread
     drew = drew or drew_again
     outputs = {v.name: _timed(v.run, device)[1] for v in timed}
-    times = {v.name: [] for v in [baseline] + timed}
-    again, start = [], time.perf_counter()
-    for _ in range(rounds):
-        if time.perf_counter() - start > budget_s:
-            break
-        times["baseline"].append(_timed(baseline.run, device)[0])
-        for v in timed:
-            times[v.name].append(_timed(v.run, device)[0])
-        again.append(_timed(baseline.run, device)[0])
+    times, calls = _rounds(baseline, timed, rounds, budget_s, device)
+    again = times.pop("baseline again")
     control, judged = _native.judge_rounds(times["baseline"], again, [times[v.name] for v in timed])
     rows = []
     for v, want in zip(runnable, asked):
@@ -335,7 +353,7 @@ def _measure(call, asked, rounds, budget_s, device, causes):
         rows.append(row)
     return {"why_not": "", "rounds": len(again), "rounds_asked": rounds, "budget_s": float(budget_s),
             "threads": torch.get_num_threads(), "device": device, "notes": _notes(call), "control": control,
-            "baseline": counts["baseline"][0], "variants": rows, "times_ns": dict(times, baseline_again=again)}
+            "baseline": counts["baseline"][0], "variants": rows, "calls": calls}
 
 
 def nothing_measured(why, rounds, budget_s, device):

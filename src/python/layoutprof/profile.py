@@ -93,7 +93,8 @@ class profile:
     what_if: after the block, the shown call's model and arguments are run again as they were
     and with the fixes of the top `what_if` causes applied, timed in interleaved rounds for at
     most `what_if_budget` seconds (src/python/README.md, What-if); the report holds what they
-    measured (its "what_if" block, each cause's "what_if"), p.what_if the same with each round's times.
+    measured (its "what_if" block with every call of the rounds, each cause's "what_if"), p.what_if
+    the same with every variant in one list.
     0 (the default): not run.
     After the block, p.report is the JSON report as a dict, p.text() the text report.
     """
@@ -252,7 +253,7 @@ class profile:
                                         budget_s=self._what_if_budget, device=device,
                                         causes=self.report["causes"]) if not why else \
             _what_if.nothing_measured(why, _WHAT_IF_ROUNDS, self._what_if_budget, device)
-        self._native_report.note_what_if(_json.dumps({k: v for k, v in self.what_if.items() if k != "times_ns"}))
+        self._native_report.note_what_if(_json.dumps(self.what_if))
         self.report = _json.loads(self._native_report.text("json"))
 
     def nothing_recorded(self):
