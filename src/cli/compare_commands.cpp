@@ -1,4 +1,5 @@
 // layoutprof check BASE NEW and layoutprof diff A B: the gate over two saved reports.
+#include <cstdlib>
 #include <exception>
 #include <future>
 #include <iostream>
@@ -9,6 +10,7 @@
 #include "gate/gate.h"
 #include "report/json_report.h"
 #include "report/reporter.h"
+#include "report/sarif_report.h"
 
 namespace layoutprof {
 
@@ -54,7 +56,7 @@ void add_gate_options(CLI::App& app, GateCliOptions& g, bool with_format) {
   app.add_option("--gate-counters", g.gate_counters, "also gate every measured counter, e.g. 10%");
   app.add_option("--junit", g.junit, "write the checks as JUnit XML to FILE");
   if (with_format) {
-    app.add_option("--format", g.format, "the format (markdown: for a pull-request comment; html: a page)")
+    app.add_option("--format", g.format, "the format (markdown: for a pull-request comment; html: a page; sarif: for code scanning)")
         ->check(CLI::IsMember(reporter_names(ReportKind::comparison)))
         ->capture_default_str();
     app.add_option("-o,--output", g.output, "write it to FILE ('-': stdout)")->capture_default_str();
@@ -91,6 +93,12 @@ Comparison compare_files_or_reports(const Report& base, const std::string& base_
   return c;
 }
 
+void print_github_annotations(const Comparison& c, bool document_on_stdout) {
+  const char* actions = std::getenv("GITHUB_ACTIONS");
+  if (!actions || std::string(actions) != "true") return;
+  (document_on_stdout ? std::cerr : std::cout) << github_annotations(c) << std::flush;
+}
+
 namespace {
 
 int compare(const CompareOptions& o, bool with_table) {
@@ -114,6 +122,8 @@ int compare(const CompareOptions& o, bool with_table) {
   const Reporter& reporter = find_reporter(o.gate.format, ReportKind::comparison);
   ReporterOptions view;
   view.diff_table = with_table;
+  const bool for_people = o.gate.format == "text" || o.gate.format == "markdown";
+  print_github_annotations(c, o.gate.output == "-" && !for_people);
   write_file_atomically(o.gate.output, [&](std::ostream& out) { reporter.write(out, c, view); });
   return c.regressed() ? kExitRegression : kExitOk;
 }

@@ -16,4 +16,10 @@ Comparison compare_files_or_reports(const Report& base, const std::string& base_
                                     const std::string& new_name, const GateOptions& options,
                                     const std::string& junit);
 
+// Under GitHub Actions (GITHUB_ACTIONS=true): the comparison's new causes and hazards, and its
+// other failed checks, as workflow commands, which the runner shows as annotations. On stdout,
+// where the runner reads them, unless a machine-readable document takes stdout
+// (`document_on_stdout`): then on stderr. Nothing elsewhere.
+void print_github_annotations(const Comparison& c, bool document_on_stdout);
+
 }  // namespace layoutprof

@@ -225,6 +225,7 @@ bool gate_against_baseline(const RunOptions& o, const std::optional<Report>& bas
   if (baseline) {
     try {
       Comparison c = compare_files_or_reports(*baseline, o.baseline, report, "this run", gate, o.gate.junit);
+      print_github_annotations(c, &verdict == &std::cerr);  // the JSON report on stdout
       verdict << "\n" << comparison_text(find_reporter("text", ReportKind::comparison), c) << std::flush;
       regressed = c.regressed();
     } catch (const UsageError& e) {

@@ -33,6 +33,10 @@ double parse_fraction(const std::string& option, const std::string& text) {
 
 bool Comparison::regressed() const { return regressions() > 0; }
 
+bool Comparison::failed(const std::string& rule) const {
+  return std::any_of(checks.begin(), checks.end(), [&rule](const GateCheck& c) { return c.rule == rule && !c.passed; });
+}
+
 int Comparison::regressions() const {
   return static_cast<int>(std::count_if(checks.begin(), checks.end(), [](const GateCheck& c) { return !c.passed; }));
 }
@@ -428,12 +432,14 @@ std::string file_of(const std::string& where) {
   return colon == std::string::npos ? where : where.substr(0, colon);
 }
 
-// A cause's birthplace, kept apart from its line number (an edit above it moves it): its kind,
-// layout, file, op and code, or the model input.
+}  // namespace
+
 std::string birthplace_key(const LayoutCause& k) {
   return std::string(birth_kind_name(k.kind)) + "|" + k.layout + "|" + file_of(k.where) + "|" + k.op_name + "|" +
          (k.where.empty() ? k.module : std::string()) + "|" + k.code + "|" + std::to_string(k.birth_input);
 }
+
+namespace {
 
 // Causes: a birthplace the baseline did not have is a regression, named with its line.
 void add_birthplace_check(Comparison& c, const Report& base, const Report& now, const GateOptions& o) {
@@ -452,18 +458,21 @@ void add_birthplace_check(Comparison& c, const Report& base, const Report& now, 
     ++is;
     if (before.count(birthplace_key(k))) continue;
     ++fresh;
+    c.fresh_causes.push_back(k);
     if (which.size() < 300) which += (which.empty() ? "" : "; ") + birthplace_text(k) + (k.code.empty() ? "" : ": " + k.code);
   }
   c.checks.push_back({"total", "birthplaces", fresh <= o.max_new_birthplaces, std::to_string(was), std::to_string(is),
                       fresh ? std::to_string(fresh) + " new: " + which : ""});
 }
 
-// A hazard, kept apart from its line number (an edit above it moves it): its kind, file, op
-// and code, and the tensor of a parameter or buffer.
+}  // namespace
+
 std::string hazard_gate_key(const Hazard& h) {
   return std::string(hazard_kind_name(h.kind)) + "|" + file_of(h.where) + "|" + h.op_name + "|" + h.code + "|" +
          (h.kind == HazardKind::model_tensor ? h.tensor : std::string());
 }
+
+namespace {
 
 // Hazards: one the baseline did not have fails the gate by default. A baseline written before
 // layoutprof looked for them compares as none, and the comparison says so.
@@ -480,6 +489,7 @@ void add_hazard_check(Comparison& c, const Report& base, const Report& now, cons
     ++is;
     if (before.count(hazard_gate_key(h))) continue;
     ++fresh;
+    c.fresh_hazards.push_back(h);
     if (which.size() < 300) which += (which.empty() ? "" : "; ") + hazard_text(h);
   }
   c.checks.push_back({"total", "hazards", fresh <= o.max_new_hazards, std::to_string(was), std::to_string(is),
@@ -609,6 +619,7 @@ Comparison compare_reports(const Report& base_report, const Report& now_report, 
   Comparison c;
   c.base_name = base_report.run.model;
   c.new_name = now_report.run.model;
+  c.model = now_report.run.model;
   Side base(base_report), now(now_report);
   std::vector<int64_t> match = align_top_level_ops(base_report, now_report);
 

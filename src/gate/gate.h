@@ -69,13 +69,27 @@ struct Comparison {
   // Each report's layout copies grouped by cause (verdict.h): what the comparison's text leads
   // with after its verdict, baseline → new.
   std::vector<CopyCause> base_causes, new_causes;
+  // The new report's causes and hazards at a place the baseline's were not (what the
+  // birthplaces and hazards checks count), for the outputs that point at lines (SARIF, GitHub
+  // annotations); accepted and could-not-tell ones aside.
+  std::vector<LayoutCause> fresh_causes;
+  std::vector<Hazard> fresh_hazards;
+  std::string model;  // the new report's model file
   bool regressed() const;
+  bool failed(const std::string& rule) const;  // a check of that rule failed
   int regressions() const;
 };
 
 // Throws UsageError when the reports cannot be compared: other inputs (shapes, dtypes,
 // formats) or devices. The model file may differ: that is what a CI run checks.
 void check_comparable(const Report& base, const Report& now);
+
+// What makes a cause's birthplace, or a hazard, the same in two reports: kept apart from its
+// line number (an edit above it moves it). A birthplace: its kind, layout, file, op and code,
+// or the model input; a hazard: its kind, file, op and code, and the tensor of a parameter or
+// buffer.
+std::string birthplace_key(const LayoutCause& k);
+std::string hazard_gate_key(const Hazard& h);
 
 Comparison compare_reports(const Report& base, const Report& now, const GateOptions& options);
 

@@ -53,6 +53,8 @@ fs::path work_dir() {
 // only, after its tests, never in a child a test forks.
 class RemoveWorkDir : public ::testing::Environment {
  public:
+  // A run inside GitHub Actions would print annotations: the tests that want them set it.
+  void SetUp() override { ::unsetenv("GITHUB_ACTIONS"); }
   void TearDown() override {
     std::error_code ignored;
     fs::remove_all(fs::temp_directory_path() / ("layoutprof_e2e_" + std::to_string(::getpid())), ignored);
@@ -1453,6 +1455,47 @@ TEST(Gate, ComparisonsInEveryFormat) {
   Result bad = run({"check", gate_baseline().string(), regressed.string(), "--format", "trace"});
   EXPECT_EQ(bad.code, 2);
   EXPECT_EQ(lines(bad.err), 1) << bad.err;
+}
+
+// --format sarif: the new birthplace is a result at its line, valid against SARIF 2.1.0's
+// published schema; under GitHub Actions the same finding is an annotation on stdout.
+TEST(Gate, SarifAndGithubAnnotationsPointAtTheNewBirthplacesLine) {
+  fs::path regressed = work_dir() / "sarif_regressed.json";
+  ASSERT_EQ(run(run_args(entry_named("gate_regressed"), regressed)).code, 0);
+  fs::path sarif = work_dir() / "check.sarif";
+  Result r = run({"check", gate_baseline().string(), regressed.string(), "--format", "sarif", "-o", sarif.string()});
+  EXPECT_EQ(r.code, 1) << r.err;
+  std::string validate = "/usr/bin/python3 " + quote(VALIDATOR) + " " + quote(SARIF_SCHEMA) + " " + quote(sarif.string());
+  EXPECT_EQ(std::system(validate.c_str()), 0) << read_file(sarif);
+  const json log = json::parse(read_file(sarif));
+  EXPECT_EQ(log["version"], "2.1.0");
+  const json& run0 = log["runs"][0];
+  EXPECT_EQ(run0["tool"]["driver"]["name"], "layoutprof");
+  ASSERT_GE(run0["results"].size(), 1u) << log.dump(1);
+  const json& first = run0["results"][0];
+  EXPECT_EQ(first["ruleId"], "birthplace-op");
+  EXPECT_EQ(first["level"], "error") << "the gate failed on it";
+  const json& place = first["locations"][0]["physicalLocation"];
+  EXPECT_EQ(place["artifactLocation"]["uri"], "samples/sample_gates.py");
+  EXPECT_GT(place["region"]["startLine"].get<int>(), 0);
+  EXPECT_THAT(first["message"]["text"].get<std::string>(), HasSubstr("aten::transpose"));
+  EXPECT_THAT(first["message"]["text"].get<std::string>(), HasSubstr("\nFix: "));
+  EXPECT_FALSE(run0["invocations"][0]["toolExecutionNotifications"].empty()) << "the copy checks, which have no line";
+  // Allowed by the thresholds: a warning.
+  Result lenient = run({"check", gate_baseline().string(), regressed.string(), "--max-new-birthplaces", "1",
+                        "--format", "sarif"});
+  EXPECT_EQ(json::parse(lenient.out)["runs"][0]["results"][0]["level"], "warning");
+  // Under GitHub Actions: one workflow command per finding, on stdout before the text.
+  ::setenv("GITHUB_ACTIONS", "true", 1);
+  Result annotated = run({"check", gate_baseline().string(), regressed.string()});
+  Result as_json = run({"check", gate_baseline().string(), regressed.string(), "--format", "sarif"});
+  ::unsetenv("GITHUB_ACTIONS");
+  EXPECT_EQ(annotated.code, 1);
+  EXPECT_EQ(annotated.out.rfind("::error file=samples/sample_gates.py,line=", 0), 0u) << annotated.out;
+  EXPECT_THAT(annotated.out, HasSubstr(",title=layoutprof%3A new layout cause::"));
+  EXPECT_THAT(annotated.out, HasSubstr("::error title=layoutprof gate%3A "));
+  EXPECT_NO_THROW(json::parse(as_json.out)) << "a document on stdout keeps it: the commands go to stderr";
+  EXPECT_THAT(as_json.err, HasSubstr("::error file=samples/sample_gates.py"));
 }
 
 TEST(Gate, UpdateBaselineWritesItAtomically) {

@@ -55,7 +55,7 @@ size_t count(const std::string& s, const std::string& part) {
 
 TEST(Reporter, EachFormatIsRegisteredForWhatItWrites) {
   EXPECT_THAT(reporter_names(ReportKind::report), ElementsAre("text", "json", "html", "trace"));
-  EXPECT_THAT(reporter_names(ReportKind::comparison), ElementsAre("text", "json", "html", "markdown", "junit"));
+  EXPECT_THAT(reporter_names(ReportKind::comparison), ElementsAre("text", "json", "html", "markdown", "junit", "sarif"));
   EXPECT_THAT(reporter_names(ReportKind::format_comparison), ElementsAre("text", "json", "html"));
   EXPECT_EQ(find_reporter("html", ReportKind::report).name(), "html");
   try {
