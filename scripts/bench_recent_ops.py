@@ -39,7 +39,7 @@ def main():
     runs = {"plain": lambda: small_ops(x, o.ops), "recent_ops=0": lambda: in_block(model, x, o.ops, 0),
             "recent_ops=4096": lambda: in_block(model, x, o.ops, 4096)}
     times = {k: [] for k in runs}
-    for k, run in runs.items():
+    for run in runs.values():
         run()  # warm
     for _ in range(o.rounds):
         for k, run in runs.items():

@@ -122,7 +122,7 @@ def main():
             text_n = measure(common + ["--iters", str(many)])
             js_n = measure(common + ["--iters", str(many), "--json", report + ".n"])
 
-            def row(run, m, ref, reports=1):
+            def row(run, m, ref, reports=1, name=name, ops=ops, label=label):
                 # reports: op events read per op event of one call (check reads two reports)
                 code, wall, rss = m[:3]
                 if code not in (0, 1):

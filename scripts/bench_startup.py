@@ -10,7 +10,12 @@ this Python would report Python's own pages, which the kernel counts in the chil
 
     scripts/bench_startup.py BUILD_DIR [REPS]      (scripts/bench.sh --startup runs it)
 """
-import os, statistics, subprocess, sys, tempfile, time
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
 
 
 def measure(argv, rss_file):

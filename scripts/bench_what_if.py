@@ -9,7 +9,13 @@ recorded call) + rounds x (variants + 2) plain calls, comes to.
 
     scripts/bench_what_if.py BUILD_DIR [REPS]      (models: BUILD_DIR/samples, made by setup)
 """
-import json, os, statistics, subprocess, sys, tempfile, time
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
 
 MODELS = [  # (sample, inputs): ResNet-18 fed channels_last (2 fixes), a small transformer (1 fix)
     ("resnet18_channels_last.pt", ["1x3x64x64:channels_last"]),

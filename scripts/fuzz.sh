@@ -24,6 +24,8 @@ PACKAGES=(clang-14 libclang-rt-14-dev cmake ninja-build libpfm4-dev nlohmann-jso
 install_missing fuzz "${PACKAGES[@]}"
 
 B=${FUZZ_BUILD_DIR:-build-fuzz}
+# Every suite's builds share the cache: one CI run's nearly fill ccache's default 5 GB (4.45 GB seen).
+export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-15G}
 export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}
 # Paths relative to the checkout, and no working directory in the hash: another clone (CI's)
 # reuses what this one compiled.

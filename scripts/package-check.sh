@@ -12,6 +12,9 @@
 # other suites test. The native part builds in build-python/ (ccache'd like the others).
 # Then a second fresh venv, whose torch pip installs (the CPU wheel 2.13.0), gets the same
 # install commands and the first commands a user runs (import, --version, python -m layoutprof).
+# Then the source distribution: made with `python -m build --sdist`, unpacked, installed the same
+# way into a third venv (its build folder inside the unpacked tree, so that ccache finds the
+# objects the first build made), and the same first commands.
 # Last line: "package: N passed, M failed".
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,10 +34,12 @@ rm -rf "$venv"
 site() { "$1" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])'; }
 site "$TORCH_PY" >"$(site "$venv/bin/python")/layoutprof-torch.pth"
 
+# Every suite's builds share the cache: one CI run's nearly fill ccache's default 5 GB (4.45 GB seen).
+export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-15G}
 export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache} CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD} CCACHE_NOHASHDIR=1
-echo "=== pip install scikit-build-core; pip install --no-build-isolation src/python ===" >&2
+echo "=== pip install scikit-build-core; pip install --no-build-isolation . ===" >&2
 "$venv/bin/pip" install -q --disable-pip-version-check scikit-build-core >&2
-"$venv/bin/pip" install -q --disable-pip-version-check --no-build-isolation src/python \
+"$venv/bin/pip" install -q --disable-pip-version-check --no-build-isolation . \
   -Cbuild-dir="$PWD/build-python" -Ccmake.define.LAYOUTPROF_WERROR=ON >&2
 
 passed=0 failed=0
@@ -49,6 +54,8 @@ check() {  # check NAME COMMAND...: runs it, counts it
 }
 cd /tmp  # nothing from the checkout on sys.path: the installed package only
 check "import layoutprof" "$venv/bin/python" -c 'import layoutprof; print("layoutprof", layoutprof.__version__)'
+check "the native module: torch's pybind11 internals, PyInit__native alone (tests/python/abi_checks.py)" \
+  "$venv/bin/python" "$OLDPWD/tests/python/abi_checks.py"
 check "layoutprof --version (venv's bin/)" "$venv/bin/layoutprof" --version
 sample=$OLDPWD/$build/samples/transpose_reshape.pt2
 check "layoutprof MODEL.pt2 (venv's bin/)" bash -c \
@@ -65,19 +72,57 @@ cd "$OLDPWD"
 installed=$LAYOUTPROF_CACHE/venv-install-torch-$INSTALLED_TORCH
 rm -rf "$installed"
 "$(dirname "$(readlink -f "$TORCH_PY")")/python3" -m venv "$installed"
-echo "=== $installed: pip install torch==$INSTALLED_TORCH scikit-build-core; pip install --no-build-isolation src/python ===" >&2
+echo "=== $installed: pip install torch==$INSTALLED_TORCH scikit-build-core; pip install --no-build-isolation . ===" >&2
 "$installed/bin/pip" install -q --disable-pip-version-check "torch==$INSTALLED_TORCH" scikit-build-core 2>&1 | grep -v "is ignored" >&2 || true
-"$installed/bin/pip" install -q --disable-pip-version-check --no-build-isolation src/python \
+"$installed/bin/pip" install -q --disable-pip-version-check --no-build-isolation . \
   -Cbuild-dir="$PWD/build-python-torch-$INSTALLED_TORCH" -Ccmake.define.LAYOUTPROF_WERROR=ON >&2
 cd /tmp
 check "torch $INSTALLED_TORCH pip-installed: import layoutprof" "$installed/bin/python" -c \
   'import layoutprof, torch; print("layoutprof", layoutprof.__version__, "torch", torch.__version__)'
 check "torch $INSTALLED_TORCH pip-installed: layoutprof --version" "$installed/bin/layoutprof" --version
+check "torch $INSTALLED_TORCH pip-installed: the native module (tests/python/abi_checks.py)" \
+  "$installed/bin/python" "$OLDPWD/tests/python/abi_checks.py"
 check "torch $INSTALLED_TORCH pip-installed: python -m layoutprof script.py" bash -c \
   "'$installed/bin/python' -m layoutprof --quiet --json /tmp/package-script.json '$OLDPWD/tests/python/block_script.py' &&
    python3 '$OLDPWD/tests/python/block_script.py' --check /tmp/package-script.json"
 check "torch $INSTALLED_TORCH pip-installed: torch.compile's records (tests/python/compiled_checks.py)" env \
   PYTHONPATH="$OLDPWD/samples" "$installed/bin/python" "$OLDPWD/tests/python/compiled_checks.py" \
   alternating_layouts nchw_no_freezing graph_break
+cd "$OLDPWD"
+
+# The sdist: what building needs (pyproject.toml's sdist.exclude), installed with the same
+# command into a venv that sees the tested torch.
+sdist=$LAYOUTPROF_CACHE/sdist-check
+rm -rf "$sdist" && mkdir -p "$sdist"
+echo "=== python -m build --sdist; pip install --no-build-isolation the unpacked sdist ===" >&2
+"$venv/bin/pip" install -q --disable-pip-version-check build >&2
+"$venv/bin/python" -m build --sdist --no-isolation -o "$sdist" . >&2
+tar xzf "$sdist"/layoutprof-*.tar.gz -C "$sdist"
+tree=$(echo "$sdist"/layoutprof-*/)
+"$(dirname "$(readlink -f "$TORCH_PY")")/python3" -m venv "$sdist/venv"
+site "$TORCH_PY" >"$(site "$sdist/venv/bin/python")/layoutprof-torch.pth"
+"$sdist/venv/bin/pip" install -q --disable-pip-version-check scikit-build-core >&2
+(cd "$tree" && CCACHE_BASEDIR=$tree "$sdist/venv/bin/pip" install -q --disable-pip-version-check \
+  --no-build-isolation . -Cbuild-dir="$tree/build-python" -Ccmake.define.LAYOUTPROF_WERROR=ON >&2)
+cd /tmp
+isolated() {  # pip's build isolation hides the venv's torch: the build stops, naming the flag in one line
+  ! "$venv/bin/pip" install --disable-pip-version-check "$OLDPWD" -Cbuild-dir=/tmp/layoutprof-isolated \
+    >/tmp/package-isolated.log 2>&1 &&
+    grep "^ *layoutprof: .* cannot import torch (pip's build isolation hides the venv's torch): pip install --no-build-isolation, in a venv with torch$" /tmp/package-isolated.log
+}
+check "under pip's build isolation: stops, naming --no-build-isolation" isolated
+check "sdist: no tests, samples or build folders in it" bash -c \
+  "! tar tzf '$sdist'/layoutprof-*.tar.gz | grep -E '/(tests|samples|build[^/]*)/' && tar tzf '$sdist'/layoutprof-*.tar.gz | grep -q '/LICENSE$'"
+check "sdist installed: python -m layoutprof script.py" bash -c \
+  "'$sdist/venv/bin/python' -m layoutprof --quiet --json /tmp/package-sdist.json '$OLDPWD/tests/python/block_script.py' &&
+   python3 '$OLDPWD/tests/python/block_script.py' --check /tmp/package-sdist.json"
+check "sdist installed: the native module (tests/python/abi_checks.py)" "$sdist/venv/bin/python" "$OLDPWD/tests/python/abi_checks.py"
+cd "$OLDPWD"
+
+# The Python's lint, pyproject.toml's rules, from a venv of its own kept outside the clone.
+lint=$LAYOUTPROF_CACHE/venv-lint
+[ -x "$lint/bin/ruff" ] || { python3 -m venv "$lint" && "$lint/bin/pip" install -q --disable-pip-version-check ruff mypy >&2; }
+check "ruff (pyproject.toml's rules) on the package, scripts, tests and samples" \
+  "$lint/bin/ruff" check --no-cache src/python scripts tests samples
 echo "package: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -28,6 +28,8 @@ PACKAGES=(g++ cmake ninja-build ccache pkg-config libpfm4-dev
 install_missing setup "${PACKAGES[@]}"
 
 torch_env_resolve  # TORCH_PY, TORCH_VERSION, BUILD_DIR, TORCH_CMAKE_ARGS (scripts/torch-env.sh)
+# Every suite's builds share the cache: one CI run's nearly fill ccache's default 5 GB (4.45 GB seen).
+export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-15G}
 export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}
 # Paths relative to the checkout, and no working directory in the hash: another clone (CI's)
 # reuses what this one compiled.

@@ -1,4 +1,4 @@
-# The Python package's builds (pip install src/python, LAYOUTPROF_PYTHON=ON): the LibTorch of
+# The Python package's builds (pip install ., LAYOUTPROF_PYTHON=ON): the LibTorch of
 # the torch that the building Python imports, found as scripts/torch-env.sh finds a wheel's
 # (its folder first, so that its lib/ wins over a system LibTorch; its cmake_prefix_path; for a
 # CUDA wheel, a CUDA toolkit and the wheel's NVRTC). Skipped where Torch_DIR is given.
@@ -8,8 +8,10 @@ execute_process(
           "import os, torch; print(os.path.dirname(torch.__file__)); print(torch.utils.cmake_prefix_path); print(torch.version.cuda or 'cpu')"
   OUTPUT_VARIABLE _torch_info RESULT_VARIABLE _torch_rc ERROR_QUIET OUTPUT_STRIP_TRAILING_WHITESPACE)
 if(NOT _torch_rc EQUAL 0)
-  message(FATAL_ERROR "layoutprof: ${Python_EXECUTABLE} cannot import torch: install torch in this "
-                      "environment first, then layoutprof with pip install --no-build-isolation")
+  # One line, unwrapped (NOTICE), then CMake's error, which wraps its text.
+  message(NOTICE "layoutprof: ${Python_EXECUTABLE} cannot import torch (pip's build isolation hides the venv's "
+                 "torch): pip install --no-build-isolation, in a venv with torch")
+  message(FATAL_ERROR "layoutprof: no torch to build against (the line above)")
 endif()
 string(REPLACE "\n" ";" _torch_info "${_torch_info}")
 list(GET _torch_info 0 _torch_dir)

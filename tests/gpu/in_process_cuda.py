@@ -202,7 +202,7 @@ def main(out_dir):
             with open(os.path.join(out_dir, name + ".txt"), "w") as f:
                 f.write(p.text())
             row(name, p.report, time.time() - start)
-        except Exception as e:  # noqa: BLE001: every case gets its row
+        except Exception as e:  # noqa: BLE001  # every case gets its row
             traceback.print_exc(file=sys.stderr)
             first = str(e).splitlines()[0][:120] if str(e) else ""
             print(f"| in process: {name} | {DEVICE} | - | - | - | - | - | raised {type(e).__name__}: {first} |", flush=True)

@@ -264,7 +264,7 @@ def check_compiled_cases(fail, names=None):
             continue
         try:
             check_case(case, fail)
-        except Exception as e:  # noqa: BLE001: a case that raises is a failure, named
+        except Exception as e:  # noqa: BLE001  # a case that raises is a failure, named
             fail(f"{case.name}: raised {type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''}")
     if not names:
         check_placeholder_names(fail)

@@ -21,7 +21,7 @@ def run_profiled(case, fixed):
     try:
         with p:
             case.run(p.step, fixed=fixed)
-    except Exception as e:  # noqa: BLE001: a failing case is what some cases show
+    except Exception as e:  # noqa: BLE001  # a failing case is what some cases show
         raised = e
     return p.report, p.text(), raised
 

@@ -25,7 +25,6 @@ import collections
 import importlib.util
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -263,7 +262,7 @@ def check_compiled():
         with torch.no_grad(), layoutprof.profile(by="call", warmup=1, calls=1) as p:
             for _ in range(3):
                 model(torch.randn(2, 8, 16))
-    except Exception as e:  # noqa: BLE001: what dynamo raises, in one line
+    except Exception as e:  # noqa: BLE001  # what dynamo raises, in one line
         fail(f"torch.compile: the calls raised {type(e).__name__}: {str(e).splitlines()[0][:200]}")
         return
     run = p.report["run"]
@@ -502,7 +501,7 @@ def check_script():
         _out, run = run_script(d, "0", "16", extra=["--no-counters"])
         if run is None or run.get("counters"):
             fail(f"python -m layoutprof --no-counters: counters {run and run.get('counters')}")
-        print(f"script: --events page-faults samples that one; --no-counters none")
+        print("script: --events page-faults samples that one; --no-counters none")
 
 
 STEPS_SCRIPT = f"""

@@ -73,7 +73,7 @@ def run_way(way, names):
     for case in cases:
         try:
             out[case.__name__] = _records(case, way)
-        except Exception as e:  # noqa: BLE001: a case that raises is reported as such
+        except Exception as e:  # noqa: BLE001  # a case that raises is reported as such
             out[case.__name__] = {"raised": f"{type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''}"}
     if way != "plain":
         for case in cases:

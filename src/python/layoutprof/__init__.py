@@ -11,7 +11,7 @@ the warm-up and recorded calls are whole steps: data, forward, loss, backward an
 The same recorder, analysis and reports as the `layoutprof` command (installed beside this
 package), with `run.model_format` "eager".
 """
-from ._torch_check import check_torch
+from ._torch_check import check_native_abi, check_torch
 
 check_torch()
 
@@ -20,6 +20,8 @@ import os as _os  # noqa: E402
 import torch as _torch  # noqa: E402
 
 from . import _compiled_lines, _native  # noqa: E402
+
+check_native_abi(_native.pybind11_internals_id, _native.shares_torch_pybind11())
 from ._native import version as __version__  # noqa: E402
 from .profile import profile, step  # noqa: E402
 

@@ -48,7 +48,7 @@ class _Handler(logging.Handler):
     def emit(self, record):
         try:
             self._heard(record)
-        except Exception as e:  # noqa: BLE001: a record we cannot read is noted, never raised into torch
+        except Exception as e:  # noqa: BLE001  # a record we cannot read is noted, never raised into torch
             self._unreadable.append(f"{type(e).__name__}: {e}")
 
 

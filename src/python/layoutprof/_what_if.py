@@ -24,7 +24,6 @@ run under no_grad. A call that draws random numbers gets its outputs "not compar
 fill memory in layout order).
 """
 import contextlib
-import json
 import time
 
 import torch

@@ -3,6 +3,7 @@
 // hooks tell ModuleSites which module is running; user_frames reads each op's source line.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
+#include <torch/csrc/jit/ir/ir.h>      // torch::jit::Graph: a class torch binds
 #include <torch/csrc/utils/pybind.h>  // at::Tensor from and to Python
 
 #include <memory>
@@ -171,6 +172,11 @@ PYBIND11_MODULE(_native, m) {
   m.doc() = "layoutprof's recorder, analysis and reporters, in process";
   m.attr("version") = LAYOUTPROF_VERSION;
   m.attr("torch_version") = LAYOUTPROF_TORCH_VERSION;  // the LibTorch it was built against
+  // The pybind11 internals it uses, which must be torch's: torch's bound classes (its Graph) are
+  // then in its registry. Another pybind11 or compiler family keeps apart ones (the package
+  // refuses that at import, in one line).
+  m.attr("pybind11_internals_id") = PYBIND11_INTERNALS_ID;
+  m.def("shares_torch_pybind11", [] { return py::detail::get_type_info(typeid(torch::jit::Graph)) != nullptr; });
 
   // layoutprof's errors carry their exit code; Python sees the message.
   static py::exception<Error> error(m, "Error");
