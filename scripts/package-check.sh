@@ -119,6 +119,40 @@ check "sdist installed: python -m layoutprof script.py" bash -c \
 check "sdist installed: the native module (tests/python/abi_checks.py)" "$sdist/venv/bin/python" "$OLDPWD/tests/python/abi_checks.py"
 cd "$OLDPWD"
 
+# Python 3.12: a venv of its own with the tested torch release from the package index (kept
+# under LAYOUTPROF_CACHE and reused), the package built with the same install command against the
+# LibTorch of that release in the tested wheel's venv (LAYOUTPROF_TORCH_FROM: the C++ objects
+# are the first build's, from ccache; only the files that include Python's headers compile anew),
+# then the in-process checks under 3.12.
+python312() {  # pyenv's 3.12, else a python3.12 on PATH that is one
+  local p
+  for p in "$HOME"/.pyenv/versions/3.12*/bin/python3.12 "$(command -v python3.12 || true)"; do
+    [ -x "$p" ] && "$p" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 12))' 2>/dev/null && { echo "$p"; return; }
+  done
+}
+py312=$(python312)
+if [ -z "$py312" ]; then
+  echo "package: skipped: Python 3.12 (no python3.12 under ~/.pyenv/versions or on PATH)"
+else
+  v312=$LAYOUTPROF_CACHE/venv-py3.12-torch-${TORCH_VERSION%%+*}
+  if [ ! -f "$v312/.complete" ]; then
+    echo "=== $v312: $LAYOUTPROF_WHEEL for $py312 (once; several GB) ===" >&2
+    rm -rf "$v312" && "$py312" -m venv "$v312"
+    # shellcheck disable=SC2086
+    "$v312/bin/pip" install -q --disable-pip-version-check $LAYOUTPROF_WHEEL scikit-build-core 2>&1 | grep -v "is ignored" >&2 || true
+    "$v312/bin/python" -c "import torch, sys; sys.exit(torch.__version__ != '$TORCH_VERSION')" && touch "$v312/.complete"
+  fi
+  model_libraries "$v312"
+  echo "=== Python 3.12: pip install --no-build-isolation . ===" >&2
+  "$v312/bin/pip" install -q --disable-pip-version-check --no-build-isolation . -Cbuild-dir="$PWD/build-python-py3.12" \
+    -Ccmake.define.LAYOUTPROF_WERROR=ON -Ccmake.define.LAYOUTPROF_TORCH_FROM="$TORCH_PY" 2>&1 | grep -v "is ignored" >&2 || true
+  cd /tmp
+  check "Python 3.12: the native module (tests/python/abi_checks.py)" "$v312/bin/python" "$OLDPWD/tests/python/abi_checks.py"
+  check "Python 3.12: in-process recording (tests/python/in_process.py)" \
+    "$v312/bin/python" "$OLDPWD/tests/python/in_process.py" "$OLDPWD/$build/samples"
+  cd "$OLDPWD"
+fi
+
 # The Python's lint, pyproject.toml's rules, from a venv of its own kept outside the clone.
 lint=$LAYOUTPROF_CACHE/venv-lint
 [ -x "$lint/bin/ruff" ] || { python3 -m venv "$lint" && "$lint/bin/pip" install -q --disable-pip-version-check ruff mypy >&2; }

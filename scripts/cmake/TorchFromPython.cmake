@@ -2,14 +2,19 @@
 # the torch that the building Python imports, found as scripts/torch-env.sh finds a wheel's
 # (its folder first, so that its lib/ wins over a system LibTorch; its cmake_prefix_path; for a
 # CUDA wheel, a CUDA toolkit and the wheel's NVRTC). Skipped where Torch_DIR is given.
+#
+# LAYOUTPROF_TORCH_FROM: another Python whose torch (the same release as the building Python's)
+# to take LibTorch from: the C++ objects are then those that Python's builds made (ccache), and
+# only the files that include Python's headers compile anew (CI's Python 3.12 build).
 find_package(Python 3.8 REQUIRED COMPONENTS Interpreter Development.Module)
+set(LAYOUTPROF_TORCH_FROM "${Python_EXECUTABLE}" CACHE FILEPATH "the Python whose torch's LibTorch to build against")
 execute_process(
-  COMMAND ${Python_EXECUTABLE} -c
+  COMMAND ${LAYOUTPROF_TORCH_FROM} -c
           "import os, torch; print(os.path.dirname(torch.__file__)); print(torch.utils.cmake_prefix_path); print(torch.version.cuda or 'cpu')"
   OUTPUT_VARIABLE _torch_info RESULT_VARIABLE _torch_rc ERROR_QUIET OUTPUT_STRIP_TRAILING_WHITESPACE)
 if(NOT _torch_rc EQUAL 0)
   # One line, unwrapped (NOTICE), then CMake's error, which wraps its text.
-  message(NOTICE "layoutprof: ${Python_EXECUTABLE} cannot import torch (pip's build isolation hides the venv's "
+  message(NOTICE "layoutprof: ${LAYOUTPROF_TORCH_FROM} cannot import torch (pip's build isolation hides the venv's "
                  "torch): pip install --no-build-isolation, in a venv with torch")
   message(FATAL_ERROR "layoutprof: no torch to build against (the line above)")
 endif()
@@ -18,7 +23,7 @@ list(GET _torch_info 0 _torch_dir)
 list(GET _torch_info 1 _torch_prefix)
 list(GET _torch_info 2 _torch_cuda)
 list(PREPEND CMAKE_PREFIX_PATH "${_torch_dir}" "${_torch_prefix}")
-set(LAYOUTPROF_TORCH_PYTHON "${Python_EXECUTABLE}" CACHE FILEPATH "Python whose torch matches LibTorch")
+set(LAYOUTPROF_TORCH_PYTHON "${LAYOUTPROF_TORCH_FROM}" CACHE FILEPATH "Python whose torch matches LibTorch")
 if(NOT _torch_cuda STREQUAL "cpu")
   # TorchConfig needs a CUDA toolkit of the wheel's major version: CUDAToolkit_ROOT if given,
   # else /usr/local/cuda, else the toolkit of the nvcc on PATH.

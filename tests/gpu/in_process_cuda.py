@@ -137,6 +137,13 @@ def row(name, report, seconds):
 
 LADDER = [
     ("import", "import layoutprof"),
+    # The session's start, one part at a time: its one process-wide act (RecordFunction's
+    # callbacks) alone, then the recent-op rings, the perf counters, the GPU tracer.
+    ("session, nothing on", "p = layoutprof.profile(recent_ops=0, counters=False, gpu=False)\nwith p:\n"
+                            "    torch.ones(3).add(1)\n    p.step()"),
+    ("session + recent ops", "p = layoutprof.profile(counters=False, gpu=False)\nwith p:\n"
+                             "    torch.ones(3).add(1)\n    p.step()"),
+    ("session + counters", "p = layoutprof.profile(gpu=False)\nwith p:\n    torch.ones(3).add(1)\n    p.step()"),
     ("cpu op", "p = layoutprof.profile()\nwith p:\n    torch.ones(3).add(1)\n    p.step()"),
     ("cuda op", "p = layoutprof.profile()\nwith p:\n    torch.ones(3, device='cuda').add(1)\n    p.step()"),
     ("cuda forward", "m = TrainNet().cuda()\np = layoutprof.profile()\nwith p:\n"
