@@ -158,5 +158,7 @@ lint=$LAYOUTPROF_CACHE/venv-lint
 [ -x "$lint/bin/ruff" ] || { python3 -m venv "$lint" && "$lint/bin/pip" install -q --disable-pip-version-check ruff mypy >&2; }
 check "ruff (pyproject.toml's rules) on the package, scripts, tests and samples" \
   "$lint/bin/ruff" check --no-cache src/python scripts tests samples
+check "mypy --strict on the package's public modules (pyproject.toml; torch's sources not followed)" \
+  "$lint/bin/mypy" --cache-dir "$LAYOUTPROF_CACHE/mypy"
 echo "package: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

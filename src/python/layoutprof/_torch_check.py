@@ -2,7 +2,7 @@
 its native module must share torch's pybind11 internals (one registry of bound types)."""
 
 
-def check_torch():
+def check_torch() -> None:
     """Raises ImportError, in one line, when the torch found is another version or C++ ABI."""
     import torch
 
@@ -18,7 +18,7 @@ def check_torch():
 
 
 
-def check_native_abi(native_id, shares_torch_registry):
+def check_native_abi(native_id: str, shares_torch_registry: bool) -> None:
     """Raises ImportError, in one line, when the native module (built for pybind11 internals
     `native_id`) does not see torch's bound classes in its pybind11 registry: it was built with
     another pybind11 or compiler family than this torch, and the two keep apart registries."""

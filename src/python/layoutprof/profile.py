@@ -23,6 +23,8 @@ import linecache
 import os
 import sys
 import threading
+from types import FrameType, TracebackType
+from typing import Any, Iterable, Literal, Optional, Sequence, Union
 
 import torch
 
@@ -38,10 +40,10 @@ from ._warning_tap import WarningTap
 from ._module_hooks import ModuleHooks, one_line, tensors_in, unwrapped
 
 
-_under_way = []  # the profiles whose blocks are under way in this process, the innermost last
+_under_way: list["profile"] = []  # the profiles whose blocks are under way in this process, the innermost last
 
 
-def step():
+def step() -> None:
     """Marks the end of a step of the profile under way (the innermost `with layoutprof.profile()`
     block, or the script's run under `python -m layoutprof`); a run that counted the model's calls
     counts the marked steps from here on. Does nothing when no profile is under way, so a script
@@ -54,14 +56,14 @@ class Terminated(BaseException):
     """SIGTERM, as python -m layoutprof raises it so that the reports are written."""
 
 
-def _interrupted(exc):
+def _interrupted(exc: Optional[BaseException]) -> Optional[str]:
     """The signal that ended the block: "SIGINT" (KeyboardInterrupt), "SIGTERM", or None."""
     if isinstance(exc, KeyboardInterrupt):
         return "SIGINT"
     return "SIGTERM" if isinstance(exc, Terminated) else None
 
 
-def _failure(exc):
+def _failure(exc: Optional[BaseException]) -> str:
     """What a block's exception says in the report, in one line ("" for none, or sys.exit():
     a script's exit code is its own)."""
     return "" if exc is None or isinstance(exc, SystemExit) else one_line(exc)
@@ -99,16 +101,19 @@ class profile:
     After the block, p.report is the JSON report as a dict, p.text() the text report.
     """
 
-    def __init__(self, json=None, html=None, text=None, warmup=0, calls=None, by="step", name=None, max_ops=0,
-                 lines=True, accept=(), recent_ops=4096, counters=True, gpu=True, what_if=0, what_if_budget=60.0):
+    def __init__(self, json: Optional[str] = None, html: Optional[str] = None, text: Optional[str] = None,
+                 warmup: int = 0, calls: Optional[int] = None, by: str = "step", name: Optional[str] = None,
+                 max_ops: int = 0, lines: bool = True, accept: Union[str, Iterable[str]] = (),
+                 recent_ops: int = 4096, counters: Union[bool, Sequence[str]] = True, gpu: bool = True,
+                 what_if: int = 0, what_if_budget: float = 60.0) -> None:
         if warmup < 0 or (calls is not None and calls < 1):
             raise ValueError("layoutprof.profile: warmup must be >= 0 and calls >= 1")
         if isinstance(what_if, bool) or not isinstance(what_if, int) or what_if < 0 or what_if_budget <= 0:
             raise ValueError(f"layoutprof.profile: what_if={what_if!r}, what_if_budget={what_if_budget!r}: the "
                              "number of causes whose fixes are measured (0: none) and a budget in seconds")
         self._what_if, self._what_if_budget = what_if, float(what_if_budget)
-        self._shown_call = None  # the shown call's model and arguments, kept for the what-if
-        self.what_if = None
+        self._shown_call: Any = None  # the shown call's model and arguments, kept for the what-if
+        self.what_if: Optional[dict[str, Any]] = None
         if by not in ("step", "call"):
             raise ValueError(f"layoutprof.profile: by={by!r}: 'step' or 'call'")
         self._outputs = [("json", json), ("html", html), ("text", text)]
@@ -122,12 +127,12 @@ class profile:
         self._profiler = ProfilerWatch()  # torch.profiler takes CUPTI: the GPU tracer yields
         self._graphs = GraphReplays()  # a CUDA graph's replay is an op of its own
         self._accept = [str(a) for a in ([accept] if isinstance(accept, str) else accept)]
-        self._session = None
+        self._session: Any = None  # _native.Session once entered
         self._hooks = ModuleHooks()
         self._index = 0  # the step, or the model's call, under way
-        self._native_report = None
+        self._native_report: Any = None  # _native.Report once the block is over
         self._failed = False  # a recorded call raised: no call is recorded after it
-        self._awaited = None  # the recorded call whose backward pass ends it (by="call")
+        self._awaited: Optional[object] = None  # the recorded call whose backward pass ends it (by="call")
         self._ddp = GradWarnings()
         self._buckets = DdpBuckets()  # what DDP's grad-strides check compares with
         self._warned = LayoutWarnings()
@@ -135,13 +140,14 @@ class profile:
         # torch.compile's records over the whole run; a frame's compile is not recorded (its
         # fake-tensor ops are the compiler's).
         self._compiles = CompileWatch(lambda: self._index, _native.pause_thread, self._maker_of)
-        self._pid = None  # the process that records
-        self._model = None  # the user's module, once it is known
-        self._parameters = None  # its named parameters
-        self._buffers = None  # and its named buffers
-        self.report = None
+        self._pid: Optional[int] = None  # the process that records
+        self._model: Any = None  # the user's module, once it is known
+        self._parameters: Optional[list[tuple[str, torch.Tensor]]] = None  # its named parameters
+        self._buffers: Optional[list[tuple[str, torch.Tensor]]] = None  # and its named buffers
+        self._root_calls_at_begin = 0
+        self.report: Optional[dict[str, Any]] = None
 
-    def __enter__(self):
+    def __enter__(self) -> "profile":
         if self._session is not None:
             raise RuntimeError("layoutprof.profile: this profile was entered before; make a new one")
         if any(not p._forked() for p in _under_way):
@@ -168,7 +174,7 @@ class profile:
             self._begin_if_recorded()
         return self
 
-    def step(self):
+    def step(self) -> None:
         """Ends the current step and begins the next. In a by="call" profile, the first mark
         turns it to counting steps: everything before it is step 0."""
         if self._forked():
@@ -181,7 +187,8 @@ class profile:
         self._ddp.step = self._index
         self._begin_if_recorded()
 
-    def __exit__(self, exc_type, exc, _tb):
+    def __exit__(self, exc_type: Optional[type[BaseException]], exc: Optional[BaseException],
+                 _tb: Optional[TracebackType]) -> Literal[False]:
         if not self._close():
             return False  # a forked process: its parent reports
         if _interrupted(exc):
@@ -193,14 +200,14 @@ class profile:
         self._report()
         return False  # what the block raised goes on
 
-    def _at_exit(self):
+    def _at_exit(self) -> None:
         """The interpreter exits with the block never ended (a profile entered by hand, never
         exited): its reports are written all the same, status interrupted."""
         if self._close():
             self._session.not_stopped("as the interpreter exited")
             self._report()
 
-    def _close(self):
+    def _close(self) -> bool:
         """The block ends: hooks removed. False in a forked process, which does not report."""
         if self in _under_way:
             _under_way.remove(self)
@@ -214,7 +221,7 @@ class profile:
         _native.read_user_lines(True)
         return not self._forked()
 
-    def _report(self):
+    def _report(self) -> None:
         """The run's notes, the analysis, and the files asked for."""
         root = self._hooks.root
         if root is not None:
@@ -240,23 +247,25 @@ class profile:
             if path is not None:
                 self._native_report.write(fmt, rank_path(path))
 
-    def _measure_fixes(self):
+    def _measure_fixes(self) -> None:
         """what_if=N: the top causes' fixes applied to the shown call and measured, put into the
         report (its "what_if" block and each cause's "what_if")."""
-        device = "cuda" if self.report["run"]["device"].startswith("cuda") else "cpu"
+        report = self.report
+        assert report is not None  # _report() read it just before
+        device = "cuda" if report["run"]["device"].startswith("cuda") else "cpu"
         variants = self._native_report.what_if_plans(self._what_if)
-        if self.report["run"]["status"] != "ok" or self._shown_call is None:
-            why = "the run did not end well" if self.report["run"]["status"] != "ok" else "no model call was recorded"
+        if report["run"]["status"] != "ok" or self._shown_call is None:
+            why = "the run did not end well" if report["run"]["status"] != "ok" else "no model call was recorded"
         else:
             why = "" if variants else "no cause with a fix to measure"
         self.what_if = _what_if.measure(self._shown_call, variants, rounds=_WHAT_IF_ROUNDS,
                                         budget_s=self._what_if_budget, device=device,
-                                        causes=self.report["causes"]) if not why else \
+                                        causes=report["causes"]) if not why else \
             _what_if.nothing_measured(why, _WHAT_IF_ROUNDS, self._what_if_budget, device)
         self._native_report.note_what_if(_json.dumps(self.what_if))
         self.report = _json.loads(self._native_report.text("json"))
 
-    def nothing_recorded(self):
+    def nothing_recorded(self) -> str:
         """Why no call was recorded, in one line ("" when one was)."""
         if self.report is None or self.report["run"]["calls_recorded"] > 0 or self.report["summary"]["ops"] > 0:
             return ""  # recorded calls, or the ops before a failure outside them
@@ -268,11 +277,11 @@ class profile:
             f"step{'' if self._index == 1 else 's'}"
         return f"the code ran {self._index} {unit}, none after the {self._warmup} warm-up ones"
 
-    def text(self):
+    def text(self) -> str:
         """The text report (as the command prints it), once the block is over."""
         return self._native_report.text("text") if self._native_report is not None else ""
 
-    def _end_last(self, exc):
+    def _end_last(self, exc: Optional[BaseException]) -> None:
         """The call open as the block ends: it failed if the block raised; a step begun by the
         last p.step() that ran nothing is no call, and is dropped."""
         ran_nothing = self._hooks.root_calls == self._root_calls_at_begin
@@ -281,7 +290,7 @@ class profile:
         else:
             self._session.end_call(_failure(exc))
 
-    def _new_session(self):
+    def _new_session(self) -> Any:
         session = _native.Session(name=self._name or "eager", torch_version=torch.__version__,
                                   threads=torch.get_num_threads(), autograd=torch.is_grad_enabled(),
                                   warmup=self._warmup, max_ops=self._max_ops, recent_ops=self._recent_ops,
@@ -290,7 +299,7 @@ class profile:
         session.accept(self._accept)
         return session
 
-    def _count_steps(self):
+    def _count_steps(self) -> None:
         """The code marked its first step: steps are counted from here on, not the model's calls.
         Calls recorded by then (step 0 called the model more than `warmup` times) are forgotten
         with the session that holds them: a report's calls are all steps. Step 0 began before the
@@ -310,28 +319,28 @@ class profile:
             self._session.watch_parameters(self._parameters)
         self._index = 0
 
-    def _maker_of(self, tensor):
+    def _maker_of(self, tensor: torch.Tensor) -> Optional[tuple[str, str, str]]:
         """(op, 'file:line', code) of the recorded op that made `tensor`'s view, or None."""
         return self._session.maker_of(tensor) if self._session is not None and not self._forked() else None
 
-    def _forked(self):
+    def _forked(self) -> bool:
         """This is a process forked from the recording one (a DataLoader worker): it records nothing."""
         return os.getpid() != self._pid
 
-    def _model_learnt(self, model):
+    def _model_learnt(self, model: torch.nn.Module) -> None:
         self._model = model
         self._note_model_tensors()
         if self._session.in_call or not self._session.calls:
             self._session.watch_parameters(self._parameters)
 
-    def _model_outputs(self, output):
+    def _model_outputs(self, output: Any) -> None:
         """What the model returned in the shown call: a copy it wrote and returned is used."""
         if self._forked() or not self._session.in_call or self._session.calls:
             return
         for t in tensors_in(output):
             self._session.note_output(t)
 
-    def _model_inputs(self, args, kwargs, frame):
+    def _model_inputs(self, args: tuple[Any, ...], kwargs: dict[str, Any], frame: FrameType) -> None:
         """The shown call's model inputs, with the line of the call: a layout they arrive with
         is traced to them (its causes name the argument and the line)."""
         if self._forked():
@@ -339,9 +348,10 @@ class profile:
         self._buckets.call_begins(self._hooks.root, self._index)
         if not self._session.in_call or self._session.calls:
             return
-        if self._what_if and self._shown_call is None:  # the step's first model call
-            self._shown_call = _what_if.Call(self._hooks.root, args, kwargs, backward=torch.is_grad_enabled() and
-                                             any(p.requires_grad for p in self._hooks.root.parameters()))
+        root = self._hooks.root
+        if self._what_if and self._shown_call is None and root is not None:  # the step's first model call
+            self._shown_call = _what_if.Call(root, args, kwargs, backward=torch.is_grad_enabled() and
+                                             any(p.requires_grad for p in root.parameters()))
         where = f"{frame.f_code.co_filename}:{frame.f_lineno}"
         code = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
         call = f"the model call at {where}" + (f" (`{code}`)" if code else "")
@@ -350,7 +360,7 @@ class profile:
             for t in tensors_in(value):
                 self._session.note_input(t, f"{name} of {call}")
 
-    def _model_call_begins(self, args, kwargs):
+    def _model_call_begins(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         if self._forked():
             return
         if self._session.in_call:  # the last call's backward pass never came
@@ -358,19 +368,19 @@ class profile:
         self._ddp.step = self._index
         self._begin_if_recorded(_strided_arguments(args, kwargs))
 
-    def _model_call_ends(self, error, output):
+    def _model_call_ends(self, error: str, output: Any) -> None:
         if self._forked():
             return
         if self._session.in_call and (error or not self._await_backward(output)):
             self._end_call(error)
         self._index += 1
 
-    def _end_call(self, error):
+    def _end_call(self, error: str) -> None:
         self._awaited = None
         self._session.end_call(error)
         self._failed = bool(error)
 
-    def _await_backward(self, output):
+    def _await_backward(self, output: Any) -> bool:
         """A training step's call goes on until its backward pass is done: hooks on the
         output's gradients queue the call's end with the autograd engine. False when no
         output needs a gradient."""
@@ -380,15 +390,15 @@ class profile:
         call, thread = object(), threading.get_ident()
         self._awaited = call
 
-        def done():
+        def done() -> None:
             # On the thread that began the call (a GPU's backward runs on the engine's own
             # threads: there, the next model call or the block's end ends it).
             if self._awaited is call and threading.get_ident() == thread and self._session.in_call:
                 self._end_call("")
 
-        queued = []
+        queued: list[bool] = []
 
-        def output_grad(_grad):
+        def output_grad(_grad: torch.Tensor) -> None:
             if not queued:
                 queued.append(True)
                 torch.autograd.Variable._execution_engine.queue_callback(done)
@@ -397,7 +407,7 @@ class profile:
             t.register_hook(output_grad)
         return True
 
-    def _begin_if_recorded(self, arguments=()):
+    def _begin_if_recorded(self, arguments: Sequence[torch.Tensor] = ()) -> None:
         """`arguments`: the model call's tensors laid out other than contiguous, whose makers
         among the recent ops name where a compiled model's recompile began (maker_of)."""
         if self._forked():
@@ -409,7 +419,7 @@ class profile:
                 self._note_model_tensors()  # as the shown call finds them: code may have set them since
             self._session.begin_call(list(arguments))
 
-    def _note_model_tensors(self):
+    def _note_model_tensors(self) -> None:
         """The model's parameters and buffers as they are now (`.data =`, set_, a state dict
         assigned, a new Parameter between calls change them), under their names."""
         self._parameters = list(self._model.named_parameters())
@@ -420,7 +430,7 @@ class profile:
 _WHAT_IF_ROUNDS = 30  # at most; the budget may stop them sooner
 
 
-def rank_path(path):
+def rank_path(path: str) -> str:
     """Each rank's own file in a torchrun job of several processes: r.json -> r.rank0.json."""
     r = rank()
     if r is None or path == "-":
@@ -429,7 +439,7 @@ def rank_path(path):
     return f"{stem}.rank{r}{ext}"
 
 
-def _strided_arguments(args, kwargs):
+def _strided_arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Sequence[torch.Tensor]:
     """A model call's tensors laid out other than contiguous, where a compiled function may be
     called (dynamo loaded): a recompile on one is traced to the line that made it."""
     if "torch._dynamo" not in sys.modules:
