@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The Python package as a user installs it (README, "In your Python"): a fresh venv, the
-# README's install commands, then the package's checks (tests/python/in_process.py) and the
+# README's install commands, then the package's checks (pytest tests/python) and the
 # installed `layoutprof` command on a sample.
 #
 #   scripts/package-check.sh                  with the tested 2.x wheel's torch (TORCH_PYTHON=wheel)
@@ -38,7 +38,7 @@ site "$TORCH_PY" >"$(site "$venv/bin/python")/layoutprof-torch.pth"
 export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-15G}
 export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache} CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD} CCACHE_NOHASHDIR=1
 echo "=== pip install scikit-build-core; pip install --no-build-isolation . ===" >&2
-"$venv/bin/pip" install -q --disable-pip-version-check scikit-build-core >&2
+"$venv/bin/pip" install -q --disable-pip-version-check scikit-build-core pytest >&2
 "$venv/bin/pip" install -q --disable-pip-version-check --no-build-isolation . \
   -Cbuild-dir="$PWD/build-python" -Ccmake.define.LAYOUTPROF_WERROR=ON >&2
 
@@ -61,9 +61,13 @@ sample=$OLDPWD/$build/samples/transpose_reshape.pt2
 check "layoutprof MODEL.pt2 (venv's bin/)" bash -c \
   "'$venv/bin/layoutprof' '$sample' --no-counters --json /tmp/package-check.json >/dev/null &&
    python3 -c 'import json,sys; r=json.load(open(\"/tmp/package-check.json\")); sys.exit(r[\"summary\"][\"copies\"][\"implicit_layout\"] != 1)'"
-check "in-process recording (tests/python/in_process.py)" "$venv/bin/python" "$OLDPWD/tests/python/in_process.py" "$OLDPWD/$build/samples"
-check "no observer effect under torch.compile (tests/python/observer_checks.py)" "$venv/bin/python" "$OLDPWD/tests/python/observer_checks.py"
-check "GPU tracing's wiring, without a GPU (tests/python/gpu_wiring.py)" "$venv/bin/python" "$OLDPWD/tests/python/gpu_wiring.py"
+pytest() {  # pytest PYTHON TEST_FILE: its tests, JUnit XML beside the build's other outputs
+  "$1" -m pytest "$OLDPWD/tests/python/$2" --samples-dir "$OLDPWD/$build/samples" \
+    --junitxml "$OLDPWD/$build/python-${2%.py}-$("$1" -c 'import sys; print("%d.%d" % sys.version_info[:2])').xml"
+}
+check "in-process recording (pytest tests/python/test_in_process.py)" pytest "$venv/bin/python" test_in_process.py
+check "no observer effect under torch.compile, GPU wiring without a GPU (pytest tests/python/test_package.py)" \
+  pytest "$venv/bin/python" test_package.py
 cd "$OLDPWD"
 
 # The same install where pip really installed the venv's torch: another release, a CPU-only
@@ -139,17 +143,18 @@ else
     echo "=== $v312: $LAYOUTPROF_WHEEL for $py312 (once; several GB) ===" >&2
     rm -rf "$v312" && "$py312" -m venv "$v312"
     # shellcheck disable=SC2086
-    "$v312/bin/pip" install -q --disable-pip-version-check $LAYOUTPROF_WHEEL scikit-build-core 2>&1 | grep -v "is ignored" >&2 || true
+    "$v312/bin/pip" install -q --disable-pip-version-check $LAYOUTPROF_WHEEL 2>&1 | grep -v "is ignored" >&2 || true
     "$v312/bin/python" -c "import torch, sys; sys.exit(torch.__version__ != '$TORCH_VERSION')" && touch "$v312/.complete"
   fi
   model_libraries "$v312"
+  "$v312/bin/pip" install -q --disable-pip-version-check scikit-build-core pytest 2>&1 | grep -v "is ignored" >&2 || true
   echo "=== Python 3.12: pip install --no-build-isolation . ===" >&2
   "$v312/bin/pip" install -q --disable-pip-version-check --no-build-isolation . -Cbuild-dir="$PWD/build-python-py3.12" \
     -Ccmake.define.LAYOUTPROF_WERROR=ON -Ccmake.define.LAYOUTPROF_TORCH_FROM="$TORCH_PY" 2>&1 | grep -v "is ignored" >&2 || true
   cd /tmp
   check "Python 3.12: the native module (tests/python/abi_checks.py)" "$v312/bin/python" "$OLDPWD/tests/python/abi_checks.py"
-  check "Python 3.12: in-process recording (tests/python/in_process.py)" \
-    "$v312/bin/python" "$OLDPWD/tests/python/in_process.py" "$OLDPWD/$build/samples"
+  check "Python 3.12: in-process recording (pytest tests/python/test_in_process.py)" \
+    pytest "$v312/bin/python" test_in_process.py
   cd "$OLDPWD"
 fi
 

@@ -19,7 +19,8 @@
   says, makes the copy, the recompile or the failure go (fix_checks.py);
 - a torch other than the one layoutprof was built against fails the import in one line.
 
-Exits 1 naming each failure.
+Its checks run under pytest as tests/python/test_in_process.py (this file's main runs that);
+each names what it found wrong.
 """
 import collections
 import importlib.util
@@ -35,12 +36,7 @@ import torch
 
 import layoutprof
 from block_model import Block
-from compiled_checks import check_compiled_cases
-from ddp_checks import check_ddp, check_ddp_changed
-from fix_checks import check_fixes
-from hazard_checks import check_hazards, hazard_problems
-from rewrite_checks import check_rewrites
-from what_if_checks import check_what_if, check_what_if_option, check_what_if_samples
+from hazard_checks import hazard_problems
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -756,42 +752,12 @@ def check_torch_mismatch():
 
 
 def main():
+    """in_process.py SAMPLES_DIR: the checks above, run by pytest (test_in_process.py)."""
     if len(sys.argv) != 2:
         print("usage: in_process.py SAMPLES_DIR (the .pt2 samples of this torch: BUILD/samples)", file=sys.stderr)
         return 2
-    check_torch_mismatch()
-    check_report_files()
-    check_failed_block()
-    check_steps()
-    check_model_choice()
-    check_one_profile_at_a_time()
-    check_compiled()
-    check_training_step()
-    check_python_backward_lines()
-    check_training_counters()
-    check_script()
-    check_marked_steps()
-    check_nothing_recorded()
-    check_ddp(fail)
-    check_ddp_changed(fail)
-    check_workers_and_threads()
-    check_interrupted()
-    check_never_exited()
-    check_pool_started_in_block()
-    check_resnet_against_pt2(sys.argv[1])
-    samples = load_samples()
-    check_gradient_verdicts(samples)
-    check_samples(samples)
-    check_hazards(fail)
-    check_compiled_cases(fail)
-    check_fixes(fail)
-    check_rewrites(fail)
-    check_what_if(fail)
-    check_what_if_option(fail)
-    check_what_if_samples(samples, fail)
-    check_batch_permuted_outside(samples)
-    print(f"in_process: {len(failures)} failed")
-    return 1 if failures else 0
+    import pytest
+    return pytest.main([os.path.join(HERE, "test_in_process.py"), "--samples-dir", sys.argv[1]])
 
 
 if __name__ == "__main__":
