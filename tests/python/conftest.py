@@ -22,17 +22,28 @@ def pytest_addoption(parser):
                      help="the .pt2 samples of this torch (BUILD/samples, made by scripts/setup.sh)")
 
 
-@pytest.fixture
-def fail():
-    """A check's `fail(what)`: each call one thing found wrong; the test fails listing them all."""
-    found = []
+class Findings(list):
+    """A check's `fail(what)`: each call one thing found wrong."""
 
-    def record(what):
-        found.append(what)
+    def __call__(self, what):
+        self.append(what)
         print(f"FAIL {what}")
 
-    yield record
-    assert not found, "; ".join(found)
+
+@pytest.fixture
+def fail():
+    return Findings()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    """A test whose check called fail() fails, listing what it found (a failure of the test, not
+    an error of its fixture)."""
+    result = yield
+    found = item.funcargs.get("fail")
+    if found:
+        pytest.fail("; ".join(found), pytrace=False)
+    return result
 
 
 @pytest.fixture(scope="session")
