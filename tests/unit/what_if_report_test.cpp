@@ -123,8 +123,8 @@ TEST(WhatIfReport, TheTraceShowsTheRoundsCallsInAProcessOfTheirOwnOneTrackPerVar
   EXPECT_EQ(calls[3]["args"]["who"], "baseline again");
   EXPECT_EQ(calls[3]["args"]["round"], 1);
   // Without a what-if the trace has no such process.
-  for (const nlohmann::json& e : chrome_trace(analyze(testing::trace_of({testing::transpose_reshape_call()})))["traceEvents"])
-    EXPECT_NE(e["pid"], 2);
+  const nlohmann::json plain = chrome_trace(analyze(testing::trace_of({testing::transpose_reshape_call()})));
+  for (const nlohmann::json& e : plain["traceEvents"]) EXPECT_NE(e["pid"], 2);
 }
 
 TEST(WhatIfReport, TheTextLeadsWithTheBestMeasuredFixAndShowsEachUnderItsCause) {
