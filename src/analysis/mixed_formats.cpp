@@ -1,9 +1,13 @@
 #include "analysis/saturating.h"
 #include "analysis/mixed_formats.h"
 
+#include <algorithm>
+#include <iterator>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+
+#include "core/pools.h"
 
 namespace layoutprof {
 
@@ -92,7 +96,8 @@ NameKind kind_of(std::string_view name) {
 }
 
 // An op name's kind, worked out once per name: names are interned (one pointer each), and the
-// analysis asks of every top-level op of a call.
+// analysis asks of every top-level op of a call. Forgotten with the pools' epoch: a freed
+// name's address may be another name's next.
 NameKind name_kind(const OpEvent& op) {
   struct Slot {
     const void* name = nullptr;
@@ -100,6 +105,12 @@ NameKind name_kind(const OpEvent& op) {
   };
   thread_local Slot recent[256];  // direct-mapped: a call's few names stay here
   thread_local std::unordered_map<const void*, NameKind> known;
+  thread_local uint64_t generation = pools_generation();
+  if (generation != pools_generation()) {
+    generation = pools_generation();
+    std::fill(std::begin(recent), std::end(recent), Slot{});
+    known.clear();
+  }
   Slot& slot = recent[(reinterpret_cast<uintptr_t>(op.name.id()) >> 4) & 255];
   if (slot.name == op.name.id()) return slot.kind;
   auto it = known.find(op.name.id());

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/pools.h"
 #include "eager/module_sites.h"
 #include "runner/torchscript_sites.h"
 #include "support/format.h"
@@ -33,21 +34,33 @@ std::string line_text(const char* file, int line) {
   return in ? trimmed(text) : "";
 }
 
-// Interned once per distinct (path, file, line): a scope in a loop costs a map look-up.
+// Interned once per distinct (path, file, line) and pools' epoch (an ended recording's ids are
+// gone from module_sites()): a scope in a loop costs a map look-up.
 struct ScopeIds {
-  std::mutex mutex;
   std::map<std::pair<uint32_t, std::string>, uint32_t> modules;  // (outer, name) → module id
   std::map<std::pair<const char*, int>, uint32_t> sources;       // (file, line) → source id
+  uint64_t generation = pools_generation();
 };
 
-ScopeIds& scope_ids() {
+// The ids, under their lock, forgotten if an epoch ended since they were interned.
+ScopeIds& scope_ids(const std::lock_guard<std::mutex>&) {
   static ScopeIds* ids = new ScopeIds;  // outlives every thread's last scope
+  if (ids->generation != pools_generation()) {
+    ids->generation = pools_generation();
+    ids->modules.clear();
+    ids->sources.clear();
+  }
   return *ids;
 }
 
+std::mutex& scope_ids_mutex() {
+  static std::mutex* m = new std::mutex;
+  return *m;
+}
+
 uint32_t scope_module(uint32_t outer, const char* name) {
-  ScopeIds& ids = scope_ids();
-  std::lock_guard<std::mutex> lock(ids.mutex);
+  std::lock_guard<std::mutex> lock(scope_ids_mutex());
+  ScopeIds& ids = scope_ids(lock);
   auto key = std::make_pair(outer, std::string(name));
   auto it = ids.modules.find(key);
   if (it != ids.modules.end()) return it->second;
@@ -56,8 +69,8 @@ uint32_t scope_module(uint32_t outer, const char* name) {
 }
 
 uint32_t scope_source(const char* name, const char* file, int line) {
-  ScopeIds& ids = scope_ids();
-  std::lock_guard<std::mutex> lock(ids.mutex);
+  std::lock_guard<std::mutex> lock(scope_ids_mutex());
+  ScopeIds& ids = scope_ids(lock);
   auto it = ids.sources.find({file, line});
   if (it != ids.sources.end()) return it->second;
   // The line's text where the source file is readable from here (a relative path is the
@@ -74,11 +87,17 @@ struct Interpreted {
   std::mutex mutex;
   std::vector<uint32_t> modules;  // by TorchScriptSites id; kNoModule: not yet interned
   std::vector<uint32_t> sources;
+  uint64_t generation = pools_generation();  // as ScopeIds'
 
   // The id `ids[id]` holds, interned by `intern` the first time.
   template <typename Intern>
   uint32_t mapped(std::vector<uint32_t>& ids, uint32_t id, Intern intern) {
     std::lock_guard<std::mutex> lock(mutex);
+    if (generation != pools_generation()) {
+      generation = pools_generation();
+      modules.clear();
+      sources.clear();
+    }
     if (id >= ids.size()) ids.resize(id + 1, ModuleSites::kNoModule);
     if (ids[id] == ModuleSites::kNoModule) ids[id] = intern();
     return ids[id];

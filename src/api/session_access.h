@@ -4,6 +4,7 @@
 
 #include <memory>
 
+#include "core/pools.h"
 #include "eager/session.h"
 #include "layoutprof/report.h"
 #include "layoutprof/session.h"
@@ -11,6 +12,7 @@
 namespace layoutprof {
 
 struct SessionReport::Data {
+  PoolLease pools;  // what the report's names were interned in outlives it (core/pools.h)
   Report report;
 };
 
@@ -24,7 +26,7 @@ struct SessionAccess {
   static void finish(Session& session);
   static SessionReport report(Report report) {
     SessionReport r;
-    r.data_ = std::make_shared<SessionReport::Data>(SessionReport::Data{std::move(report)});
+    r.data_ = std::make_shared<SessionReport::Data>(SessionReport::Data{PoolLease(), std::move(report)});
     return r;
   }
 };

@@ -1,4 +1,5 @@
 #include "core/layout.h"
+#include "core/pools.h"
 #include "core/trace.h"
 #include "support/errors.h"
 
@@ -6,10 +7,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <deque>
 #include <limits>
-#include <mutex>
-#include <unordered_set>
 #include <numeric>
 #include <sstream>
 #include <stdexcept>
@@ -189,45 +187,6 @@ Layout layout_from_label(const std::string& label) {
   return layout;
 }
 
-namespace {
-
-struct ShapeHash {
-  size_t operator()(const TensorShape* s) const {
-    uint64_t h = 1469598103934665603ull;
-    auto mix = [&h](uint64_t v) { h = (h ^ v) * 1099511628211ull; };
-    for (int64_t v : s->sizes) mix(static_cast<uint64_t>(v));
-    mix(0x9e3779b97f4a7c15ull);
-    for (int64_t v : s->strides) mix(static_cast<uint64_t>(v));
-    mix(reinterpret_cast<uintptr_t>(s->dtype.id()));
-    mix(reinterpret_cast<uintptr_t>(s->device.id()));
-    mix(static_cast<uint64_t>(s->elem_size));
-    mix(static_cast<uint64_t>(s->layout.cls));
-    for (int v : s->layout.order) mix(static_cast<uint64_t>(v));
-    return static_cast<size_t>(h);
-  }
-};
-
-struct ShapeEq {
-  bool operator()(const TensorShape* a, const TensorShape* b) const {
-    return a->sizes == b->sizes && a->strides == b->strides && a->dtype == b->dtype &&
-           a->device == b->device && a->elem_size == b->elem_size &&
-           a->layout.cls == b->layout.cls && a->layout.order == b->layout.order;
-  }
-};
-
-struct ShapePool {
-  std::mutex mutex;
-  std::deque<TensorShape> shapes;
-  std::unordered_set<const TensorShape*, ShapeHash, ShapeEq> index;
-};
-
-ShapePool& shape_pool() {
-  static ShapePool* pool = new ShapePool();  // never destroyed: shapes outlive static teardown
-  return *pool;
-}
-
-}  // namespace
-
 const TensorShape* intern_shape(TensorShape shape, bool classified) {
   if (!classified) shape.layout = classify_layout(shape.sizes, shape.strides);
   // Saturating, and 0 for a negative size: the sizes may come from a hostile report.
@@ -241,22 +200,15 @@ const TensorShape* intern_shape(TensorShape shape, bool classified) {
     if (!saturated && __builtin_mul_overflow(n, s, &n)) saturated = true;
   }
   shape.numel = n == 0 ? 0 : saturated ? std::numeric_limits<int64_t>::max() : n;
-  ShapePool& pool = shape_pool();
-  std::lock_guard<std::mutex> lock(pool.mutex);
-  auto it = pool.index.find(&shape);
-  if (it != pool.index.end()) return *it;
-  shape.label = Str(layout_label(shape.layout));
-  pool.shapes.push_back(std::move(shape));
-  pool.index.insert(&pool.shapes.back());
-  return &pool.shapes.back();
+  return pooled_shape(std::move(shape));
 }
 
 const TensorShape* empty_shape() {
   // A named shape, not a temporary: GCC 12 at -O2 takes the moved-from temporary's vectors
   // for uninitialized (-Wmaybe-uninitialized, a false positive).
   static const TensorShape* const empty = [] {
-    const TensorShape none;
-    return intern_shape(none);
+    TensorShape none;
+    return pooled_shape(std::move(none), /*for_good=*/true);  // whenever first asked
   }();
   return empty;
 }
@@ -270,21 +222,6 @@ void TensorInfo::set_shape(std::vector<int64_t> sizes, std::vector<int64_t> stri
   s.device = device;
   s.elem_size = elem_size;
   shape = intern_shape(std::move(s));
-}
-
-const std::string* Str::empty_text() {
-  static const std::string* empty = intern("");
-  return empty;
-}
-
-const std::string* Str::intern(std::string_view text) {
-  struct Pool {
-    std::mutex mutex;
-    std::unordered_set<std::string> texts;  // node-based: element addresses are stable
-  };
-  static Pool* pool = new Pool();  // never destroyed, like the shapes
-  std::lock_guard<std::mutex> lock(pool->mutex);
-  return &*pool->texts.emplace(text).first;
 }
 
 TensorList TensorStore::add(const TensorInfo* first, size_t n) {

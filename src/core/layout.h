@@ -59,8 +59,9 @@ std::vector<std::pair<int64_t, int64_t>> effective_dims(const std::vector<int64_
 int64_t numel_of(const std::vector<int64_t>& sizes);
 
 // What tensors share: sizes, strides, dtype, device and the layout they make. Most tensors
-// of a model have one of a few hundred of these, so each is stored once for the life of the
-// process (intern_shape) and a TensorInfo points to it.
+// of a model have one of a few hundred of these, so each is stored once (intern_shape: for the
+// life of the process, or of the epoch that interned it, core/pools.h) and a TensorInfo points
+// to it.
 struct TensorShape {
   std::vector<int64_t> sizes;
   std::vector<int64_t> strides;  // empty for tensors without strides
@@ -73,7 +74,7 @@ struct TensorShape {
 };
 
 // The interned copy of `shape`, its layout classified from its sizes and strides (unless
-// `classified`: the layout as given, e.g. read from a report). Thread-safe; never freed.
+// `classified`: the layout as given, e.g. read from a report). Thread-safe.
 const TensorShape* intern_shape(TensorShape shape, bool classified = false);
 // The shape of a default TensorInfo: no dims, no dtype.
 const TensorShape* empty_shape();

@@ -1,6 +1,7 @@
 // Interned strings: op names, module paths, source lines, dtypes and devices repeat across
-// hundreds of thousands of op events, so each distinct text is stored once for the life of
-// the process and an op event holds a pointer to it.
+// hundreds of thousands of op events, so each distinct text is stored once and an op event
+// holds a pointer to it. Stored for the life of the process, or of the epoch that interned it
+// (core/pools.h).
 #pragma once
 
 #include <cstring>
@@ -10,6 +11,11 @@
 #include <string_view>
 
 namespace layoutprof {
+
+class Str;
+struct PoolAccess {  // core/pools.cpp: a text interned in a given epoch
+  static Str str(std::string_view text, bool in_epoch);
+};
 
 class Str {
  public:
@@ -44,6 +50,8 @@ class Str {
   const void* id() const { return p_; }
 
  private:
+  friend struct PoolAccess;
+  explicit Str(const std::string* pooled) : p_(pooled) {}
   static const std::string* empty_text();
   static const std::string* intern(std::string_view s);
   const std::string* p_;

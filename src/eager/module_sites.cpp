@@ -1,10 +1,13 @@
 // ModuleSites: interned names, and one stack of module ids per thread.
 #include "eager/module_sites.h"
 
+#include <iterator>
 #include <map>
 #include <mutex>
-#include <unordered_map>
 #include <vector>
+
+#include "core/id_table.h"
+#include "core/pools.h"
 
 namespace layoutprof {
 
@@ -12,17 +15,35 @@ namespace {
 
 struct Interned {
   mutable std::mutex mutex;
-  std::vector<std::string> modules{""};  // id 0: the outermost module, or none
-  std::unordered_map<std::string, uint32_t> module_ids{{"", 0}};
-  std::vector<SourceLine> sources{SourceLine{}};  // id 0: not known
-  std::unordered_map<std::string, uint32_t> source_ids;
+  IdTable<std::string> modules;  // id 0: the outermost module, or none
+  IdTable<SourceLine> sources;   // id 0: not known
   std::map<std::pair<uint32_t, uint32_t>, uint32_t> joined;  // (outer, nested) → module id
+
+  Interned() {
+    modules.intern("", "", false);
+    sources.intern("", SourceLine{}, false);
+  }
 };
 
 Interned& interned() {
   static Interned* names = new Interned;  // outlives every thread's last callback
   return *names;
 }
+
+// The names made inside a recording go as the pools' epoch ends.
+void forget_epoch() {
+  Interned& n = interned();
+  std::lock_guard<std::mutex> lock(n.mutex);
+  n.modules.forget_epoch();
+  n.sources.forget_epoch();
+  for (auto it = n.joined.begin(); it != n.joined.end();) {
+    const bool epochs = IdTable<std::string>::is_epochs(it->first.first) ||
+                        IdTable<std::string>::is_epochs(it->first.second) || IdTable<std::string>::is_epochs(it->second);
+    it = epochs ? n.joined.erase(it) : std::next(it);
+  }
+}
+
+bool in_epoch() { return pool_leases() > 0; }
 
 struct ThreadSites {
   std::vector<uint32_t> modules;
@@ -35,17 +56,13 @@ thread_local ThreadSites this_thread;
 uint32_t ModuleSites::module_id(const std::string& path) {
   Interned& n = interned();
   std::lock_guard<std::mutex> lock(n.mutex);
-  auto [it, added] = n.module_ids.emplace(path, static_cast<uint32_t>(n.modules.size()));
-  if (added) n.modules.push_back(path);
-  return it->second;
+  return n.modules.intern(path, path, in_epoch());
 }
 
 uint32_t ModuleSites::source_id(const std::string& location, const std::string& text) {
   Interned& n = interned();
   std::lock_guard<std::mutex> lock(n.mutex);
-  auto [it, added] = n.source_ids.emplace(location, static_cast<uint32_t>(n.sources.size()));
-  if (added) n.sources.push_back(SourceLine{location, text});
-  return it->second;
+  return n.sources.intern(location, SourceLine{location, text}, in_epoch());
 }
 
 void ModuleSites::enter(uint32_t id) { this_thread.modules.push_back(id); }
@@ -75,8 +92,10 @@ uint32_t ModuleSites::joined(uint32_t outer, uint32_t nested) {
     std::lock_guard<std::mutex> lock(n.mutex);
     auto it = n.joined.find({outer, nested});
     if (it != n.joined.end()) return it->second;
-    const std::string& o = outer == outside_ ? n.modules[0] : n.modules[outer];
-    path = o.empty() ? n.modules[nested] : n.modules[nested].empty() ? o : o + "." + n.modules[nested];
+    const std::string* o = n.modules.find(outer == outside_ ? 0 : outer);
+    const std::string* in = n.modules.find(nested);
+    if (!o || !in) return outer;  // an id of an ended recording's (a call open across its end)
+    path = o->empty() ? *in : in->empty() ? *o : *o + "." + *in;
   }
   const uint32_t id = module_id(path);
   std::lock_guard<std::mutex> lock(n.mutex);
@@ -84,18 +103,31 @@ uint32_t ModuleSites::joined(uint32_t outer, uint32_t nested) {
   return id;
 }
 
-ModuleSites::ModuleSites() : outside_(module_id(kOutsideTheModel)) {}
+ModuleSites::ModuleSites() {
+  Interned& n = interned();
+  std::lock_guard<std::mutex> lock(n.mutex);
+  outside_ = n.modules.intern(kOutsideTheModel, kOutsideTheModel, false);  // for good
+  on_pools_released(&forget_epoch);
+}
+
+size_t ModuleSites::names() const {
+  Interned& n = interned();
+  std::lock_guard<std::mutex> lock(n.mutex);
+  return n.modules.size() + n.sources.size() + n.joined.size();
+}
 
 std::string ModuleSites::module_path(uint32_t module) const {
   Interned& n = interned();
   std::lock_guard<std::mutex> lock(n.mutex);
-  return module < n.modules.size() ? n.modules[module] : std::string();
+  const std::string* path = n.modules.find(module);
+  return path ? *path : std::string();
 }
 
 SourceLine ModuleSites::source_line(uint32_t source) const {
   Interned& n = interned();
   std::lock_guard<std::mutex> lock(n.mutex);
-  return source < n.sources.size() ? n.sources[source] : SourceLine{};
+  const SourceLine* line = n.sources.find(source);
+  return line ? *line : SourceLine{};
 }
 
 ModuleSites& module_sites() {

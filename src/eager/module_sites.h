@@ -5,6 +5,7 @@
 // Torch-free and Python-free.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -19,9 +20,12 @@ inline constexpr const char* kOutsideTheModel = "(outside the model)";
 class ModuleSites : public OpSiteSource {
  public:
   ModuleSites();
-  // The id of a module path ("layer1.0.conv1"; "" for the outermost module), interned once.
+  // Ids are interned once, for good where no recording is under way, else until the pools'
+  // epoch ends (core/pools.h, eager/id_table.h): a process that records many models keeps
+  // none of their names.
+  // The id of a module path ("layer1.0.conv1"; "" for the outermost module).
   uint32_t module_id(const std::string& path);
-  // The id of a source line ("file.py:12" and its text), interned once.
+  // The id of a source line ("file.py:12" and its text).
   uint32_t source_id(const std::string& location, const std::string& text);
   // The calling thread enters, or leaves, the forward() of module `id`.
   void enter(uint32_t id);
@@ -35,6 +39,9 @@ class ModuleSites : public OpSiteSource {
   void set_source_probe(SourceProbe probe) { probe_ = probe; }
   // Forgets every thread's stack (a new recording starts from the top).
   void reset_thread();
+
+  // The module paths, source lines and joined paths held now.
+  size_t names() const;
 
   SiteId current() override;
   std::string module_path(uint32_t module) const override;

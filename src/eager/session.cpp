@@ -10,6 +10,7 @@
 
 #include "analysis/analysis.h"
 #include "analysis/birthplace.h"
+#include "core/pools.h"
 #include "counters/process_threads.h"
 #include "eager/module_sites.h"
 #include "record/recorder.h"
@@ -30,6 +31,9 @@
 namespace layoutprof {
 
 struct EagerSession::State {
+  // First, so it goes last: what the session interned is freed only after all of it (and its
+  // reports hold leases of their own).
+  PoolLease pools;
   EagerOptions options;
   Recorder recorder;
   Trace trace;

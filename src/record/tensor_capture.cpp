@@ -87,6 +87,7 @@ ShapeCache* thread_shape_cache() {
     caches->push_back(std::make_unique<ShapeCache>());
     mine = caches->back().get();
   }
+  mine->forget_if_stale();
   return mine;
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/layout.h"
+#include "core/pools.h"
 #include "record/thread_buffer.h"
 
 namespace layoutprof {
@@ -23,6 +24,14 @@ const char* dtype_name(c10::ScalarType t);  // "f32", "i64", ...
 class ShapeCache {
  public:
   ShapeCache() : slots_(1024) {}
+
+  // As NameTable::forget_if_stale: the cached shapes of an ended epoch are gone.
+  void forget_if_stale() {
+    if (generation_ == pools_generation()) return;
+    generation_ = pools_generation();
+    std::vector<Slot>(1024).swap(slots_);
+    used_ = 0;
+  }
 
   const TensorShape* find(c10::ScalarType dtype, c10::Device device, int elem_size, bool known,
                           c10::IntArrayRef sizes, c10::IntArrayRef strides, bool strided) {
@@ -65,6 +74,7 @@ class ShapeCache {
   void place(const Slot& slot);
   std::vector<Slot> slots_;
   size_t used_ = 0;
+  uint64_t generation_ = pools_generation();
 };
 
 inline void append_tensor(ThreadBuffer& b, const at::Tensor& t, int arg) {

@@ -16,6 +16,7 @@
 
 #include "core/layout.h"
 #include "core/mapped_allocator.h"
+#include "core/pools.h"
 #include "core/str.h"
 #include "record/op_sites.h"
 #include "record/uncaught.h"
@@ -26,7 +27,8 @@ class ShapeCache;
 struct RecordingState;
 
 // The calling thread's shape cache, made on its first call and kept for the life of the
-// process (tensor_capture.cpp).
+// process (tensor_capture.cpp); its shapes forgotten if the pools' epoch they were interned in
+// has ended (ShapeCache::forget_if_stale). Called as the thread joins a recording.
 ShapeCache* thread_shape_cache();
 
 struct Name {
@@ -87,13 +89,25 @@ struct RawTensors {
 // own RECORD_FUNCTIONs, JIT operators with temporary schemas), so the hot path keeps a copy
 // per distinct name, found by address and confirmed by content. One table per thread for the
 // life of the process: a name is copied once, during warm-up's sites call, never inside a
-// timed op.
+// timed op. Its names are forgotten as the thread joins a recording after the pools' epoch
+// they were interned in ended (core/pools.h).
 struct NameTable {
+  uint64_t generation = pools_generation();
   std::deque<Name> names;
   std::unordered_map<const char*, const Name*> index;
 
   // The last names seen, by address: most ops hit here without hashing.
   std::array<std::pair<const char*, const Name*>, 64> recent{};
+
+  // Called by the table's own thread as it joins a recording: no event of a recording that
+  // may still be read points into it then (the epoch's leases are gone).
+  void forget_if_stale() {
+    if (generation == pools_generation()) return;
+    generation = pools_generation();
+    recent = {};
+    index.clear();
+    std::deque<Name>().swap(names);
+  }
 
   const Name* intern(const char* name) {
     auto& slot = recent[(reinterpret_cast<uintptr_t>(name) >> 3) & 63];

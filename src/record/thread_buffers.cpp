@@ -85,6 +85,7 @@ ThreadBuffer* join_session(uint64_t& session) {
   rec->buffers.push_back(std::make_unique<ThreadBuffer>());
   ThreadBuffer& b = *rec->buffers.back();
   b.names = thread_names();
+  b.names->forget_if_stale();
   b.shapes = thread_shape_cache();
   b.rec = rec;
   b.main = std::this_thread::get_id() == rec->main_thread;

@@ -13,6 +13,8 @@
 #include <string>
 #include <unistd.h>
 
+#include "core/pools.h"
+#include "eager/module_sites.h"
 #include "layoutprof/layoutprof.h"
 
 namespace {
@@ -108,6 +110,39 @@ TEST(Api, AModelRunInsideAScopeHasItsPathsUnderTheScope) {
                           [](const std::string& c) { return c.rfind("backbone.block1.norm ", 0) == 0; }),
             1)
       << r["copies"].dump();
+}
+
+// One session over the model inside a scope of a name no other session used; its report.
+layoutprof::SessionReport record_fresh(torch::jit::Module& model, int i) {
+  std::vector<torch::jit::IValue> inputs{torch::randn({2, 16, 8, 8})};
+  layoutprof::Session session(quiet());
+  {
+    layoutprof::Scope outer(("fresh_scope_" + std::to_string(i)).c_str());
+    model.forward(inputs);
+  }
+  return session.stop();
+}
+
+TEST(Api, WhatASessionInternedIsFreedWithItAndItsReport) {
+  torch::jit::Module model = torch::jit::load(kModel);
+  model.eval();
+  torch::NoGradGuard no_grad;
+  (void)record_fresh(model, 0);  // the process's first session makes what any would keep
+  const layoutprof::PoolCounts start = layoutprof::pool_counts();
+  const size_t site_names = layoutprof::module_sites().names();
+  for (int i = 1; i <= 3; ++i) {
+    {
+      const layoutprof::SessionReport report = record_fresh(model, i);
+      EXPECT_GT(layoutprof::pool_counts().strings, start.strings) << "the report holds its names";
+      // Its names are still there after the session is gone.
+      EXPECT_NE(report.text().find("fresh_scope_" + std::to_string(i) + ".block1.norm"), std::string::npos);
+    }
+    EXPECT_EQ(layoutprof::pool_counts(), start) << "after session " << i << ": strings "
+        << layoutprof::pool_counts().strings << " (" << start.strings << " at the start), shapes "
+        << layoutprof::pool_counts().shapes << " (" << start.shapes << ")";
+    EXPECT_EQ(layoutprof::module_sites().names(), site_names) << "after session " << i;
+    EXPECT_EQ(layoutprof::pool_leases(), 0);
+  }
 }
 
 TEST(Api, TwoSessionsAtOnceAreRefusedInOneLine) {

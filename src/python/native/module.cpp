@@ -12,6 +12,7 @@
 #include "analysis/paired_rounds.h"
 #include "analysis/what_if_plan.h"
 #include "core/layout.h"
+#include "core/pools.h"
 #include "eager/module_sites.h"
 #include "eager/session.h"
 #include "record/callbacks.h"
@@ -41,9 +42,30 @@ std::shared_ptr<EagerSession> new_session(const std::string& name, const std::st
   return std::make_shared<EagerSession>(o);
 }
 
+// A report handed to Python holds the pools' epoch its names were interned in (core/pools.h):
+// they outlive the session for as long as the report lives, and no longer.
+struct LeasedReport {
+  PoolLease pools;
+  Report report;
+};
+
 std::shared_ptr<Report> finish(EagerSession& session) {
   py::gil_scoped_release unlocked;  // the analysis takes no Python object
-  return std::make_shared<Report>(session.finish());
+  auto held = std::make_shared<LeasedReport>(LeasedReport{PoolLease(), session.finish()});
+  return std::shared_ptr<Report>(held, &held->report);
+}
+
+// What the pools and module sites hold now (tests: a long-running process's memory is bounded).
+py::dict pools_now() {
+  const PoolCounts c = pool_counts();
+  py::dict d;
+  d["strings"] = c.strings;
+  d["string_bytes"] = c.string_bytes;
+  d["shapes"] = c.shapes;
+  d["shape_bytes"] = c.shape_bytes;
+  d["site_names"] = module_sites().names();
+  d["leases"] = pool_leases();
+  return d;
 }
 
 using NamedPairs = std::vector<std::pair<std::string, at::Tensor>>;
@@ -206,6 +228,7 @@ PYBIND11_MODULE(_native, m) {
   // median paired difference, its order-statistic interval and the verdict (paired_rounds.h).
   m.def("judge_rounds", &judge, py::arg("baseline_ns"), py::arg("baseline_again_ns"), py::arg("variants_ns"));
   m.def("module_id", [](const std::string& path) { return module_sites().module_id(path); });
+  m.def("pools", &pools_now, "entries and bytes the interning pools hold now, and the leases on them");
   m.def("enter_module", [](uint32_t id) { module_sites().enter(id); });
   m.def("leave_module", [] { module_sites().leave(); });
   // Each recorded op's source line: the nearest frame outside torch's and layoutprof's packages.

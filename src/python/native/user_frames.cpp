@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "core/pools.h"
 #include "eager/module_sites.h"
 
 namespace layoutprof {
@@ -21,6 +22,17 @@ struct Known {
   // (code, line) → source id, and the module the translator named (ModuleSites::kNoModule: none)
   std::map<std::pair<PyCodeObject*, int>, std::pair<uint32_t, uint32_t>> lines;
   PyObject* translator = nullptr;                           // set_source_translator
+  // The pools' epoch the ids were interned in: once it ends they are gone from module_sites(),
+  // and the code objects are let go (with the GIL held, by the next probe).
+  uint64_t generation = pools_generation();
+
+  void forget_if_stale() {
+    if (generation == pools_generation()) return;
+    generation = pools_generation();
+    for (auto& judged : users) Py_DECREF(judged.first);
+    users.clear();
+    lines.clear();
+  }
 };
 
 Known& known() {
@@ -90,6 +102,7 @@ std::pair<uint32_t, uint32_t> intern(PyCodeObject* code, int line) {
 }
 
 uint32_t users_line(PyFrameObject* frame, uint32_t* nested_module) {
+  known().forget_if_stale();
   Py_XINCREF(frame);
   while (frame) {
     PyCodeObject* code = PyFrame_GetCode(frame);
