@@ -59,9 +59,8 @@ std::vector<std::pair<int64_t, int64_t>> effective_dims(const std::vector<int64_
 int64_t numel_of(const std::vector<int64_t>& sizes);
 
 // What tensors share: sizes, strides, dtype, device and the layout they make. Most tensors
-// of a model have one of a few hundred of these, so each is stored once (intern_shape: for the
-// life of the process, or of the epoch that interned it, core/pools.h) and a TensorInfo points
-// to it.
+// of a model have one of a few hundred of these, so each is stored once (intern_shape; for
+// the process's life or its epoch's: core/pools.h) and a TensorInfo points to it.
 struct TensorShape {
   std::vector<int64_t> sizes;
   std::vector<int64_t> strides;  // empty for tensors without strides

@@ -165,23 +165,28 @@ void on_pools_released(void (*hook)()) {
   e.hooks.push_back(hook);
 }
 
-const std::string* Str::intern(std::string_view text) { return text_pool().intern(text, epoch_open()); }
+// Set while pooled_shape() makes a kept shape's label: the label is kept with it.
+thread_local bool t_keep = false;
+
+const std::string* Str::intern(std::string_view text) { return text_pool().intern(text, !t_keep && epoch_open()); }
 
 const std::string* Str::empty_text() {
   static const std::string* empty = text_pool().intern("", false);  // for good, whenever first asked
   return empty;
 }
 
-Str PoolAccess::str(std::string_view text, bool in_epoch) { return Str(text_pool().intern(text, in_epoch)); }
-
 const TensorShape* pooled_shape(TensorShape&& shape, bool for_good) {
   ShapePool& pool = shape_pool();
   std::lock_guard<std::mutex> lock(pool.mutex);
   auto it = pool.index.find(&shape);
   if (it != pool.index.end()) return *it;
-  // Decided once: the shape and its label are both the epoch's, or both kept.
+  // Decided once: a kept shape keeps its label (an epoch's may point to a kept one).
   const bool in_epoch = !for_good && epoch_open();
-  shape.label = PoolAccess::str(layout_label(shape.layout), in_epoch);
+  struct Keep {
+    explicit Keep(bool keep) { t_keep = keep; }
+    ~Keep() { t_keep = false; }
+  } keep(!in_epoch);
+  shape.label = Str(layout_label(shape.layout));
   std::deque<TensorShape>& home = in_epoch ? pool.epoch : pool.kept;
   home.push_back(std::move(shape));
   pool.index.insert(&home.back());

@@ -1,7 +1,6 @@
 // Interned strings: op names, module paths, source lines, dtypes and devices repeat across
-// hundreds of thousands of op events, so each distinct text is stored once and an op event
-// holds a pointer to it. Stored for the life of the process, or of the epoch that interned it
-// (core/pools.h).
+// hundreds of thousands of op events, so each distinct text is stored once (for the process's
+// life, or its epoch's: core/pools.h) and an op event holds a pointer to it.
 #pragma once
 
 #include <cstring>
@@ -11,11 +10,6 @@
 #include <string_view>
 
 namespace layoutprof {
-
-class Str;
-struct PoolAccess {  // core/pools.cpp: a text interned in a given epoch
-  static Str str(std::string_view text, bool in_epoch);
-};
 
 class Str {
  public:
@@ -50,8 +44,6 @@ class Str {
   const void* id() const { return p_; }
 
  private:
-  friend struct PoolAccess;
-  explicit Str(const std::string* pooled) : p_(pooled) {}
   static const std::string* empty_text();
   static const std::string* intern(std::string_view s);
   const std::string* p_;
