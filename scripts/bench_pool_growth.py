@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """What a long-running process keeps after each profile() block: the resident set after N blocks,
 each over a model whose module names are new (as a notebook or a server that profiles many
-models), against the first block's. The string and shape pools of src/core are never freed
-today (issue: bounded pools); this prints what that costs.
+models), against the first block's: what stays of finished recordings (the pools of src/core
+free what a recording interned as its session and report go: src/core/pools.h).
 
     python scripts/bench_pool_growth.py [BLOCKS] [MODULES]     (in a venv with layoutprof installed)
 """
