@@ -105,9 +105,11 @@ uint32_t ModuleSites::joined(uint32_t outer, uint32_t nested) {
 
 ModuleSites::ModuleSites() {
   Interned& n = interned();
-  std::lock_guard<std::mutex> lock(n.mutex);
-  outside_ = n.modules.intern(kOutsideTheModel, kOutsideTheModel, false);  // for good
-  on_pools_released(&forget_epoch);
+  {
+    std::lock_guard<std::mutex> lock(n.mutex);
+    outside_ = n.modules.intern(kOutsideTheModel, kOutsideTheModel, false);  // for good
+  }
+  on_pools_released(&forget_epoch);  // outside the lock: the hook runs under the pools' own
 }
 
 size_t ModuleSites::names() const {
