@@ -7,8 +7,10 @@
 #   clang-wheel   clang 14, against the same wheel
 # Each builds the installed programs with warnings as errors (so "builds clean" is checked),
 # then installs into a fresh prefix and runs the installed layoutprof: --version, a model run
-# with --json, render of that report. Then samples/cpp, a program using the C++ API, is built
-# against the installed package (find_package(layoutprof)) and its report of a TorchScript
+# with --json, render of that report. The C++ API is one shared library exporting only the
+# layoutprof namespace (nm -D). Then samples/cpp, a program using the C++ API, is built against
+# the installed package (find_package(layoutprof), with every find_package of the library's own
+# dependencies disabled) and its report of a TorchScript
 # model is compared with the installed command's (copies, bytes, module paths); the wheel's
 # package is shown to refuse Debian's LibTorch at configure time. The tests are not built here
 # (the other suites build and run them). The last line is the summary: "packaging: N passed,
@@ -74,7 +76,10 @@ sample_matches_command() {  # variant prefix build_dir
   mkdir -p "$out"
   case "$1" in clang*) cc=clang-14 cxx=clang++-14 ;; esac
   rm -rf "$3/sample"
-  CC=$cc CXX=$cxx cmake -S samples/cpp -B "$3/sample" -G Ninja -DCMAKE_CXX_FLAGS="-Wall -Wextra -Werror" \
+  # liblayoutprof's own dependencies are not the program's: finding any of them is refused.
+  local dep private=()
+  for dep in fmt simdjson nlohmann_json libzip PFM; do private+=(-DCMAKE_DISABLE_FIND_PACKAGE_$dep=ON); done
+  CC=$cc CXX=$cxx cmake -S samples/cpp -B "$3/sample" -G Ninja -DCMAKE_CXX_FLAGS="-Wall -Wextra -Werror" "${private[@]}" \
     ${TORCH_OTHER_ARGS[@]+"${TORCH_OTHER_ARGS[@]}"} -DCMAKE_PREFIX_PATH="$2${TORCH_PREFIX_PATH:+;$TORCH_PREFIX_PATH}" ||
     return 1
   cmake --build "$3/sample" || return 1
@@ -83,6 +88,21 @@ sample_matches_command() {  # variant prefix build_dir
   "$3/sample/layoutprof-sample" "$model" "$input" --json "$out/unstopped.json" --no-stop || return 1
   /usr/bin/python3 scripts/compare_copies.py "$out/command.json" "$out/sample.json" --skip-module preprocess \
     --interrupted "$out/unstopped.json"
+}
+
+# The C++ API is one shared library whose dynamic symbols are the layoutprof namespace's only
+# (its classes, their type information), and no static library is installed.
+one_library_exports_the_api() {  # prefix
+  local lib=$1/lib/liblayoutprof.so symbols outside
+  [ -f "$lib" ] || { echo "no $lib"; return 1; }
+  if find "$1/lib" -name '*.a' | grep .; then echo "static libraries installed"; return 1; fi
+  symbols=$(nm -D --defined-only -C "$lib" | cut -d' ' -f3-)
+  outside=$(grep -vE '^((typeinfo|typeinfo name|vtable) for )?layoutprof::' <<<"$symbols" || true)
+  echo "$(wc -l <<<"$symbols") exported symbols"
+  [ -z "$outside" ] || { echo "outside the layoutprof namespace:"; head -20 <<<"$outside"; return 1; }
+  grep -qx 'layoutprof::Session::Session(layoutprof::SessionOptions)' <<<"$symbols" ||
+    { echo "layoutprof::Session's constructor is not exported"; return 1; }
+  if grep -E 'layoutprof::(EagerSession|Recorder|Str|analyse)' <<<"$symbols"; then echo "internals exported"; return 1; fi
 }
 
 # The wheel's package, found beside Debian's LibTorch: refused at configure time, in one line.
@@ -101,8 +121,10 @@ for v in "${variants[@]}"; do
   echo "=== $v ===" >&2
   check "$v: configured with plain CMake" configure "$v" "$B"
   check "$v: layoutprof, layoutprof-run and the C++ API built without a warning" \
-    cmake --build "$B" -j "$(nproc)" --target layoutprof layoutprof-run layoutprof_api
+    cmake --build "$B" -j "$(nproc)" --target layoutprof layoutprof-run layoutprof_shared
   check "$v: cmake --install" cmake --install "$B" --prefix "$P"
+  check "$v: the C++ API is one library, liblayoutprof, exporting only the layoutprof namespace" \
+    one_library_exports_the_api "$P"
   check "$v: the installed layoutprof runs a model and renders its report" installed_programs_work "$P"
   check "$v: samples/cpp, built against the installed package, reports the model as the command does" \
     sample_matches_command "$v" "$P" "$B"

@@ -40,12 +40,16 @@ if [ -n "${LAYOUTPROF_SANITIZE:-}" ]; then
   sanitize_args=(-DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=$LAYOUTPROF_SANITIZE")
 fi
 werror=${LAYOUTPROF_WERROR:-OFF}
+# The tests link the C++ API statically; liblayoutprof (position-independent, hidden objects) is
+# built and checked by scripts/packaging.sh.
+options=(-DLAYOUTPROF_WERROR="$werror" -DLAYOUTPROF_SHARED_API=OFF)
 if [ ! -f "$BUILD_DIR/build.ninja" ]; then
   echo "setup: configuring $BUILD_DIR against LibTorch $TORCH_VERSION${LAYOUTPROF_SANITIZE:+ with -fsanitize=$LAYOUTPROF_SANITIZE}" >&2
-  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLAYOUTPROF_WERROR="$werror" \
+  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${options[@]}" \
     "${TORCH_CMAKE_ARGS[@]}" ${sanitize_args[@]+"${sanitize_args[@]}"} >&2
-elif ! grep -qx "LAYOUTPROF_WERROR:BOOL=$werror" "$BUILD_DIR/CMakeCache.txt"; then
-  cmake -S . -B "$BUILD_DIR" -DLAYOUTPROF_WERROR="$werror" >&2
+elif ! grep -qx "LAYOUTPROF_WERROR:BOOL=$werror" "$BUILD_DIR/CMakeCache.txt" ||
+     ! grep -qx "LAYOUTPROF_SHARED_API:BOOL=OFF" "$BUILD_DIR/CMakeCache.txt"; then
+  cmake -S . -B "$BUILD_DIR" "${options[@]}" >&2
 fi
 targets=()
 [ -z "${BUILD_TARGETS:-}" ] || read -ra targets <<<"--target $BUILD_TARGETS"

@@ -5,9 +5,11 @@
 #include <memory>
 #include <string>
 
+#include "layoutprof/export.h"
+
 namespace layoutprof {
 
-class SessionReport {
+class LAYOUTPROF_API SessionReport {
  public:
   // The report in `format`: "json" (every field: src/report/REPORT.md), "text" (the command's
   // text report: verdict, causes with the line to change, heatmap), "html", "markdown", "trace"

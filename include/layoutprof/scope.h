@@ -13,9 +13,11 @@
 // Costs a few hundred nanoseconds; does nothing visible outside a Session.
 #pragma once
 
+#include "layoutprof/export.h"
+
 namespace layoutprof {
 
-class Scope {
+class LAYOUTPROF_API Scope {
  public:
   // `file` and `line` default to the place the Scope is constructed (GCC and clang).
   explicit Scope(const char* name, const char* file = __builtin_FILE(), int line = __builtin_LINE());

@@ -58,7 +58,7 @@ struct SessionOptions {
   std::string json, text, html;
 };
 
-class Session {
+class LAYOUTPROF_API Session {
  public:
   // Begins step 0. Throws std::runtime_error when another session is recording in this
   // process (stop it first), or for options it cannot take (an event libpfm4 does not know is

@@ -13,6 +13,6 @@ namespace layoutprof {
 // its parameters' gradients in the first recorded step (the gradient verdicts that predict
 // DDP's "Grad strides do not match bucket view strides"). Call it before the first recorded
 // step, after model.train() or model.eval().
-void describe_model(Session& session, const torch::jit::Module& model);
+LAYOUTPROF_API void describe_model(Session& session, const torch::jit::Module& model);
 
 }  // namespace layoutprof

@@ -145,6 +145,14 @@ TEST(Api, WhatASessionInternedIsFreedWithItAndItsReport) {
   }
 }
 
+TEST(Api, TheLibrarysVersionIsTheHeadersAndTheProjects) {
+  EXPECT_STREQ(layoutprof::library_version(), LAYOUTPROF_VERSION_STRING);
+  EXPECT_EQ(std::string(LAYOUTPROF_VERSION_STRING),
+            std::to_string(LAYOUTPROF_VERSION_MAJOR) + "." + std::to_string(LAYOUTPROF_VERSION_MINOR) + "." +
+                std::to_string(LAYOUTPROF_VERSION_PATCH));
+  EXPECT_STREQ(layoutprof::library_version(), LAYOUTPROF_VERSION);  // the command's (support's)
+}
+
 TEST(Api, TwoSessionsAtOnceAreRefusedInOneLine) {
   layoutprof::Session first(quiet());
   try {
