@@ -134,15 +134,6 @@ std::vector<const FormatVariant*> timed_variants(const std::vector<FormatVariant
   return timed;
 }
 
-// The first n of each (a variant that raised has fewer rounds), paired.
-PairedRounds paired(const std::vector<int64_t>& base, const std::vector<int64_t>& other, int comparisons) {
-  const size_t n = std::min(base.size(), other.size());
-  const auto first = [n](const std::vector<int64_t>& x) {
-    return std::vector<int64_t>(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(n));
-  };
-  return pair_rounds(first(base), first(other), comparisons);
-}
-
 // The rounds' reading in words.
 std::string rounds_why(const PairedRounds& p) {
   switch (p.saving) {
@@ -182,7 +173,7 @@ Standing against_fastest(const std::vector<const FormatVariant*>& timed, FormatV
     t.ratio = fastest.time.median_ns > 0 ? static_cast<double>(other.time.median_ns) /
                                                static_cast<double>(fastest.time.median_ns)
                                          : 1.0;
-    t.rounds = paired(fastest.report.run.plain_call_ns, other.report.run.plain_call_ns, comparisons);
+    t.rounds = pair_first_rounds(fastest.report.run.plain_call_ns, other.report.run.plain_call_ns, comparisons);
     if (v.control_failed && t.rounds.saving != Saving::not_judged) t.rounds.saving = Saving::withheld;
     t.beyond_noise = t.rounds.saving == Saving::slower;
     t.why = rounds_why(t.rounds);
@@ -204,7 +195,7 @@ Standing against_fastest(const std::vector<const FormatVariant*>& timed, FormatV
 void run_control(const std::vector<FormatVariant>& variants, const std::vector<int64_t>& again, FormatVerdict& v) {
   for (const FormatVariant& f : variants) {
     if (f.name != "as_given" || !not_timed_reason(f).empty() || again.empty()) continue;
-    v.control_rounds = paired(f.report.run.plain_call_ns, again, 1);
+    v.control_rounds = pair_first_rounds(f.report.run.plain_call_ns, again, 1);
     v.control_failed = v.control_rounds.saving == Saving::faster || v.control_rounds.saving == Saving::slower;
     v.control = "as_given against itself, timed first and last in each round: " + v.control_rounds.text();
   }

@@ -69,6 +69,14 @@ PairedRounds pair_rounds(const std::vector<int64_t>& baseline_ns, const std::vec
   return p;
 }
 
+PairedRounds pair_first_rounds(const std::vector<int64_t>& baseline_ns, const std::vector<int64_t>& variant_ns,
+                               int comparisons, double level) {
+  const auto first = [n = std::min(baseline_ns.size(), variant_ns.size())](const std::vector<int64_t>& x) {
+    return std::vector<int64_t>(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(n));
+  };
+  return pair_rounds(first(baseline_ns), first(variant_ns), comparisons, level);
+}
+
 RoundsVerdict judge_rounds(const std::vector<int64_t>& baseline_ns, const std::vector<int64_t>& baseline_again_ns,
                            const std::vector<std::vector<int64_t>>& variants_ns, double level) {
   RoundsVerdict v;
@@ -76,10 +84,7 @@ RoundsVerdict judge_rounds(const std::vector<int64_t>& baseline_ns, const std::v
   const bool noisy = v.control.saving == Saving::faster || v.control.saving == Saving::slower;
   const int comparisons = static_cast<int>(std::max<size_t>(1, variants_ns.size()));
   for (const std::vector<int64_t>& ns : variants_ns) {
-    const size_t n = std::min(ns.size(), baseline_ns.size());
-    const std::vector<int64_t> paired(baseline_ns.begin(), baseline_ns.begin() + static_cast<std::ptrdiff_t>(n));
-    PairedRounds p = pair_rounds(paired, std::vector<int64_t>(ns.begin(), ns.begin() + static_cast<std::ptrdiff_t>(n)),
-                                 comparisons, level);
+    PairedRounds p = pair_first_rounds(baseline_ns, ns, comparisons, level);
     if (noisy && p.saving != Saving::not_judged) p.saving = Saving::withheld;
     v.variants.push_back(p);
   }

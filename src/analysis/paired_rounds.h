@@ -37,6 +37,10 @@ int64_t rounds_needed(double level);
 // Rounds of different lengths are an error (std::invalid_argument).
 PairedRounds pair_rounds(const std::vector<int64_t>& baseline_ns, const std::vector<int64_t>& variant_ns,
                          int comparisons, double level = 0.95);
+// The same over the rounds both have: the first min(sizes) of each (a variant that raised in a
+// plain call took no more rounds).
+PairedRounds pair_first_rounds(const std::vector<int64_t>& baseline_ns, const std::vector<int64_t>& variant_ns,
+                               int comparisons, double level = 0.95);
 
 // Each variant judged against the baseline, given the control: the baseline's first timing of
 // each round against its second. A control whose interval excludes 0 withholds every judgement

@@ -46,11 +46,11 @@ std::string command(const std::string& level, const std::string& where, const st
 
 std::string github_annotations(const Comparison& c) {
   std::string out;
-  const std::string cause_level = c.failed("birthplaces") ? "error" : "warning";
+  const std::string cause_level = finding_level(c, "birthplaces");
   for (const LayoutCause& k : c.fresh_causes)
     out += command(cause_level, k.where, "layoutprof: new layout cause",
                    with_fixes(birthplace_text(k) + "; " + cause_cost_text(k), k.fixes));
-  const std::string hazard_level = c.failed("hazards") ? "error" : "warning";
+  const std::string hazard_level = finding_level(c, "hazards");
   for (const Hazard& h : c.fresh_hazards)
     out += command(hazard_level, h.where, "layoutprof: new hazard", with_fixes(hazard_text(h), h.fixes));
   for (const GateCheck& k : c.checks)

@@ -86,13 +86,13 @@ json result(const std::string& rule, const std::string& level, const std::string
 
 json results(const Comparison& c) {
   json out = json::array();
-  const std::string cause_level = c.failed("birthplaces") ? "error" : "warning";
+  const std::string cause_level = finding_level(c, "birthplaces");
   for (const LayoutCause& k : c.fresh_causes)
     out.push_back(result(std::string("birthplace-") + birth_kind_name(k.kind), cause_level,
                          "New layout cause: " + birthplace_text(k) + (k.code.empty() ? "" : " (`" + k.code + "`)") +
                              "; " + cause_cost_text(k),
                          k.fixes, locations(k.where, c.model), birthplace_key(k)));
-  const std::string hazard_level = c.failed("hazards") ? "error" : "warning";
+  const std::string hazard_level = finding_level(c, "hazards");
   for (const Hazard& h : c.fresh_hazards)
     out.push_back(result(std::string("hazard-") + hazard_kind_name(h.kind), hazard_level, "New hazard: " + hazard_text(h),
                          h.fixes, locations(h.where, c.model), hazard_gate_key(h)));

@@ -14,6 +14,12 @@ namespace layoutprof {
 // A finding's text, then its fixes: "...\nFix: A; or B".
 std::string with_fixes(std::string text, const std::vector<std::string>& fixes);
 
+// A new finding's level in both formats: "error" where the gate's `check` ("birthplaces",
+// "hazards") failed on it, "warning" where the thresholds allowed it.
+inline const char* finding_level(const Comparison& c, const char* check) {
+  return c.failed(check) ? "error" : "warning";
+}
+
 // The SARIF log: one run, a result per new cause and hazard (rules per kind), the gate's other
 // failed checks as the invocation's notifications.
 nlohmann::json sarif_log(const Comparison& c);
