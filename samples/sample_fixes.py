@@ -12,7 +12,7 @@ custom autograd Functions whose backward views a gradient that comes back permut
 transpose, from einsum); transposed patch tokens failing a compiled encoder's stride check; a DDP
 job whose weights are written back permuted while .grad is zeroed in place.
 """
-from typing import Callable, Dict, List, NamedTuple
+from typing import Callable, Dict, List, NamedTuple, Tuple
 
 import torch
 from torch import nn
@@ -26,6 +26,9 @@ class Case(NamedTuple):
     screen: List[str]         # words the first screen of the unfixed run's text report holds
     gone: Dict                # what the fixed run's report must not hold (see fix_checks.gone_problems)
     why: str
+    # The first torch release (major, minor) whose behaviour the case shows; () any. Before it
+    # there is nothing to fix (fix_checks.py says so and skips the case).
+    torch_from: Tuple[int, ...] = ()
 
 
 def regularise(layer: nn.Conv2d, fixed: bool) -> None:
@@ -287,7 +290,8 @@ CASES = [
           "report aten::_transformer_encoder_layer_fwd to PyTorch"],
          {"failed": 0},
          "transposed tokens into a compiled fused encoder: inductor's stride check fails; the transpose is the "
-         "birthplace, .contiguous() there the workaround, the fused op's fake kernel the bug"),
+         "birthplace, .contiguous() there the workaround, the fused op's fake kernel the bug",
+         torch_from=(2, 13)),  # 2.13.0 and 2.14.1 fail the check; 2.11.0 runs it (measured); 2.12 not tried
     Case("ddp_kept_grads", ddp_kept_grads,
          ["Gradient warnings (predicted for the shown step", "AccumulateGrad about `2.weight`",
           "2.weight laid out so before the call at", "back = w.view(3, 3, layer.weight.shape[1]",
