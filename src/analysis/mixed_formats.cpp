@@ -105,9 +105,8 @@ NameKind name_kind(const OpEvent& op) {
   };
   thread_local Slot recent[256];  // direct-mapped: a call's few names stay here
   thread_local std::unordered_map<const void*, NameKind> known;
-  thread_local uint64_t generation = pools_generation();
-  if (generation != pools_generation()) {
-    generation = pools_generation();
+  thread_local EpochStamp epoch;
+  if (epoch.ended()) {
     std::fill(std::begin(recent), std::end(recent), Slot{});
     known.clear();
   }

@@ -37,30 +37,27 @@ std::string line_text(const char* file, int line) {
 // Interned once per distinct (path, file, line) and pools' epoch (an ended recording's ids are
 // gone from module_sites()): a scope in a loop costs a map look-up.
 struct ScopeIds {
+  std::mutex mutex;
   std::map<std::pair<uint32_t, std::string>, uint32_t> modules;  // (outer, name) → module id
   std::map<std::pair<const char*, int>, uint32_t> sources;       // (file, line) → source id
-  uint64_t generation = pools_generation();
+  EpochStamp epoch;
+
+  void forget_if_stale() {  // under the lock
+    if (!epoch.ended()) return;
+    modules.clear();
+    sources.clear();
+  }
 };
 
-// The ids, under their lock, forgotten if an epoch ended since they were interned.
-ScopeIds& scope_ids(const std::lock_guard<std::mutex>&) {
+ScopeIds& scope_ids() {
   static ScopeIds* ids = new ScopeIds;  // outlives every thread's last scope
-  if (ids->generation != pools_generation()) {
-    ids->generation = pools_generation();
-    ids->modules.clear();
-    ids->sources.clear();
-  }
   return *ids;
 }
 
-std::mutex& scope_ids_mutex() {
-  static std::mutex* m = new std::mutex;
-  return *m;
-}
-
 uint32_t scope_module(uint32_t outer, const char* name) {
-  std::lock_guard<std::mutex> lock(scope_ids_mutex());
-  ScopeIds& ids = scope_ids(lock);
+  ScopeIds& ids = scope_ids();
+  std::lock_guard<std::mutex> lock(ids.mutex);
+  ids.forget_if_stale();
   auto key = std::make_pair(outer, std::string(name));
   auto it = ids.modules.find(key);
   if (it != ids.modules.end()) return it->second;
@@ -69,8 +66,9 @@ uint32_t scope_module(uint32_t outer, const char* name) {
 }
 
 uint32_t scope_source(const char* name, const char* file, int line) {
-  std::lock_guard<std::mutex> lock(scope_ids_mutex());
-  ScopeIds& ids = scope_ids(lock);
+  ScopeIds& ids = scope_ids();
+  std::lock_guard<std::mutex> lock(ids.mutex);
+  ids.forget_if_stale();
   auto it = ids.sources.find({file, line});
   if (it != ids.sources.end()) return it->second;
   // The line's text where the source file is readable from here (a relative path is the
@@ -87,14 +85,13 @@ struct Interpreted {
   std::mutex mutex;
   std::vector<uint32_t> modules;  // by TorchScriptSites id; kNoModule: not yet interned
   std::vector<uint32_t> sources;
-  uint64_t generation = pools_generation();  // as ScopeIds'
+  EpochStamp epoch;  // as ScopeIds'
 
   // The id `ids[id]` holds, interned by `intern` the first time.
   template <typename Intern>
   uint32_t mapped(std::vector<uint32_t>& ids, uint32_t id, Intern intern) {
     std::lock_guard<std::mutex> lock(mutex);
-    if (generation != pools_generation()) {
-      generation = pools_generation();
+    if (epoch.ended()) {
       modules.clear();
       sources.clear();
     }

@@ -46,6 +46,21 @@ uint64_t pools_generation();
 // Leases held now.
 int pool_leases();
 
+// What a keeper of interned values (a cache of names, shapes or ids) holds beside them: which
+// epoch they were interned in. ended() says, once, that it has ended since: the values are gone.
+class EpochStamp {
+ public:
+  bool ended() {
+    const uint64_t now = pools_generation();
+    if (now == seen_) return false;
+    seen_ = now;
+    return true;
+  }
+
+ private:
+  uint64_t seen_ = pools_generation();
+};
+
 // `hook` runs as each epoch's entries are freed (under the pools' epoch lock: it must not take
 // a lease). Registered once per hook; for keepers of ids that must drop the epoch's at once.
 void on_pools_released(void (*hook)());

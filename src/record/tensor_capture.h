@@ -27,8 +27,7 @@ class ShapeCache {
 
   // As NameTable::forget_if_stale: the cached shapes of an ended epoch are gone.
   void forget_if_stale() {
-    if (generation_ == pools_generation()) return;
-    generation_ = pools_generation();
+    if (!epoch_.ended()) return;
     std::vector<Slot>(1024).swap(slots_);
     used_ = 0;
   }
@@ -74,7 +73,7 @@ class ShapeCache {
   void place(const Slot& slot);
   std::vector<Slot> slots_;
   size_t used_ = 0;
-  uint64_t generation_ = pools_generation();
+  EpochStamp epoch_;
 };
 
 inline void append_tensor(ThreadBuffer& b, const at::Tensor& t, int arg) {

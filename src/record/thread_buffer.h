@@ -92,7 +92,7 @@ struct RawTensors {
 // timed op. Its names are forgotten as the thread joins a recording after the pools' epoch
 // they were interned in ended (core/pools.h).
 struct NameTable {
-  uint64_t generation = pools_generation();
+  EpochStamp epoch;
   std::deque<Name> names;
   std::unordered_map<const char*, const Name*> index;
 
@@ -102,8 +102,7 @@ struct NameTable {
   // Called by the table's own thread as it joins a recording: no event of a recording that
   // may still be read points into it then (the epoch's leases are gone).
   void forget_if_stale() {
-    if (generation == pools_generation()) return;
-    generation = pools_generation();
+    if (!epoch.ended()) return;
     recent = {};
     index.clear();
     std::deque<Name>().swap(names);

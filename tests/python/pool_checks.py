@@ -3,10 +3,9 @@ model with fresh module names, fresh source lines and fresh shapes, the internin
 module sites hold what they held before the first (run in a process of its own, as
 test_package.py does: nothing else may hold a recording's lease).
 
-    python tests/python/pool_checks.py [BLOCKS]      (prints one line per finding; exit 1 if any)
+    python tests/python/pool_checks.py [BLOCKS]      (prints each failure; exit 1 if any)
 """
 import gc
-import sys
 
 import torch
 
@@ -47,7 +46,9 @@ def one_block(i, fail):
     gc.collect()
 
 
-def check_pools_bounded(fail, blocks=30):
+def check_pools_bounded(fail, args=()):
+    """args: the number of blocks after the first (30)."""
+    blocks = int(args[0]) if args else 30
     one_block(0, fail)  # the process's first recording makes what every later one finds
     start = _native.pools()
     for i in range(1, blocks + 1):
@@ -60,16 +61,6 @@ def check_pools_bounded(fail, blocks=30):
     print(f"pools after {blocks} blocks as after the first: {start}")
 
 
-def main():
-    found = []
-
-    def fail(what):
-        found.append(what)
-        print(f"FAIL {what}")
-
-    check_pools_bounded(fail, int(sys.argv[1]) if len(sys.argv) > 1 else 30)
-    return 1 if found else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    from check_main import run_alone
+    run_alone(check_pools_bounded)

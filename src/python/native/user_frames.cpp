@@ -24,11 +24,10 @@ struct Known {
   PyObject* translator = nullptr;                           // set_source_translator
   // The pools' epoch the ids were interned in: once it ends they are gone from module_sites(),
   // and the code objects are let go (with the GIL held, by the next probe).
-  uint64_t generation = pools_generation();
+  EpochStamp epoch;
 
   void forget_if_stale() {
-    if (generation == pools_generation()) return;
-    generation = pools_generation();
+    if (!epoch.ended()) return;
     for (auto& judged : users) Py_DECREF(judged.first);
     users.clear();
     lines.clear();
