@@ -1,4 +1,6 @@
 #include "analysis/analysis.h"
+
+#include "analysis/backend_conversions.h"
 #include "analysis/grads.h"
 
 #include "analysis/birthplace.h"
@@ -765,6 +767,7 @@ Report analyze(Trace trace) {
   r.hazards = find_hazards(r, shown.outputs);
   for (Hazard& h : r.hazards) h.outside_calls = outside && h.op >= 0;
   r.modules = aggregate_modules(r, top);
+  r.backend = attribute_backend(trace.backend, r.ops);
 
   summarize(r, trace, shown);
   r.summary.wall_ns = median(walls);

@@ -51,6 +51,7 @@ struct RunOptions {
   std::string events;  // comma-separated libpfm4 event names
   bool list_events = false;
   bool no_counters = false;
+  bool no_backend = false;              // --no-backend: no backend pass
   std::string counter_mode = "sample";  // --counters sample|count|off
   std::string bandwidth_events;         // --bandwidth-events
   std::string tlb;

@@ -68,6 +68,9 @@ void setup_run(CLI::App& app, RunOptions& o) {
                  "per op when counting, every 1 ms and shared among the ops by time when sampling");
   app.add_flag("--list-events", o.list_events, "list the events this machine's PMUs offer, then exit");
   app.add_flag("--no-counters", o.no_counters, "read no performance counters (--counters off)");
+  app.add_flag("--no-backend", o.no_backend,
+               "no backend pass (one more call, untimed, with oneDNN's log read: the reorders it "
+               "makes inside each op)");
   app.add_option("--tlb", o.tlb,
                  "DTLB model: l1=ENTRIES:WAYS,l2=ENTRIES:WAYS,page=4k|2m (default "
                  "l1=64:4,l2=1536:12,page=4k)");
@@ -136,6 +139,7 @@ ProfileConfig profile_config(const RunOptions& o) {
   config.device = o.device;
   config.counters = !o.no_counters && o.counter_mode != "off";
   config.sample_counters = o.counter_mode == "sample";
+  config.backend = !o.no_backend;
   config.events = with_flag([&] { return split_event_list(o.events); });
   config.bandwidth_events = with_flag([&] { return split_event_list(o.bandwidth_events); }, "--bandwidth-events");
   if (!config.counters && !config.bandwidth_events.empty())

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/backend_log.h"
 #include "core/compact_vector.h"
 #include "core/input_spec.h"
 #include "core/layout.h"
@@ -369,6 +370,7 @@ struct RunInfo {
 struct Trace {
   RunInfo run;
   std::vector<Call> calls;
+  BackendLog backend;  // the backend pass (record/backend_pass.h), after the recorded calls
 };
 
 }  // namespace layoutprof

@@ -14,6 +14,7 @@
 #include "analysis/birthplace.h"
 #include "report/cause_json.h"
 #include "report/compiled_json.h"
+#include "report/backend_json.h"
 #include "report/hazard_json.h"
 #include "report/what_if_json.h"
 #include "report/json_fields.h"
@@ -505,6 +506,7 @@ Report parts_from_doc(const json& doc, bool v1, Streamed* streamed) {
     for (const json& j : doc.at("hazards")) r.hazards.push_back(hazard_from(j, sink->size()));
   if (doc.contains("compiled")) r.compiled = compiled_from(doc.at("compiled"));
   if (doc.contains("what_if")) what_if_from(doc, r);
+  if (doc.contains("backend")) r.backend = backend_from(doc.at("backend"), sink->size());
   if (!v1) training_from(doc.at("ops"), *sink, r);
   if (r.backward_from < -1 || r.backward_from > sink->size())
     throw std::out_of_range("ops.backward_from is out of range");

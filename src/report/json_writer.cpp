@@ -10,6 +10,7 @@
 #include "report/json_report.h"
 #include "report/cause_json.h"
 #include "report/compiled_json.h"
+#include "report/backend_json.h"
 #include "report/hazard_json.h"
 #include "report/what_if_json.h"
 #include "report/json_fields.h"
@@ -556,6 +557,7 @@ void write_findings(std::ostream& out, const Report& r, const std::vector<std::s
   write_array(out, r.hazards, [&](const Hazard& h) { out << dump_compact(hazard_json(h)); });
   if (r.compiled.seen) out << ",\n\"compiled\": " << dump_compact(compiled_json(r.compiled));
   if (r.what_if.ran) out << ",\n\"what_if\": " << dump_compact(what_if_json(r.what_if));
+  if (!r.backend.state.empty()) out << ",\n\"backend\": " << dump_compact(backend_json(r.backend));
   out << ",\n\"modules\": ";
   write_array(out, r.modules, [&](const ModuleStats& m) { out << dump_compact(module_json(m, names)); });
   out << ",\n\"parameters\": ";

@@ -13,6 +13,7 @@
 #include "analysis/cause_text.h"
 #include "analysis/hazards.h"
 #include "analysis/grads.h"
+#include "report/backend_text.h"
 #include "report/comparison_text.h"
 #include "report/compiled_text.h"
 #include "report/ddp_seen.h"
@@ -207,7 +208,7 @@ void write_verdict(std::ostream& out, const Report& r, const Verdict& v) {
     return;
   }
   if (implicit == 0) {
-    out << "no implicit layout copies in a call";
+    out << no_implicit_copies_text(r);
     // Layouts that drift without a copy still decide which kernels run: never "nothing to fix".
     if (v.mixed_ops > 0)
       out << ", but " << plural(v.mixed_ops, "mixed-format op runs", "mixed-format ops run")
@@ -222,7 +223,7 @@ void write_verdict(std::ostream& out, const Report& r, const Verdict& v) {
           << (v.medians ? "medians over " + std::to_string(r.run.calls_recorded) + " calls" : "one call") << ")";
   }
   if (r.run.status != RunStatus::ok) out << ", up to where the call stopped";
-  out << "\n";
+  out << "\n" << backend_verdict_lines(r, implicit == 0);
   const int64_t explicit_copies = at(v.copies, CopyClass::explicit_layout);
   if (explicit_copies > 0)
     out << "  and " << plural(explicit_copies, "explicit layout copy", "explicit layout copies")
@@ -705,6 +706,7 @@ void write_text_report(std::ostream& out, const Report& report, const TextOption
   write_verdict(out, report, verdict);
   write_birthplaces(out, report, options.top);
   write_causes(out, verdict.causes, options.top);
+  write_backend(out, report, options.top);
   write_grad_warnings_first(out, report);
   write_heatmap(out, report, options);
   write_split_points(out, report, options.top);

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "report_model/backend.h"
 #include "report_model/compiled.h"
 #include "report_model/dtlb_estimate.h"
 #include "report_model/hazard.h"
@@ -135,6 +136,8 @@ struct Report {
   CompiledRun compiled;
   // --what-if: each cause's fixes applied and measured (what_if.h); `ran` false when not asked.
   WhatIfRun what_if;
+  // The backend pass: what oneDNN ran inside each op, its reorders among them (backend.h).
+  BackendRun backend;
 };
 
 // The writers' guard: a report read for the gate only (top_level_only) cannot be rendered.

@@ -16,6 +16,7 @@
 #include "support/errors.h"
 #include "counters/gpu.h"
 #include "support/interrupt.h"
+#include "record/backend_pass.h"
 #include "record/recorder.h"
 #include "runner/conversion.h"
 #include "runner/device.h"
@@ -210,6 +211,51 @@ bool record_calls(const Calls& calls, Collectors& on, const std::vector<OpSite>&
   return sites_applied;
 }
 
+// The backend pass: one more call, untimed, with oneDNN's log read op by op. Its call is like
+// the warm-up's (no recorder), so nothing the recorded and plain calls measured changes.
+void backend_pass(const Calls& calls, Trace& trace) {
+  BackendLog& log = trace.backend;
+  if (!calls.config.backend) {
+    log.state = "off";
+    log.reason = "--no-backend";
+    return;
+  }
+  if (calls.device.is_cuda()) {
+    log.state = "unavailable";
+    log.reason = "oneDNN's log is the CPU's; on a GPU the conversion kernels are read from CUPTI's kernel names";
+    return;
+  }
+  if (std::string why = backend_pass_unavailable(); !why.empty()) {
+    log.state = why.rfind("your own", 0) == 0 ? "skipped" : "unavailable";
+    log.reason = std::move(why);
+    return;
+  }
+  calls.progress("backend pass: one more call with oneDNN's log read");
+  std::string raised;
+  try {
+    BackendPass pass(calls.config.backward);
+    try {
+      calls.step(false);
+      synchronize(calls.device);
+    } catch (const UsageError&) {
+      throw;
+    } catch (const std::exception& e) {
+      raised = first_line(e.what());
+    }
+    log = pass.stop();
+  } catch (const Error&) {
+    throw;
+  } catch (const std::runtime_error& e) {  // stdout could not be captured
+    log.state = "skipped";
+    log.reason = e.what();
+    return;
+  }
+  if (!raised.empty()) {
+    log.state = "failed";
+    log.reason = "the pass's call raised: " + raised;
+  }
+}
+
 }  // namespace
 
 Trace run_profile(const ProfileConfig& config, const ProgressFn& progress, std::unique_ptr<PlainCaller>* keep) {
@@ -269,7 +315,9 @@ Trace run_profile(const ProfileConfig& config, const ProgressFn& progress, std::
   if (run.status != RunStatus::ok) return trace;
   collectors = Collectors{};
   auto plain = std::make_unique<LoadedModel>(model, inputs, device, config.backward, config.loss);
-  if (make_plain_calls(*plain, config, trace, progress) && keep) *keep = std::move(plain);
+  const bool plain_done = make_plain_calls(*plain, config, trace, progress);
+  if (!interrupt_signal()) backend_pass(calls, trace);
+  if (plain_done && keep) *keep = std::move(plain);
   return trace;
 }
 

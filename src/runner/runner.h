@@ -52,6 +52,9 @@ struct ProfileConfig {
   // (the inputs as given), one made dense, a line's op changed (.pt2). run_profile() throws
   // FixRefused, with why, for one it cannot apply.
   std::vector<FixAction> fixes;
+  // The backend pass (record/backend_pass.h): one more call after the others, untimed, with
+  // oneDNN's log read and each primitive charged to its op (--no-backend turns it off).
+  bool backend = true;
 };
 
 struct FixRefused : std::runtime_error {
