@@ -70,7 +70,9 @@ void write_op_line(std::ostream& out, const Report& r, size_t rank, int64_t id, 
   const OpEvent& op = r.ops[id];
   out << "  " << rank << ". " << (op.module.empty() ? "(top)" : op.module.str()) << " " << op.name.str();
   if (!op.source.empty()) out << " at " << op.source.str();
-  if (!op.source_text.empty()) out << " (`" << op.source_text.str() << "`)";
+  std::string code = op.source_text.str();
+  code = code.substr(0, code.find("  (innermost"));  // the user's line, not where torch's own code ran it
+  if (!code.empty()) out << " (`" << code << "`)";
   out << ": ";
   std::vector<std::string> parts;
   if (o.activation) parts.push_back(count_text(o.activation, "activation reorder", "activation reorders"));
@@ -142,9 +144,9 @@ void write_backend(std::ostream& out, const Report& r, int top) {
     if (o.activation + o.weight + o.other > 0) ranked.emplace_back(id, &o);
   std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& c) { return a.second->ms > c.second->ms; });
   if (!ranked.empty()) out << "  ops that reordered, most reorder time first:\n";
-  for (size_t i = 0; i < ranked.size() && static_cast<int>(i) < top; ++i)
-    write_op_line(out, r, i + 1, ranked[i].first, *ranked[i].second);
-  if (ranked.size() > static_cast<size_t>(std::max(top, 0))) out << "  and " << ranked.size() - top << " more ops\n";
+  const size_t shown = std::min(ranked.size(), static_cast<size_t>(std::clamp(top, 0, 5)));
+  for (size_t i = 0; i < shown; ++i) write_op_line(out, r, i + 1, ranked[i].first, *ranked[i].second);
+  if (ranked.size() > shown) out << "  and " << ranked.size() - shown << " more ops\n";
   if (s.unattributed > 0)
     out << "  " << count_text(s.unattributed, "primitive", "primitives") << " charged to no op ("
         << (b.matched ? "another thread had an op open, or none was" : b.reason) << ")\n";
