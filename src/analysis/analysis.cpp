@@ -763,11 +763,11 @@ Report analyze(Trace trace) {
     if (is_layout_copy(c.cls) && c.gpu_ns > 0)
       for (int64_t id = c.op; id >= 0; id = r.ops[id].parent) r.ops[id].copy_gpu_ns += c.gpu_ns;
   r.split_points = find_split_points(r, top);
+  r.backend = attribute_backend(trace.backend, r.ops);  // before the causes: their fixes' order reads it
   r.causes = find_causes(r, top);
   r.hazards = find_hazards(r, shown.outputs);
   for (Hazard& h : r.hazards) h.outside_calls = outside && h.op >= 0;
   r.modules = aggregate_modules(r, top);
-  r.backend = attribute_backend(trace.backend, r.ops);
 
   summarize(r, trace, shown);
   r.summary.wall_ns = median(walls);

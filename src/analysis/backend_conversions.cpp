@@ -5,6 +5,8 @@
 #include <map>
 #include <tuple>
 
+#include "analysis/kernel_names.h"
+#include "analysis/mixed_formats.h"
 #include "analysis/saturating.h"
 
 namespace layoutprof {
@@ -125,6 +127,7 @@ BackendRun attribute_backend(const BackendLog& log, const OpList& ops) {
   b.reason = log.reason;
   b.library = log.library;
   b.lines_unparsed = log.lines_unparsed;
+  b.call_ns = log.call_ns;
   if (!b.ran()) return b;
   const std::vector<const OpEvent*> top = main_top_ops(ops);
   b.matched = static_cast<int64_t>(top.size()) == log.top_ops;
@@ -173,6 +176,50 @@ BackendSummary backend_summary(const BackendRun& b) {
     return std::tie(a.role, b.totals.count) < std::tie(b.role, a.totals.count);
   });
   return s;
+}
+
+SeenConvolutions seen_in_ops(const BackendRun& b, const std::vector<int64_t>& ops) {
+  SeenConvolutions seen;
+  if (!b.ran()) return seen;
+  std::map<int64_t, std::pair<int64_t, int64_t>> by_op;  // op -> (convolutions, activation reorders)
+  for (const BackendCall& c : b.calls) {
+    if (c.op < 0) continue;
+    if (is_convolution(c.p)) ++by_op[c.op].first;
+    if (c.role == ReorderRole::activation) ++by_op[c.op].second;
+  }
+  for (int64_t op : ops) {
+    auto it = by_op.find(op);
+    if (it == by_op.end() || it->second.first == 0) continue;
+    ++(it->second.second > 0 ? seen.reordered : seen.direct);
+    seen.activation_reorders += it->second.second;
+  }
+  return seen;
+}
+
+GpuLayoutKernels gpu_layout_kernels(const OpList& ops) {
+  GpuLayoutKernels g;
+  for (const OpEvent& op : ops) {
+    GpuLayoutOp entry;
+    entry.op = op.id;
+    entry.gpu_ns = op.gpu_ns;
+    for (const Str& name : op.kernels) {
+      const KernelLayout k = classify_kernel_name(name.str());
+      if (k.conversion) {
+        const std::string base = unqualified_kernel_name(name.str());
+        if (std::find(entry.conversions.begin(), entry.conversions.end(), base) == entry.conversions.end())
+          entry.conversions.push_back(base);
+        continue;
+      }
+      const OpEvent& top = op.parent < 0 ? op : ops[op.parent];
+      if (!is_convolution(op) && !is_convolution(top)) continue;
+      if (k.computes_in == "nhwc") ++g.nhwc;
+      else if (k.computes_in == "nchw") ++g.nchw;
+      else if (g.unknown.size() < 20 && std::find(g.unknown.begin(), g.unknown.end(), name.str()) == g.unknown.end())
+        g.unknown.push_back(name.str());
+    }
+    if (!entry.conversions.empty()) g.ops.push_back(std::move(entry));
+  }
+  return g;
 }
 
 std::string onednn_format_text(const std::string& tag) {

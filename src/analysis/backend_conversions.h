@@ -47,6 +47,30 @@ struct BackendSummary {
 };
 BackendSummary backend_summary(const BackendRun& b);
 
+// What oneDNN did in the convolutions among some top-level ops (a cause's payers): those it ran
+// on their data's own format, with no activation reorder (read directly), and those whose data
+// it reordered; seen in the backend pass (nothing when it did not run).
+struct SeenConvolutions {
+  int64_t direct = 0, reordered = 0;
+  int64_t activation_reorders = 0;
+  bool seen() const { return direct + reordered > 0; }
+};
+SeenConvolutions seen_in_ops(const BackendRun& b, const std::vector<int64_t>& ops);
+
+// The GPU's side: each op whose kernels (OpEvent::kernels, CUPTI's names) include cuDNN's layout
+// conversion kernels (analysis/kernel_names.h), and the layouts its convolution kernels' names say.
+struct GpuLayoutOp {
+  int64_t op = -1;
+  std::vector<std::string> conversions;  // the conversion kernels' unqualified names, distinct
+  int64_t gpu_ns = 0;                    // measured: all the op's kernels (CUPTI's records are per op)
+};
+struct GpuLayoutKernels {
+  std::vector<GpuLayoutOp> ops;  // execution order
+  int64_t nhwc = 0, nchw = 0;    // convolutions' kernels whose names say the layout they compute in
+  std::vector<std::string> unknown;  // convolutions' kernels whose names say none (distinct, first 20)
+};
+GpuLayoutKernels gpu_layout_kernels(const OpList& ops);
+
 // "abcd (NCHW)", "acdb (NHWC)", "aBcd16b (blocked)": a format tag with what PyTorch calls it.
 std::string onednn_format_text(const std::string& tag);
 

@@ -1,5 +1,7 @@
 #include "analysis/cause_text.h"
 
+#include "analysis/backend_conversions.h"
+
 #include <algorithm>
 
 #include "analysis/compiled_code.h"
@@ -297,9 +299,32 @@ std::vector<std::string> cause_fixes(const LayoutCause& c, const Report& r, Memo
   // choice by default (oneDNN often runs channels_last faster), and no measurement decides here.
   const bool cpu = r.run.device.rfind("cpu", 0) == 0;
   if (cpu && !wide.empty() && !fixes.empty() && is_channels_last(c.layout) && model_format != MemoryFormat::nhwc) {
+    // What oneDNN did with this layout in the backend pass decides the order, where it decides.
+    const SeenConvolutions seen = seen_in_ops(r.backend, c.payers);
+    const std::string convert = "convert the model to the layout that arrives: model.to(memory_format=torch." + c.layout + ")";
+    if (seen.direct > 0 && seen.reordered == 0) {
+      fixes.insert(fixes.begin(), convert + " (seen in the backend pass: oneDNN ran " + std::to_string(seen.direct) +
+                                      " of these convolutions on the " + c.layout + " data directly, with no "
+                                      "activation reorder, so the " + c.layout + " path costs no conversion of the data "
+                                      "once the weights agree)");
+      fixes[1] = "or " + fixes[1] + " (then oneDNN converts NCHW activations into its blocked format and back around "
+                 "each convolution: measure with --what-if)";
+      return fixes;
+    }
+    if (seen.reordered > 0 && seen.direct == 0) {
+      fixes.front() += " (seen in the backend pass: oneDNN reordered the " + c.layout + " data in " +
+                       std::to_string(seen.reordered) + (seen.reordered == 1 ? " convolution, " : " convolutions, ") +
+                       std::to_string(seen.activation_reorders) +
+                       (seen.activation_reorders == 1 ? " activation reorder, so " : " activation reorders, so ") + c.layout + " buys no direct read here)";
+      fixes.push_back("or " + convert);
+      return fixes;
+    }
     fixes.front() = "measure both, no measurement decides here (on the CPU oneDNN often runs channels_last the "
                     "faster; layoutprof compare-formats): " + fixes.front() + "; or convert the model to the layout "
-                    "that arrives: model.to(memory_format=torch." + c.layout + ")";
+                    "that arrives: model.to(memory_format=torch." + c.layout + ")" +
+                    (r.backend.state.empty() || r.backend.ran()
+                         ? ""
+                         : " (the backend pass, which shows what oneDNN converts, did not run: " + r.backend.reason + ")");
     return fixes;
   }
   if (!wide.empty()) fixes.push_back(wide);
@@ -330,7 +355,11 @@ std::vector<FixAction> cause_actions(const LayoutCause& c, const Report& r, Memo
     FixAction a;
     a.kind = FixKind::convert_model;
     a.format = wide;
-    actions.push_back(a);
+    // First where the fixes' text puts the model's conversion first (cause_fixes).
+    const SeenConvolutions seen = seen_in_ops(r.backend, c.payers);
+    const bool first = r.run.device.rfind("cpu", 0) == 0 && is_channels_last(c.layout) &&
+                       model_format != MemoryFormat::nhwc && seen.direct > 0 && seen.reordered == 0;
+    actions.insert(first ? actions.begin() : actions.end(), a);
   }
   return actions;
 }

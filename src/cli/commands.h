@@ -26,6 +26,8 @@ struct GateCliOptions {
   int64_t max_new_birthplaces = 0;
   int64_t max_new_hazards = 0;
   int64_t max_new_recompiles = 0;
+  int64_t max_new_backend_reorders = -1;   // -1: off
+  std::string max_backend_bytes_increase;  // off
   std::string max_dtlb_increase = "5%";
   std::string max_measured_saving;  // off
   std::string gate_time;

@@ -50,6 +50,12 @@ void add_gate_options(CLI::App& app, GateCliOptions& g, bool with_format) {
   app.add_option("--max-measured-saving", g.max_measured_saving,
                  "fail where a fix the new report's what-if measured saves at least this, e.g. 5% (the interval's "
                  "bound nearest 0; causes not --accept'ed; off by default)");
+  app.add_option("--max-new-backend-reorders", g.max_new_backend_reorders,
+                 "oneDNN reorders a call (activation and weight, the backend pass) the new report may have beyond "
+                 "the baseline's (off by default)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--max-backend-bytes-increase", g.max_backend_bytes_increase,
+                 "growth of those reorders' bytes allowed, e.g. 5% (off by default)");
   app.add_option("--max-dtlb-increase", g.max_dtlb_increase, "growth of modelled DTLB walks allowed")
       ->capture_default_str();
   app.add_option("--gate-time", g.gate_time, "also gate forward() time, e.g. 10% (noisy: off by default)");
@@ -76,6 +82,9 @@ GateOptions gate_options(const GateCliOptions& g) {
   o.max_dtlb_increase = parse_fraction("--max-dtlb-increase", g.max_dtlb_increase);
   if (!g.max_measured_saving.empty())
     o.max_measured_saving = parse_fraction("--max-measured-saving", g.max_measured_saving);
+  if (g.max_new_backend_reorders >= 0) o.max_new_backend_reorders = g.max_new_backend_reorders;
+  if (!g.max_backend_bytes_increase.empty())
+    o.max_backend_bytes_increase = parse_fraction("--max-backend-bytes-increase", g.max_backend_bytes_increase);
   if (!g.gate_time.empty()) o.gate_time = parse_fraction("--gate-time", g.gate_time);
   if (!g.gate_counters.empty()) o.gate_counters = parse_fraction("--gate-counters", g.gate_counters);
   return o;

@@ -45,6 +45,7 @@ struct BackendLog {
   std::vector<BackendPrimitive> primitives;  // in execution order
   int64_t lines_unparsed = 0;  // oneDNN lines of an exec kind the parser did not understand
   int64_t top_ops = 0;         // top-level ops the pass's call ran on forward()'s thread
+  int64_t call_ns = -1;        // measured: the pass's call, logging and reading included (steady clock)
 };
 
 }  // namespace layoutprof

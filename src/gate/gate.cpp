@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "analysis/analysis.h"
+#include "analysis/backend_conversions.h"
 #include "support/errors.h"
 #include "support/format.h"
 
@@ -613,6 +614,37 @@ void add_measured_saving_check(Comparison& c, const Report& now, double threshol
                                                       : now.what_if.why_not});
 }
 
+// The backend pass's reorders of a call, activation and weight: count and bytes; nullopt when
+// the report's pass did not run (its reason in `why`).
+std::optional<ReorderTotals> backend_reorders(const Report& r, std::string& why) {
+  if (!r.backend.ran()) {
+    why = r.backend.state.empty() ? "the report has no backend pass (written before it, or in process)"
+                                  : "its backend pass did not run: " + r.backend.state + ", " + r.backend.reason;
+    return std::nullopt;
+  }
+  const BackendSummary s = backend_summary(r.backend);
+  return ReorderTotals{s.activation.count + s.weight.count, s.activation.bytes + s.weight.bytes, 0};
+}
+
+// --max-new-backend-reorders, --max-backend-bytes-increase.
+void add_backend_checks(Comparison& c, const Report& base, const Report& now, const GateOptions& o) {
+  if (!o.max_new_backend_reorders && !o.max_backend_bytes_increase) return;
+  std::string why_base, why_now;
+  const std::optional<ReorderTotals> b = backend_reorders(base, why_base), n = backend_reorders(now, why_now);
+  const std::string rule = "backend reorders (oneDNN, measured in the backend pass)";
+  if (!b || !n) {
+    c.checks.push_back({"total", rule, false, b ? std::to_string(b->count) : "not seen", n ? std::to_string(n->count) : "not seen",
+                        !n ? "the new report: " + why_now : "the baseline: " + why_base});
+    return;
+  }
+  if (o.max_new_backend_reorders)
+    c.checks.push_back({"total", rule, n->count - b->count <= *o.max_new_backend_reorders, std::to_string(b->count),
+                        std::to_string(n->count) + fmt_change(b->count, n->count), ""});
+  if (o.max_backend_bytes_increase)
+    c.checks.push_back({"total", "backend reorder bytes (derived)", !exceeds(b->bytes, n->bytes, *o.max_backend_bytes_increase),
+                        std::to_string(b->bytes), std::to_string(n->bytes) + fmt_change(b->bytes, n->bytes), ""});
+}
+
 }  // namespace
 
 Comparison compare_reports(const Report& base_report, const Report& now_report, const GateOptions& o) {
@@ -634,6 +666,7 @@ Comparison compare_reports(const Report& base_report, const Report& now_report, 
   add_hazard_check(c, base_report, now_report, o);
   add_recompile_check(c, base_report, now_report, o);
   if (o.max_measured_saving) add_measured_saving_check(c, now_report, *o.max_measured_saving);
+  add_backend_checks(c, base_report, now_report, o);
   c.checks.push_back({"total", "DTLB walks (modelled)", !exceeds(sb.dtlb.walks, sn.dtlb.walks, o.max_dtlb_increase),
                       std::to_string(sb.dtlb.walks), std::to_string(sn.dtlb.walks) + fmt_change(sb.dtlb.walks, sn.dtlb.walks), ""});
   add_forward_time(c, sb, sn, o);

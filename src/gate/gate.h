@@ -32,6 +32,11 @@ struct GateOptions {
   // A fix the new report's what-if measured (report_model/what_if.h) for a cause not accepted,
   // whose interval's bound nearest 0 saves at least this fraction of a call; off by default.
   std::optional<double> max_measured_saving;
+  // The backend pass's reorders a call (activation and weight, analysis/backend_conversions.h):
+  // how many the new report may have beyond the baseline's, and how much their bytes may grow
+  // (a fraction); off by default. A report whose pass did not run fails them, saying why.
+  std::optional<int64_t> max_new_backend_reorders;
+  std::optional<double> max_backend_bytes_increase;
   double max_dtlb_increase = 0.05;        // fraction of modelled walks
   std::optional<double> gate_time;        // fraction of forward() wall time; off by default
   std::optional<double> gate_counters;    // fraction of each measured counter; off by default

@@ -63,6 +63,7 @@ json backend_json(const BackendRun& b) {
           {"library", b.library},
           {"matched", b.matched},
           {"lines_unparsed", b.lines_unparsed},
+          {"call_ns", b.call_ns < 0 ? json(nullptr) : json(b.call_ns)},
           {"primitives", calls}};
 }
 
@@ -74,6 +75,8 @@ BackendRun backend_from(const json& j, int64_t ops) {
   b.library = as<std::string>(j.at("library"));
   b.matched = as<bool>(j.at("matched"));
   b.lines_unparsed = as<int64_t>(j.at("lines_unparsed"));
+  if (j.contains("call_ns") && !j.at("call_ns").is_null() && (b.call_ns = as<int64_t>(j.at("call_ns"))) < 0)
+    throw std::out_of_range("the backend pass's call_ns is negative");
   for (const json& c : j.at("primitives")) b.calls.push_back(call_from(c, ops));
   return b;
 }

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "analysis/backend_conversions.h"
+#include "analysis/mixed_formats.h"
 #include "analysis/verdict.h"
 #include "support/format.h"
 
@@ -40,8 +41,6 @@ std::string role_text(const Report& r, const BackendSummary& s, ReorderRole role
          "), " + mb(t.bytes) + " MB, " + ms_text(t.ms) + " ms by oneDNN's clock" + forward_share(r, t.ms) +
          " (measured in the backend pass)";
 }
-
-bool is_conv_name(const std::string& name) { return name.find("conv") != std::string::npos; }
 
 struct OpReorders {
   int64_t activation = 0, weight = 0, other = 0, compute = 0;
@@ -86,7 +85,7 @@ void write_op_line(std::ostream& out, const Report& r, size_t rank, int64_t id, 
 void write_convolution_line(std::ostream& out, const Report& r, const std::map<int64_t, OpReorders>& by_op) {
   int64_t reordered = 0, direct = 0, none = 0;
   for (const OpEvent& op : r.ops) {
-    if (op.parent >= 0 || op.thread != 0 || !is_conv_name(op.name.str())) continue;
+    if (op.parent >= 0 || op.thread != 0 || !is_convolution(op)) continue;
     auto it = by_op.find(op.id);
     if (it == by_op.end() || it->second.compute == 0) ++none;
     else if (it->second.activation > 0) ++reordered;
@@ -109,20 +108,88 @@ std::string no_implicit_copies_text(const Report& r) {
   return "no implicit layout copies by PyTorch in a call, but " + role_text(r, s, ReorderRole::activation);
 }
 
-std::string backend_verdict_lines(const Report& r, bool activation_said) {
+std::string mixed_seen_text(const Report& r) {
   if (!r.backend.ran()) return "";
+  const int64_t forward_end = r.backward_from >= 0 ? r.backward_from : static_cast<int64_t>(r.ops.size());
+  const MemoryFormat model = model_weight_format(r.ops, forward_end);
+  std::vector<int64_t> mixed;
+  for (const OpEvent& op : r.ops)
+    if (op.parent < 0 && op.thread == 0 && op.id < forward_end && is_convolution(op) && mixed_format(op, model).mixed)
+      mixed.push_back(op.id);
+  const SeenConvolutions seen = seen_in_ops(r.backend, mixed);
+  if (!seen.seen()) return "";
+  return "; oneDNN read the data of " + std::to_string(seen.direct) + " of them directly (no activation reorder) and "
+         "reordered it in " + std::to_string(seen.reordered) + ", seen in the backend pass";
+}
+
+std::string backend_reorders_text(const Report& r) {
+  if (!r.backend.ran()) return "not seen (" + (r.backend.state.empty() ? std::string("no backend pass") : r.backend.reason) + ")";
   const BackendSummary s = backend_summary(r.backend);
+  return std::to_string(s.activation.count + s.weight.count) + " (" + std::to_string(s.activation.count) +
+         " activation, " + std::to_string(s.weight.count) + " weight)";
+}
+
+std::string weight_prepack_fix(const Report& r) {
+  if (!r.backend.ran() || r.run.backward) return "";
+  const BackendSummary s = backend_summary(r.backend);
+  if (s.weight.count == 0) return "";
+  const bool v1 = r.run.torch_version.rfind("1.", 0) == 0;
+  return "prepack the weights once for inference, which changes what runs (measure it: the effect depends on the "
+         "build; resnet18 at batch 8, measured when this layoutprof was made): " +
+         std::string(v1 ? "torch.jit.optimize_for_inference(torch.jit.script(model)) left 3 reorders a call of 59 on "
+                          "LibTorch 1.13, torch.utils.mkldnn.to_mkldnn(model) 4; torch.jit.freeze alone still made 59"
+                        : "torch.compile(model) with torch._inductor.config.freezing = True made 0 reorders a call of "
+                          "59 on torch 2.14.1 (prepacked at compile time); torch.jit.optimize_for_inference and "
+                          "torch.utils.mkldnn.to_mkldnn still made 23, torch.jit.freeze alone 59");
+}
+
+std::string backend_verdict_lines(const Report& r, bool activation_said) {
   std::string lines;
+  if (r.summary.gpu.traced) {
+    const GpuLayoutKernels g = gpu_layout_kernels(r.ops);
+    if (!g.ops.empty())
+      lines += "  and on the GPU, " + count_text(static_cast<int64_t>(g.ops.size()), "op", "ops") +
+               " launched cuDNN's layout conversion kernels (measured, CUPTI's kernel names): see GPU layout kernels\n";
+  }
+  if (!r.backend.ran()) return lines;
+  const BackendSummary s = backend_summary(r.backend);
   if (!activation_said && s.activation.count > 0) lines += "  and " + role_text(r, s, ReorderRole::activation) + "\n";
   if (s.weight.count > 0)
     lines += "  and " + role_text(r, s, ReorderRole::weight) + ": each weight into oneDNN's blocked format, every call\n";
   return lines;
 }
 
+namespace {
+
+// On the GPU: the ops that launched cuDNN's conversion kernels, and what the convolution
+// kernels' names say of their layout (every name that says nothing listed, for the fixture).
+void write_gpu_kernels(std::ostream& out, const Report& r, int top) {
+  const GpuLayoutKernels g = gpu_layout_kernels(r.ops);
+  int64_t ns = 0;
+  for (const GpuLayoutOp& o : g.ops) ns += std::max<int64_t>(o.gpu_ns, 0);
+  out << "\nGPU layout kernels (CUPTI's kernel names, measured): " << count_text(static_cast<int64_t>(g.ops.size()), "op", "ops")
+      << " launched cuDNN's layout conversion kernels, " << ms(ns) << " ms of their ops' GPU time (conversions and the "
+      << "rest of each op together: CUPTI's records are charged per op); convolution kernels that say their layout: "
+      << g.nhwc << " NHWC, " << g.nchw << " NCHW, " << g.unknown.size() << (g.unknown.size() >= 20 ? "+" : "")
+      << " names that say none\n";
+  for (size_t i = 0; i < g.ops.size() && static_cast<int>(i) < std::clamp(top, 0, 5); ++i) {
+    const OpEvent& op = r.ops[g.ops[i].op];
+    out << "  " << (i + 1) << ". " << (op.module.empty() ? "(top)" : op.module.str()) << " " << op.name.str()
+        << (op.source.empty() ? "" : " at " + op.source.str()) << ": " << list_text(g.ops[i].conversions, 3) << ", "
+        << ms(std::max<int64_t>(g.ops[i].gpu_ns, 0)) << " ms\n";
+  }
+  for (const std::string& name : g.unknown) out << "  unknown layout: " << name << "\n";
+}
+
+}  // namespace
+
 void write_backend(std::ostream& out, const Report& r, int top) {
+  if (r.summary.gpu.traced) write_gpu_kernels(out, r, top);
   const BackendRun& b = r.backend;
   if (b.state.empty()) return;
-  out << "\nBackend conversions (oneDNN's log, one more call after the others, untimed): ";
+  out << "\nBackend conversions (oneDNN's log, one more call after the others, untimed"
+      << (b.call_ns >= 0 ? ": " + ms(b.call_ns) + " ms, measured, against the forward's " + ms(r.summary.wall_ns) + " ms" : "")
+      << "): ";
   if (!b.ran()) {
     out << "not seen: " << b.state << ", " << b.reason << "\n";
     return;
@@ -151,6 +218,16 @@ void write_backend(std::ostream& out, const Report& r, int top) {
     out << "  " << count_text(s.unattributed, "primitive", "primitives") << " charged to no op ("
         << (b.matched ? "another thread had an op open, or none was" : b.reason) << ")\n";
   if (b.lines_unparsed > 0) out << "  " << b.lines_unparsed << " lines of oneDNN's log not understood\n";
+  const std::string prepack = weight_prepack_fix(r);
+  if (!prepack.empty())
+    out << "  weights re-laid out on every call at inference (" << count_text(s.weight.count, "weight reorder", "weight reorders")
+        << ", " << mb(s.weight.bytes) << " MB a call)\n  → fix: " << prepack << "\n";
+  if (s.activation.count > 0)
+    out << "  NCHW activations converted around oneDNN's convolutions (" << count_text(s.activation.count, "reorder", "reorders")
+        << ", " << mb(s.activation.bytes) << " MB a call)\n  → fix: run the model and its inputs in channels_last, "
+        << "which oneDNN can read without converting it: model.to(memory_format=torch.channels_last) and "
+        << "x.contiguous(memory_format=torch.channels_last); whether it does on this CPU, and what it saves, "
+        << "layoutprof compare-formats measures (each variant's reorders beside its time)\n";
 }
 
 }  // namespace layoutprof

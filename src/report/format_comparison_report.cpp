@@ -7,6 +7,7 @@
 
 #include "support/format.h"
 #include "support/errors.h"
+#include "report/backend_text.h"
 #include "report/json_report.h"
 #include "report/json_out.h"
 #include "report/what_if_json.h"
@@ -162,6 +163,11 @@ void write_times(std::ostream& out, const FormatComparison& c) {
         << pad_left(ms(t.min_ns) + "–" + ms(t.max_ns), 22)
         << pad_left(ms(t.iqr_ns()) + " (" + ms(t.q1_ns) + "–" + ms(t.q3_ns) + ")", 27) << "   " << against << "\n";
   }
+  // What oneDNN converted in each variant explains much of a measured difference on the CPU.
+  std::string reorders;
+  for (const FormatVariant& v : c.variants)
+    if (v.ran) reorders += (reorders.empty() ? "" : ", ") + v.name + " " + backend_reorders_text(v.report);
+  if (!reorders.empty()) out << "  oneDNN reorders a call (measured in each variant's backend pass): " << reorders << "\n";
 }
 
 void write_verdict(std::ostream& out, const FormatComparison& c) {

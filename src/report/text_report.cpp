@@ -245,7 +245,7 @@ void write_verdict(std::ostream& out, const Report& r, const Verdict& v) {
         << v.mixed_without_copy << " without one";
     if (v.mixed_convolutions > 0)
       out << "; " << v.mixed_convolutions << " of " << plural(v.convolutions, "convolution", "convolutions")
-          << " run in a format the model's weights are not in";
+          << " run in a format the model's weights are not in" << mixed_seen_text(r);
     const LayoutCause* most = nullptr;  // the birthplace most of them come from
     for (const LayoutCause& c : r.causes)
       if (!c.accepted && c.mixed_ops > 0 && (!most || c.mixed_ops > most->mixed_ops)) most = &c;

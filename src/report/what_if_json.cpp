@@ -48,8 +48,10 @@ PairedRounds rounds_from(const json& j) {
 }
 
 json counts_json(const WhatIfCounts& c) {
-  return {{"implicit_copies", c.implicit_copies}, {"explicit_copies", c.explicit_copies},
-          {"copy_bytes", c.copy_bytes}, {"mixed_ops", c.mixed_ops}};
+  json j = {{"implicit_copies", c.implicit_copies}, {"explicit_copies", c.explicit_copies},
+            {"copy_bytes", c.copy_bytes}, {"mixed_ops", c.mixed_ops}};
+  if (c.backend_reorders >= 0) j["backend_reorders"] = c.backend_reorders;
+  return j;
 }
 
 WhatIfCounts counts_from(const json& j) {
@@ -58,6 +60,8 @@ WhatIfCounts counts_from(const json& j) {
   c.explicit_copies = as<int64_t>(j.at("explicit_copies"));
   c.copy_bytes = as<int64_t>(j.at("copy_bytes"));
   c.mixed_ops = as<int64_t>(j.at("mixed_ops"));
+  if (j.contains("backend_reorders") && (c.backend_reorders = as<int64_t>(j.at("backend_reorders"))) < 0)
+    throw std::out_of_range("a what-if's backend reorders are negative");
   if (c.implicit_copies < 0 || c.explicit_copies < 0 || c.copy_bytes < 0 || c.mixed_ops < 0)
     throw std::out_of_range("a what-if count is negative");
   return c;

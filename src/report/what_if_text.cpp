@@ -50,7 +50,11 @@ std::string what_if_variant_text(const WhatIfRun& w, const WhatIfVariant& v) {
   const WhatIfCounts& a = v.counts;
   return "what-if, " + v.name + ": " + v.time.text() + "; implicit copies " + arrow(b.implicit_copies, a.implicit_copies) +
          ", explicit " + arrow(b.explicit_copies, a.explicit_copies) + "; " + mb(b.copy_bytes) + " -> " +
-         mb(a.copy_bytes) + " MB; mixed-format ops " + arrow(b.mixed_ops, a.mixed_ops) + "; " + v.outputs.text();
+         mb(a.copy_bytes) + " MB; mixed-format ops " + arrow(b.mixed_ops, a.mixed_ops) +
+         (b.backend_reorders >= 0 && a.backend_reorders >= 0
+              ? "; oneDNN reorders " + arrow(b.backend_reorders, a.backend_reorders)
+              : "") +
+         "; " + v.outputs.text();
 }
 
 std::vector<std::string> what_if_variant_notes(const WhatIfVariant& v) {

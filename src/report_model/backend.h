@@ -37,6 +37,7 @@ struct BackendRun {
   std::string library;
   std::vector<BackendCall> calls;  // in execution order
   int64_t lines_unparsed = 0;
+  int64_t call_ns = -1;  // measured: what the pass's call took, logging included
   // Whether the pass's call ran the shown call's top-level ops (same count and names); when not,
   // no primitive is charged to an op, and `reason` says so.
   bool matched = true;

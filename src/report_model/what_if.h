@@ -45,6 +45,9 @@ struct WhatIfCounts {
   int64_t implicit_copies = 0, explicit_copies = 0;
   int64_t copy_bytes = 0;  // of both
   int64_t mixed_ops = 0;   // mixed-format ops its causes reach
+  // oneDNN's activation and weight reorders in its backend pass (measured); -1 not seen (no pass,
+  // or a front end that runs none)
+  int64_t backend_reorders = -1;
 };
 
 enum class OutputMatch {

@@ -234,6 +234,7 @@ void backend_pass(const Calls& calls, Trace& trace) {
   std::string raised;
   try {
     BackendPass pass(calls.config.backward);
+    const auto t0 = std::chrono::steady_clock::now();
     try {
       calls.step(false);
       synchronize(calls.device);
@@ -242,7 +243,9 @@ void backend_pass(const Calls& calls, Trace& trace) {
     } catch (const std::exception& e) {
       raised = first_line(e.what());
     }
+    const auto t1 = std::chrono::steady_clock::now();
     log = pass.stop();
+    log.call_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count();
   } catch (const Error&) {
     throw;
   } catch (const std::runtime_error& e) {  // stdout could not be captured

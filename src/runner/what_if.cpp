@@ -1,5 +1,7 @@
 #include "runner/what_if.h"
 
+#include "analysis/backend_conversions.h"
+
 #include <memory>
 #include <set>
 #include <tuple>
@@ -47,6 +49,10 @@ Loaded load_variant(ProfileConfig config, const std::vector<FixAction>& fixes, c
     out.counts.explicit_copies = at(r.summary.copies, CopyClass::explicit_layout);
     out.counts.copy_bytes = at(r.summary.copy_bytes, CopyClass::implicit_layout) +
                             at(r.summary.copy_bytes, CopyClass::explicit_layout);
+    if (r.backend.ran()) {
+      const BackendSummary backend = backend_summary(r.backend);
+      out.counts.backend_reorders = backend.activation.count + backend.weight.count;
+    }
     for (const LayoutCause& c : r.causes) {
       out.counts.mixed_ops += c.mixed_ops;
       if (c.copies > 0 || c.mixed_ops > 0 || !c.gradients.empty()) out.costing.insert(cause_key(c));

@@ -8,6 +8,7 @@
 #include "analysis/analysis.h"
 #include "analysis/backend_conversions.h"
 #include "report/backend_json.h"
+#include "gate/gate.h"
 #include "report/backend_text.h"
 #include "synthetic.h"
 
@@ -165,6 +166,97 @@ TEST(BackendConversions, TheJsonObjectReadsBackAsWritten) {
   nlohmann::json bad = backend_json(r.backend);
   bad["primitives"][0]["op"] = 99;
   EXPECT_THROW(backend_from(bad, static_cast<int64_t>(r.ops.size())), std::out_of_range);
+}
+
+}  // namespace
+}  // namespace layoutprof
+
+namespace layoutprof {
+namespace {
+
+TEST(GpuLayoutKernels, AnOpsConversionKernelsAreItsAndUnknownNamesAreListed) {
+  Call call;
+  TensorInfo x = tensor({8, 3, 32, 32}, {3072, 1024, 32, 1});
+  int64_t conv = add_op(call, "aten::conv2d", -1, {x}, {x}, "layer1.conv");
+  call.events[conv].gpu_ns = 2'000'000;
+  call.events[conv].kernels = {Str("void nchwToNhwcKernel<__half, __half, float, bool=1, bool=0>(int, int, int, int, __half const *, __half*, float, float)"),
+                               Str("volta_s884cudnn_fp16_128x128_ldg8_relu_exp_interior_nhwc_tn_v1"),
+                               Str("void nhwcToNchwKernel<float, float, float, bool=1, bool=0>(int, int, int, int, float const *, float*, float, float)")};
+  int64_t relu = add_op(call, "aten::relu", -1, {x}, {x}, "relu");
+  call.events[relu].kernels = {Str("void nhwcToNchwKernel(float const*, float*)")};  // the user's own, by that name
+  int64_t conv2 = add_op(call, "aten::conv2d", -1, {x}, {x}, "layer2.conv");
+  call.events[conv2].kernels = {Str("volta_scudnn_winograd_128x128_ldg1_ldg4_relu_tile148t_nt_v1")};
+  const GpuLayoutKernels g = gpu_layout_kernels(call.events);
+  ASSERT_EQ(g.ops.size(), 1u);
+  EXPECT_EQ(g.ops[0].op, conv);
+  EXPECT_EQ(g.ops[0].conversions, (std::vector<std::string>{"nchwToNhwcKernel", "nhwcToNchwKernel"}));
+  EXPECT_EQ(g.nhwc, 1);
+  EXPECT_EQ(g.unknown, (std::vector<std::string>{"volta_scudnn_winograd_128x128_ldg1_ldg4_relu_tile148t_nt_v1"}));
+
+  Trace t = testing::trace_of({call});
+  Report r = analyze(std::move(t));
+  r.summary.gpu.traced = true;
+  EXPECT_NE(backend_verdict_lines(r, false).find("on the GPU, 1 op launched cuDNN's layout conversion kernels"), std::string::npos);
+  std::ostringstream out;
+  write_backend(out, r, 5);
+  EXPECT_NE(out.str().find("1. layer1.conv aten::conv2d at model.py:10: nchwToNhwcKernel and nhwcToNchwKernel, 2.000 ms"),
+            std::string::npos)
+      << out.str();
+  EXPECT_NE(out.str().find("unknown layout: volta_scudnn_winograd"), std::string::npos) << out.str();
+}
+
+TEST(BackendGate, ReordersBeyondTheBaselinesFailWhereAsked) {
+  Report base = report_with(log_of_two_convs());
+  BackendLog more = log_of_two_convs();
+  more.primitives.push_back(more.primitives[2]);  // one more activation reorder in conv1
+  Report now = report_with(more);
+  GateOptions off;
+  Comparison c = compare_reports(base, now, off);
+  for (const GateCheck& k : c.checks) EXPECT_EQ(k.rule.find("backend"), std::string::npos) << k.rule;
+  GateOptions on;
+  on.max_new_backend_reorders = 0;
+  on.max_backend_bytes_increase = 0.5;
+  c = compare_reports(base, now, on);
+  int seen = 0;
+  for (const GateCheck& k : c.checks) {
+    if (k.rule.rfind("backend reorders", 0) == 0) {
+      ++seen;
+      EXPECT_FALSE(k.passed);
+      EXPECT_EQ(k.before, "4");
+    }
+    if (k.rule.rfind("backend reorder bytes", 0) == 0) {
+      ++seen;
+      EXPECT_TRUE(k.passed) << k.before << " -> " << k.after;  // 8x64x16x16 more on ~4.6 MB: under 50%
+    }
+  }
+  EXPECT_EQ(seen, 2);
+  BackendLog none;
+  none.state = "skipped";
+  none.reason = "your own ONEDNN_VERBOSE=1 is set";
+  c = compare_reports(base, report_with(none), on);
+  bool failed_unseen = false;
+  for (const GateCheck& k : c.checks)
+    failed_unseen = failed_unseen || (k.rule.rfind("backend reorders", 0) == 0 && !k.passed && k.after == "not seen");
+  EXPECT_TRUE(failed_unseen);
+}
+
+}  // namespace
+}  // namespace layoutprof
+
+namespace layoutprof {
+namespace {
+
+TEST(BackendConversions, WeightsReLaidOutAtInferenceGetTheirBuildsPrepackFix) {
+  Report r = report_with(log_of_two_convs());  // LibTorch 1.13.0 (testing::trace_of)
+  EXPECT_NE(weight_prepack_fix(r).find("torch.jit.optimize_for_inference"), std::string::npos) << weight_prepack_fix(r);
+  r.run.torch_version = "2.14.1";
+  EXPECT_NE(weight_prepack_fix(r).find("torch._inductor.config.freezing = True"), std::string::npos);
+  std::ostringstream out;
+  write_backend(out, r, 5);
+  EXPECT_NE(out.str().find("weights re-laid out on every call at inference (2 weight reorders"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("NCHW activations converted around oneDNN's convolutions (2 reorders"), std::string::npos);
+  r.run.backward = true;  // a training step: the weights change every step
+  EXPECT_EQ(weight_prepack_fix(r), "");
 }
 
 }  // namespace

@@ -153,6 +153,62 @@ TEST(Birthplace, AResidualAddThatFollowsItsFirstOperandIsAChoiceWithASwapFix) {
   EXPECT_TRUE(contains(refused->not_applied, "aten::add with alpha (a + alpha * b) is not commutative")) << refused->not_applied;
 }
 
+// The backend pass's log of a call whose one convolution (top-level op 0) ran in oneDNN, its data
+// reordered (`reordered`) or read directly.
+BackendLog conv_log(const Call& call, bool reordered) {
+  BackendLog log;
+  log.state = "ran";
+  for (const OpEvent& e : call.events) log.top_ops += e.parent < 0 && e.thread == 0;
+  auto add = [&](const char* kind, const char* problem) {
+    BackendPrimitive p;
+    p.kind = kind;
+    p.args = {{"src", "f32", "acdb"}, {"dst", "f32", "aBcd16b"}};
+    p.problem = problem;
+    p.top_op = 0;
+    p.top_name = call.events[0].name.str();
+    log.primitives.push_back(p);
+  };
+  if (reordered) add("reorder", "2x8x4x4");
+  add("convolution", "mb2_ic8oc10_ih4oh4kh3sh1dh0ph1_iw4ow4kw3sw1dw0pw1");
+  return log;
+}
+
+TEST(Birthplace, WhatOneDnnDidWithTheLayoutDecidesTheFixesOrder) {
+  Call call;
+  conv(call, "conv1", nhwc(1), weight3x3(10), nhwc(2), true);
+  ModelInput in;
+  in.spec = parse_input_spec("2x8x4x4:perm=0,2,3,1");
+  in.tensor = nhwc(1);
+  // oneDNN ran the convolution on the channels_last data directly: the model's conversion first.
+  Trace direct = testing::trace_of({call}, {in});
+  direct.backend = conv_log(call, false);
+  const Report r = analyze(std::move(direct));
+  ASSERT_EQ(r.causes.size(), 1u);
+  const LayoutCause& c = r.causes[0];
+  ASSERT_EQ(c.fixes.size(), 2u);
+  EXPECT_TRUE(contains(c.fixes[0], "convert the model to the layout that arrives: model.to(memory_format=torch.channels_last) "
+                                   "(seen in the backend pass: oneDNN ran 1 of these convolutions on the channels_last data "
+                                   "directly")) << c.fixes[0];
+  EXPECT_TRUE(contains(c.fixes[1], "or feed input 0 in the model's format")) << c.fixes[1];
+  ASSERT_EQ(c.actions.size(), 2u);
+  EXPECT_EQ(c.actions[0].kind, FixKind::convert_model);
+  EXPECT_EQ(c.actions[1].kind, FixKind::feed_input);
+  // It reordered the data: channels_last buys no direct read, the input fed NCHW first.
+  Trace reordered = testing::trace_of({call}, {in});
+  reordered.backend = conv_log(call, true);
+  const Report q = analyze(std::move(reordered));
+  ASSERT_EQ(q.causes.size(), 1u);
+  EXPECT_TRUE(contains(q.causes[0].fixes[0], "feed input 0 in the model's format")) << q.causes[0].fixes[0];
+  EXPECT_TRUE(contains(q.causes[0].fixes[0], "oneDNN reordered the channels_last data in 1 convolution, 1 activation reorder")) << q.causes[0].fixes[0];
+  EXPECT_EQ(q.causes[0].actions[0].kind, FixKind::feed_input);
+  // A pass that did not run says so beside "measure both".
+  Trace skipped = testing::trace_of({call}, {in});
+  skipped.backend.state = "skipped";
+  skipped.backend.reason = "your own ONEDNN_VERBOSE=1 is set";
+  const Report s = analyze(std::move(skipped));
+  EXPECT_TRUE(contains(s.causes[0].fixes[0], "did not run: your own ONEDNN_VERBOSE=1 is set")) << s.causes[0].fixes[0];
+}
+
 TEST(Birthplace, AnInputPermutedOutsideTheModelNamesTheInputSpecAndItsFix) {
   Call call;
   conv(call, "conv1", nhwc(1), weight3x3(10), nhwc(2), true);

@@ -1,7 +1,7 @@
 // The GPU kernel names' layouts, on a fixture of real names, each as a public report printed it.
 #include <gtest/gtest.h>
 
-#include "counters/kernel_names.h"
+#include "analysis/kernel_names.h"
 
 namespace layoutprof {
 namespace {

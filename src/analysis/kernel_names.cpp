@@ -1,4 +1,4 @@
-#include "counters/kernel_names.h"
+#include "analysis/kernel_names.h"
 
 #include <cctype>
 #include <vector>

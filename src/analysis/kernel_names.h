@@ -1,7 +1,8 @@
 // What a GPU kernel's name says about layout, read from the names CUPTI records: cuDNN's own
 // layout conversion kernels (an NCHW tensor transposed to NHWC for a kernel that computes in
 // NHWC, and back), and the layout a convolution or GEMM kernel computes in where its name says
-// it. "Unknown" where the name does not say: never a guess. Plain C++, no CUDA.
+// it. "Unknown" where the name does not say: never a guess. Plain C++, no CUDA: the names come
+// from the trace (OpEvent::kernels), recorded by the CUPTI tracer.
 #pragma once
 
 #include <string>
