@@ -53,6 +53,15 @@ std::vector<VariantPlan> what_if_plans(const Report& r, int top) {
         add({c.actions[k]}, {index});
         break;
       }
+    // The model's conversion put first (what the backend pass saw, cause_text.h): the fix at the
+    // birthplace is measured beside it, so that the measurement decides between them.
+    if (c.actions[0].kind == FixKind::convert_model)
+      for (size_t k = 1; k < c.actions.size(); ++k) {
+        const FixKind kind = c.actions[k].kind;
+        if (kind == FixKind::convert_model || kind == FixKind::swap_operands || kind == FixKind::none) continue;
+        add({c.actions[k]}, {index});
+        break;
+      }
     if (c.actions[0].kind != FixKind::none) {
       firsts.push_back(c.actions[0]);
       first_causes.push_back(index);

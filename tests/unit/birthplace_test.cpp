@@ -9,6 +9,7 @@
 #include "analysis/analysis.h"
 #include "analysis/cause_text.h"
 #include "analysis/mixed_formats.h"
+#include "analysis/what_if_plan.h"
 #include "core/input_spec.h"
 #include "report/json_report.h"
 #include "report/text_report.h"
@@ -193,6 +194,10 @@ TEST(Birthplace, WhatOneDnnDidWithTheLayoutDecidesTheFixesOrder) {
   ASSERT_EQ(c.actions.size(), 2u);
   EXPECT_EQ(c.actions[0].kind, FixKind::convert_model);
   EXPECT_EQ(c.actions[1].kind, FixKind::feed_input);
+  // The what-if measures both, so that its measurement decides.
+  std::vector<FixKind> planned;
+  for (const VariantPlan& p : what_if_plans(r, 1)) planned.push_back(p.actions.at(0).kind);
+  EXPECT_EQ(planned, (std::vector<FixKind>{FixKind::convert_model, FixKind::feed_input}));
   // It reordered the data: channels_last buys no direct read, the input fed NCHW first.
   Trace reordered = testing::trace_of({call}, {in});
   reordered.backend = conv_log(call, true);
