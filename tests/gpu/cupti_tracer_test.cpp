@@ -10,6 +10,7 @@
 #include <string>
 
 #include "fake_cupti.h"
+#include "analysis/backend_conversions.h"
 #include "counters/collectors.h"
 #include "counters/gpu.h"
 
@@ -55,6 +56,45 @@ TEST_F(CuptiTracerTest, EachKernelGoesToTheInnermostOpThatLaunchedIt) {
   EXPECT_EQ(fake_cupti::unbalanced_pops(), 0);
   EXPECT_EQ(fake_cupti::buffers_held(), 0u) << "stop() flushes every buffer back";
   EXPECT_EQ(fake_cupti::violations(), 0);
+}
+
+// The GPU's layout conversions end to end without a GPU: cuDNN 9's transposes and an NHWC
+// convolution kernel launched inside one op, attributed by the tracer, and read by the
+// kernel-name classifier (analysis/kernel_names.h) as the report reads the op's kernels.
+TEST_F(CuptiTracerTest, CudnnsConversionKernelsAreToldApartInTheOpThatLaunchedThem) {
+  const std::string to_nhwc =
+      "void cudnn::engines_precompiled::nchwToNhwcKernel<__half, __half, float, false, true, "
+      "(cudnnKernelDataType_t)0>(cudnn::engines_precompiled::nchw2nhwc_params_t<float>, __half const*, __half*)";
+  const std::string conv = "volta_s884cudnn_fp16_128x128_ldg8_relu_exp_interior_nhwc_tn_v1";
+  const std::string to_nchw =
+      "void cudnn::engines_precompiled::nhwcToNchwKernel<__half, __half, float, true, false, "
+      "(cudnnKernelDataType_t)0>(cudnn::engines_precompiled::nhwc2nchw_params_t<float>, __half const*, __half*)";
+  tracer_->start();
+  tracer_->push(1);
+  fake_cupti::launch_kernel(to_nhwc, 0, 10);
+  fake_cupti::launch_kernel(conv, 10, 60);
+  fake_cupti::launch_kernel(to_nchw, 60, 70);
+  tracer_->pop();
+  tracer_->push(2);
+  fake_cupti::launch_kernel("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>(int)", 70, 75);
+  tracer_->pop();
+  GpuAttribution a = attribute_gpu_activity(tracer_->stop());
+  OpList ops(2);
+  ops[0].id = 0;
+  ops[0].name = "aten::conv2d";
+  ops[1].id = 1;
+  ops[1].name = "aten::fill_";
+  for (int i = 0; i < 2; ++i) {
+    ops[i].gpu_ns = a.by_external[i + 1].gpu_ns;
+    for (const std::string& k : a.by_external[i + 1].kernels) ops[i].kernels.push_back(Str(k));
+  }
+  const GpuLayoutKernels g = gpu_layout_kernels(ops);
+  ASSERT_EQ(g.ops.size(), 1u);
+  EXPECT_EQ(g.ops[0].op, 0);
+  EXPECT_EQ(g.ops[0].conversions, (std::vector<std::string>{"nchwToNhwcKernel", "nhwcToNchwKernel"}));
+  EXPECT_EQ(g.ops[0].gpu_ns, 70);
+  EXPECT_EQ(g.nhwc, 1);
+  EXPECT_TRUE(g.unknown.empty());
 }
 
 TEST_F(CuptiTracerTest, KernelsLaunchedThroughTheDriverApiAreAttributedToo) {
