@@ -241,6 +241,38 @@ void write_what_if_calls(EventWriter& w, const WhatIfRun& what_if) {
   }
 }
 
+// The backend pass's oneDNN primitives on a track of their own ("X" slices, tid kPrimitiveTid):
+// each at its op's start in the shown call, laid end to end with its own duration as oneDNN's
+// clock measured it in the pass's call (another call: placed, not timed here).
+constexpr int64_t kPrimitiveTid = 1000000;
+
+void write_backend_primitives(EventWriter& w, const Report& r) {
+  if (!r.backend.ran() || r.backend.calls.empty()) return;
+  {
+    JsonOut o = w.next();
+    o.begin('{').key("args").begin('{').key("name");
+    o.str("oneDNN primitives (backend pass: their own clock, placed at their op's start)").end('}');
+    o.key("name").str("thread_name").key("ph").str("M").key("pid").num(kPid).key("tid").num(kPrimitiveTid).end('}');
+  }
+  std::map<int64_t, int64_t> next;  // op id -> where its next primitive starts
+  for (const BackendCall& c : r.backend.calls) {
+    if (c.op < 0 || c.op >= static_cast<int64_t>(r.ops.size())) continue;
+    const OpEvent& op = r.ops[c.op];
+    int64_t& at = next.emplace(c.op, op.start_ns).first->second;
+    const int64_t dur = c.p.ms > 0 ? static_cast<int64_t>(c.p.ms * 1e6) : 0;
+    JsonOut o = w.next();
+    o.begin('{').key("args").begin('{').key("op").str(op.name).key("module").str(op.module);
+    o.key("impl").str(c.p.impl).key("problem").str(c.p.problem);
+    if (c.role != ReorderRole::none) o.key("role").str(reorder_role_name(c.role)).key("from").str(c.from()).key("to").str(c.to());
+    o.end('}');
+    o.key("cat").str("backend,onednn").key("dur").real(us(dur));
+    o.key("name").str(c.role == ReorderRole::none ? c.p.kind : c.p.kind + " (" + reorder_role_name(c.role) + ")");
+    o.key("ph").str("X").key("pid").num(kPid).key("tid").num(kPrimitiveTid).key("ts").real(us(at)).end('}');
+    w.done_one();
+    at += dur;
+  }
+}
+
 }  // namespace
 
 void write_chrome_trace(std::ostream& out, const Report& r) {
@@ -253,6 +285,7 @@ void write_chrome_trace(std::ostream& out, const Report& r) {
   const std::vector<int64_t> end = write_op_slices(w, r);
   write_counter_tracks(w, r, end);
   write_hazard_marks(w, r);
+  write_backend_primitives(w, r);
   write_what_if_calls(w, r.what_if);
   w.flush();
   out << "\n]}\n";

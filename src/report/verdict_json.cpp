@@ -1,5 +1,7 @@
 #include "report/verdict_json.h"
 
+#include "report/backend_text.h"
+
 #include "analysis/cause_text.h"
 #include "analysis/verdict.h"
 #include "report/what_if_text.h"
@@ -36,6 +38,22 @@ nlohmann::json birthplaces_json(const Report& r) {
   return births;
 }
 
+// The verdict's lines on the backend's reorders, each without its lead and newline.
+std::vector<std::string> backend_lines(const Report& r) {
+  const int64_t implicit = r.summary.copies[static_cast<int>(CopyClass::implicit_layout)];
+  std::vector<std::string> lines;
+  std::string text = backend_verdict_lines(r, implicit == 0);
+  for (size_t at = 0; at < text.size();) {
+    size_t nl = text.find('\n', at);
+    if (nl == std::string::npos) nl = text.size();
+    std::string line = text.substr(at, nl - at);
+    if (line.rfind("  ", 0) == 0) line.erase(0, 2);
+    if (!line.empty()) lines.push_back(line);
+    at = nl + 1;
+  }
+  return lines;
+}
+
 }  // namespace
 
 nlohmann::json verdict_json(const Report& r, size_t max_split) {
@@ -58,7 +76,10 @@ nlohmann::json verdict_json(const Report& r, size_t max_split) {
           {"gpu_share", share_text(v.copy_gpu_ns, v.gpu_ns)}, {"causes", causes}, {"split_groups", groups},
           {"birthplaces", birthplaces_json(r)}, {"mixed_ops", v.mixed_ops}, {"mixed_without_copy", v.mixed_without_copy},
           {"convolutions", v.convolutions}, {"mixed_convolutions", v.mixed_convolutions},
-          {"what_if", r.what_if.ran ? what_if_run_text(r.what_if) : ""}, {"measured_fix", what_if_verdict_text(r)}};
+          {"what_if", r.what_if.ran ? what_if_run_text(r.what_if) : ""}, {"measured_fix", what_if_verdict_text(r)},
+          // the backend's conversions, in the text report's words (backend_text.h)
+          {"no_copies_text", no_implicit_copies_text(r)}, {"backend_lines", backend_lines(r)},
+          {"backend_mixed", mixed_seen_text(r)}};
 }
 
 }  // namespace layoutprof

@@ -139,6 +139,11 @@ def report_page(driver, name, sample, tmp):
     implicit = doc["summary"]["copies"]["implicit_layout"]
     check(verdict.startswith("Verdict: " + (f"{implicit} implicit layout cop" if implicit else "No implicit layout copies")),
           f"{name}: the verdict {verdict[:60]!r} says the JSON's {implicit} implicit copies")
+    backend = doc.get("backend", {})
+    activation = sum(1 for p in backend.get("primitives", []) if p.get("role") == "activation")
+    if not implicit and activation:  # the backend's conversions counted, never "no copies" alone
+        check(f"but {activation} activation reorder" in verdict,
+              f"{name}: the verdict {verdict[:120]!r} counts oneDNN's {activation} activation reorders")
     causes = driver.find_elements(By.CSS_SELECTOR, "#causes tr.cause-row")
     counted = sum(int(r.find_elements(By.CSS_SELECTOR, "td")[1].text.split()[0]) for r in causes)
     layout = implicit + doc["summary"]["copies"]["explicit_layout"]

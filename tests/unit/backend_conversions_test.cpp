@@ -8,6 +8,7 @@
 #include "analysis/analysis.h"
 #include "analysis/backend_conversions.h"
 #include "report/backend_json.h"
+#include "report/chrome_trace.h"
 #include "gate/gate.h"
 #include "report/backend_text.h"
 #include "synthetic.h"
@@ -257,6 +258,30 @@ TEST(BackendConversions, WeightsReLaidOutAtInferenceGetTheirBuildsPrepackFix) {
   EXPECT_NE(out.str().find("NCHW activations converted around oneDNN's convolutions (2 reorders"), std::string::npos);
   r.run.backward = true;  // a training step: the weights change every step
   EXPECT_EQ(weight_prepack_fix(r), "");
+}
+
+}  // namespace
+}  // namespace layoutprof
+
+namespace layoutprof {
+namespace {
+
+TEST(BackendConversions, TheTraceShowsThePrimitivesOnATrackOfTheirOwnAtTheirOpsStart) {
+  Report r = report_with(log_of_two_convs());
+  const nlohmann::json j = chrome_trace(r);
+  std::vector<nlohmann::json> primitives;
+  bool named = false;
+  for (const nlohmann::json& e : j["traceEvents"]) {
+    if (e["ph"] == "M" && e.contains("tid") && e["tid"] == 1000000) named = true;
+    if (e["ph"] == "X" && e["cat"] == "backend,onednn") primitives.push_back(e);
+  }
+  EXPECT_TRUE(named);
+  ASSERT_EQ(primitives.size(), 6u) << "the unattributed one has no op to stand under";
+  EXPECT_EQ(primitives[0]["name"], "reorder (weight)");
+  EXPECT_DOUBLE_EQ(primitives[0]["ts"].get<double>(), r.ops[0].start_ns / 1e3);
+  EXPECT_DOUBLE_EQ(primitives[1]["ts"].get<double>(), primitives[0]["ts"].get<double>() + 1000.0);  // 1 ms later
+  EXPECT_EQ(primitives[1]["name"], "convolution");
+  EXPECT_EQ(primitives[3]["args"]["op"], "aten::conv2d");
 }
 
 }  // namespace

@@ -94,7 +94,8 @@ if (D.compiled) {
 const V = D.verdict, call = R.backward ? "training step" : "forward";
 {
   const imp = T.copies.implicit_layout, cops = n => n + " cop" + (n === 1 ? "y" : "ies");
-  let text = imp === 0 ? "No implicit layout copies in a call" : cops(imp).replace("cop", "implicit layout cop") + " a call, " + mb(T.copy_bytes.implicit_layout) + " MB";
+  const none = V.no_copies_text || "no implicit layout copies in a call";  // the backend's conversions said (backend_text.h)
+  let text = imp === 0 ? none.charAt(0).toUpperCase() + none.slice(1) : cops(imp).replace("cop", "implicit layout cop") + " a call, " + mb(T.copy_bytes.implicit_layout) + " MB";
   if (imp === 0 && V.mixed_ops) text += ", but " + V.mixed_ops + " mixed-format op" + (V.mixed_ops === 1 ? " runs" : "s run") + " in a layout the model's weights are not in (see Causes, by birthplace)";
   if (imp > 0 && V.share) text += ", " + V.share + " of the " + call + "'s time (measured: the copies' own time, " + ms(V.implicit_ns) + " of " + ms(V.wall_ns) + " ms, " + (V.medians ? "medians over " + R.calls + " calls" : "one call") + ")";
   if (R.status !== "ok") text += ", up to where the call stopped";
@@ -103,15 +104,16 @@ const V = D.verdict, call = R.backward ? "training step" : "forward";
     more.push("and in the recorded call: " + text);
     text = V.measured_fix;
   }
-  app.append(el("div", { id: "verdict", class: "verdict " + (imp ? "bad" : "good"), text: "Verdict: " + text }));
+  app.append(el("div", { id: "verdict", class: "verdict " + (imp || (imp === 0 && none.includes(", but ")) ? "bad" : "good"), text: "Verdict: " + text }));
   if (T.copies.explicit_layout) more.push("and " + cops(T.copies.explicit_layout).replace("cop", "explicit layout cop") + " the model asks for, " + mb(T.copy_bytes.explicit_layout) + " MB");
   const others = ["broadcast", "dtype_device", "same_layout"].filter(c => T.copies[c] > 0);
   const n = others.reduce((a, c) => a + T.copies[c], 0);
   if (n) more.push("and " + cops(n) + " that change" + (n === 1 ? "s" : "") + " no layout (" + others.map(c => T.copies[c] + " " + c).join(", ") + "), " + mb(others.reduce((a, c) => a + T.copy_bytes[c], 0)) + " MB");
+  (V.backend_lines || []).forEach(l => more.push(l));
   if (V.copy_gpu_ns >= 0 && V.gpu_share) more.push("on the GPU, layout-copy kernels took " + V.gpu_share + " of the kernels' time (measured, CUPTI: " + ms(V.copy_gpu_ns) + " of " + ms(V.gpu_ns) + " ms)");
   if (V.mixed_ops) more.push("and " + V.mixed_ops + " mixed-format op" + (V.mixed_ops === 1 ? "" : "s") + " (activations in one memory format, weights in another): " +
     (V.mixed_ops - V.mixed_without_copy) + " with a recorded conversion copy, " + V.mixed_without_copy + " without one" +
-    (V.mixed_convolutions ? "; " + V.mixed_convolutions + " of " + V.convolutions + " convolutions run in a format the model's weights are not in" : ""));
+    (V.mixed_convolutions ? "; " + V.mixed_convolutions + " of " + V.convolutions + " convolutions run in a format the model's weights are not in" + (V.backend_mixed || "") : ""));
   more.forEach(m => app.append(el("div", { class: "muted", text: m })));
 }
 // Each birthplace (the line to change), its chain birth → carriers → payers, each op linked to
