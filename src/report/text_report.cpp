@@ -706,10 +706,10 @@ void write_text_report(std::ostream& out, const Report& report, const TextOption
   write_verdict(out, report, verdict);
   write_birthplaces(out, report, options.top);
   write_causes(out, verdict.causes, options.top);
-  write_backend(out, report, options.top);
   write_grad_warnings_first(out, report);
   write_heatmap(out, report, options);
   write_split_points(out, report, options.top);
+  write_backend(out, report, options.top);  // after the heatmap: the verdict has its counts on the first screen
   write_grad_layouts(out, report);
   write_tensor_samples(out, report, options.top);
   write_totals(out, report);
